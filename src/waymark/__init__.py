@@ -1,0 +1,3 @@
+"""Waymark: memory for coding agents."""
+
+__version__ = "0.1.0"
