@@ -1,0 +1,69 @@
+"""The `waymark` command: a thin adapter from argv to the library.
+
+Exit codes: 0 done, 1 refused (a WaymarkError, printed as one line or as
+`{code, message, details}` with --json), 2 bad usage (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import __version__
+from ..errors import WaymarkError
+from . import admin, memory
+from .common import Context, emit_error
+
+COMMAND_MODULES = (memory, admin)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--project",
+        metavar="PATH_OR_NAME",
+        help="project directory, or the name of a named project (default: the current directory)",
+    )
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    parser = argparse.ArgumentParser(
+        prog="waymark",
+        description="Memory for coding agents: the next session starts where the last one stopped.",
+        epilog="Run `waymark COMMAND --help` for each command's flags and an example.",
+    )
+    parser.add_argument("--version", action="version", version=f"waymark {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMAND_MODULES:
+        module.register(commands, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace, Context], Any] = args.handler
+    ctx = Context(project_spec=args.project, as_json=args.json)
+    try:
+        return int(handler(args, ctx) or 0)
+    except WaymarkError as exc:
+        emit_error(exc, ctx.as_json)
+        return 1
+    except KeyboardInterrupt:
+        print("waymark: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
+        if os.environ.get("WAYMARK_DEBUG"):
+            raise
+        emit_error(
+            WaymarkError(f"internal error: {exc!r} (set WAYMARK_DEBUG=1 for the traceback)"),
+            ctx.as_json,
+        )
+        return 1
+    finally:
+        ctx.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

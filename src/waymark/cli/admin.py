@@ -1,0 +1,133 @@
+"""Commands about the store itself: project, status, import."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from .. import db, home, importer
+from ..errors import InvalidArgument
+from .common import Context, add_command, emit
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    add_command(
+        commands,
+        "project",
+        common,
+        handler=cmd_project,
+        help="show which project this directory is, its id, and how it was chosen",
+        example="waymark project --json",
+    )
+    add_command(
+        commands,
+        "status",
+        common,
+        handler=cmd_status,
+        help="the data home, schema, and this project's memory counts",
+        example="waymark status",
+    )
+    p = add_command(
+        commands,
+        "import",
+        common,
+        handler=cmd_import,
+        help="bulk-load memories from JSON lines; re-runs skip unchanged keys",
+        example="waymark import notes.jsonl --project team-notes",
+    )
+    p.add_argument(
+        "file",
+        help='JSON lines: {"key", "text"|"content", "title"?, "type"?, '
+        '"tags"?, "timestamp"?}; - for stdin',
+    )
+
+
+def cmd_project(args: argparse.Namespace, ctx: Context) -> int:
+    project = ctx.project()
+    text = f"{project.name or project.root}\n  id:  {project.id}\n  how: {project.how}"
+    emit(project.to_dict(), ctx.as_json, text)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
+    project = ctx.project()
+    counts: dict[str, dict[str, int]] = {}
+    for status, type_, n in ctx.conn.execute(
+        "SELECT status, type, count(*) FROM memories WHERE project_id = ?"
+        " GROUP BY status, type ORDER BY status, type",
+        (project.id,),
+    ):
+        counts.setdefault(status, {})[type_] = n
+    path = home.db_path()
+    data = {
+        "project": project.to_dict(),
+        "data_home": home.data_home(),
+        "database": path,
+        "database_bytes": os.path.getsize(path),
+        "schema_version": db.schema_version(ctx.conn),
+        "memories": counts,
+        "global_memories": db.scalar(
+            ctx.conn, "SELECT count(*) FROM memories WHERE project_id IS NULL AND status = 'active'"
+        ),
+    }
+    active = counts.get("active", {})
+    lines = [
+        f"project   {project.name or project.root} ({project.id})",
+        f"database  {path} (schema {data['schema_version']}, {data['database_bytes']:,} bytes)",
+        f"memories  {sum(active.values())} active"
+        + (f": {', '.join(f'{n} {t}' for t, n in active.items())}" if active else ""),
+        f"global    {data['global_memories']} active",
+    ]
+    emit(data, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    if args.file == "-":
+        stream = sys.stdin
+    else:
+        if not os.path.isfile(args.file):
+            raise InvalidArgument(f"no such file: {args.file}")
+        stream = open(args.file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    try:
+        total = _count_lines(args.file) if args.file != "-" else 0
+        progress = _progress_bar(total) if sys.stderr.isatty() and not ctx.as_json else None
+        started = time.perf_counter()
+        report = importer.import_lines(ctx.conn, ctx.project(), stream, progress)
+        elapsed = time.perf_counter() - started
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    data = report.to_dict() | {"seconds": round(elapsed, 3)}
+    rate = report.read / elapsed if elapsed else 0
+    emit(
+        data,
+        ctx.as_json,
+        f"read {report.read}: {report.created} new, {report.superseded} updated, "
+        f"{report.unchanged} unchanged, {report.removed} left removed, "
+        f"{report.redactions} redactions ({rate:,.0f} rows/s)",
+    )
+    return 0
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def _progress_bar(total: int) -> Any:
+    def show(done: int) -> None:
+        if total:
+            filled = int(30 * min(done, total) / total)
+            bar = "#" * filled + "-" * (30 - filled)
+            sys.stderr.write(f"\rimporting [{bar}] {done}/{total}")
+        else:
+            sys.stderr.write(f"\rimporting {done}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show

@@ -1,0 +1,81 @@
+"""What every command shares: the lazily opened database and project, and output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import apsw
+
+from .. import db
+from ..errors import WaymarkError
+from ..projects import Project, resolve
+
+
+class Context:
+    """The database and project of one command, opened only when a command needs them."""
+
+    def __init__(self, project_spec: str | None, as_json: bool) -> None:
+        self.project_spec = project_spec
+        self.as_json = as_json
+        self._conn: apsw.Connection | None = None
+
+    @property
+    def conn(self) -> apsw.Connection:
+        if self._conn is None:
+            self._conn = db.connect()
+        return self._conn
+
+    def project(self, *, create: bool = True) -> Project:
+        return resolve(self.conn, self.project_spec, create=create)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def add_command(
+    commands: Any,
+    name: str,
+    common: argparse.ArgumentParser,
+    *,
+    help: str,
+    example: str,
+    handler: Any,
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name,
+        parents=[common],
+        help=help,
+        description=help,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def emit(data: Any, as_json: bool, text: str) -> None:
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif text:
+        print(text)
+
+
+def emit_error(exc: WaymarkError, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(exc.to_dict(), ensure_ascii=False, default=str))
+    else:
+        print(f"waymark: error: {exc.message} [{exc.code}]", file=sys.stderr)
+
+
+def read_content(value: str | None) -> str | None:
+    """The --content value, or stdin when it is piped and --content is absent or '-'."""
+    if value not in (None, "-"):
+        return value
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    return sys.stdin.read() or None

@@ -1,0 +1,330 @@
+"""Commands over memory records: remember, list, show, history, supersede, archive, erase."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from .. import browse, locate, store
+from ..errors import InvalidArgument
+from ..records import PRIORITY_RANGE, TYPES, Draft, Memory, Saved, make_draft
+from ..scope import SCOPES
+from .common import Context, add_command, emit, read_content
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "remember",
+        common,
+        handler=cmd_remember,
+        help="store a memory for this project (exact duplicates return the existing one)",
+        example='waymark remember --type decision --title "Use apsw" --content "apsw loads '
+        'sqlite-vec everywhere; stdlib sqlite3 cannot on macOS" --tag storage',
+    )
+    _record_flags(p, required_type=False)
+    p.add_argument("--supersedes", metavar="ID", help="replace this active memory")
+
+    p = add_command(
+        commands,
+        "supersede",
+        common,
+        handler=cmd_supersede,
+        help="replace an active memory with a new version (unset fields are carried over)",
+        example='waymark supersede 01JD... --content "Use apsw 3.46 or newer"',
+    )
+    p.add_argument("id", help="the active memory to replace")
+    _record_flags(p, required_type=False)
+
+    p = add_command(
+        commands,
+        "list",
+        common,
+        handler=cmd_list,
+        help="browse memories, newest first",
+        example="waymark list --type decision --tag storage --query sqlite --limit 10",
+    )
+    p.add_argument("--query", help="case-insensitive literal text in title, content or tags")
+    p.add_argument("--type", action="append", default=[], choices=TYPES, help="repeatable; any")
+    p.add_argument("--tag", action="append", default=[], help="repeatable; all must match")
+    p.add_argument("--scope", choices=SCOPES, help="exact scope")
+    p.add_argument("--target", help="exact scope target (with --scope directory|file|symbol)")
+    p.add_argument(
+        "--include-inactive", action="store_true", help="also superseded, archived, erased"
+    )
+    p.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
+    p.add_argument("--offset", type=int, default=0, help="0-100000 (default 0)")
+
+    p = add_command(
+        commands,
+        "show",
+        common,
+        handler=cmd_show,
+        help="show one memory in full",
+        example="waymark show 01JD...",
+    )
+    p.add_argument("id")
+
+    p = add_command(
+        commands,
+        "history",
+        common,
+        handler=cmd_history,
+        help="the whole supersession chain of a memory, oldest first",
+        example="waymark history 01JD...",
+    )
+    p.add_argument("id")
+
+    p = add_command(
+        commands,
+        "archive",
+        common,
+        handler=cmd_archive,
+        help="retire an active memory (kept, no longer recalled)",
+        example='waymark archive 01JD... --reason "moved to CONTRIBUTING.md"',
+    )
+    p.add_argument("id")
+    p.add_argument("--reason")
+
+    p = add_command(
+        commands,
+        "erase",
+        common,
+        handler=cmd_erase,
+        help="drop a memory's content for good, keeping a tombstone",
+        example='waymark erase 01JD... --reason "contained a customer name"',
+    )
+    p.add_argument("id")
+    p.add_argument("--reason", required=True)
+
+
+def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:
+    p.add_argument(
+        "--type", choices=TYPES, required=required_type, help="kind of memory (default: note)"
+    )
+    p.add_argument("--title", help="one line; default: the content's first line")
+    p.add_argument("--content", help="the memory itself; '-' or omitted reads stdin")
+    p.add_argument("--scope", choices=SCOPES, help="default: project")
+    p.add_argument("--target", help="directory, file or path::Symbol for those scopes")
+    p.add_argument(
+        "--global",
+        dest="is_global",
+        action="store_true",
+        help="store for every project (scope global)",
+    )
+    p.add_argument("--tag", action="append", default=None, help="repeatable")
+    p.add_argument(
+        "--priority", type=int, help=f"{PRIORITY_RANGE[0]}..{PRIORITY_RANGE[1]} (default 0)"
+    )
+    p.add_argument("--pinned", action="store_true", default=None, help="always in session packets")
+    p.add_argument(
+        "--evidence",
+        action="append",
+        default=None,
+        metavar="REF",
+        help="repeatable: a path, url:/http(s) URL, cmd:COMMAND, or a JSON object",
+    )
+    p.add_argument("--valid-until", help="ISO date or time after which it stops being recalled")
+    p.add_argument("--key", help="a stable external id for this memory")
+
+
+def parse_evidence(ref: str) -> dict[str, str]:
+    if ref.startswith("{"):
+        try:
+            value = json.loads(ref)
+        except ValueError as exc:
+            raise InvalidArgument(f"--evidence {ref!r} is not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise InvalidArgument(f"--evidence {ref!r} must be a JSON object")
+        return value
+    for prefix, kind in (
+        ("cmd:", "command"),
+        ("command:", "command"),
+        ("url:", "url"),
+        ("path:", "path"),
+    ):
+        if ref.startswith(prefix):
+            return {kind: ref[len(prefix) :]}
+    if ref.startswith(("http://", "https://")):
+        return {"url": ref}
+    return {"path": ref}
+
+
+def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -> Draft:
+    """A Draft from the flags; for a supersede, unset flags carry the old record's values."""
+    project = ctx.project()
+    content = read_content(args.content)
+    if content is None:
+        if base is None:
+            raise InvalidArgument("give the memory with --content TEXT or on stdin")
+        content = base.content
+    scope, target, base_dir = _scope(args, base, project.files)
+    pick = _picker(args, base)
+    return make_draft(
+        project,
+        type=pick("type", "note"),
+        content=content,
+        title=args.title
+        if args.title is not None
+        else (base.title if base and args.content is None else None),
+        scope=scope,
+        target=target,
+        tags=pick("tag", [], "tags"),
+        priority=pick("priority", 0),
+        pinned=pick("pinned", False),
+        evidence=[parse_evidence(e) for e in args.evidence]
+        if args.evidence is not None
+        else (base.evidence if base else []),
+        valid_until=pick("valid_until", None),
+        key=pick("key", None),
+        actor="user",
+        client="cli",
+        git_branch=_branch(project.files),
+        base_dir=base_dir,
+    )
+
+
+def _scope(
+    args: argparse.Namespace, base: Memory | None, files: str | None
+) -> tuple[str, str | None, str | None]:
+    """(scope, target, directory a relative target is taken against)."""
+    if args.is_global:
+        return "global", None, None
+    if args.scope == "global":
+        raise InvalidArgument("global memories are written only with --global")
+    if args.scope is None and args.target is None and base is not None:
+        return base.scope_type, base.scope_target, files  # stored relative to the tree
+    scope = args.scope
+    if scope is None and args.target is not None:
+        scope = (
+            "symbol"
+            if "::" in args.target
+            else ("directory" if os.path.isdir(args.target) else "file")
+        )
+    return scope or "project", args.target, os.getcwd()
+
+
+def _picker(args: argparse.Namespace, base: Memory | None) -> Any:
+    def pick(flag: str, default: Any, field: str | None = None) -> Any:
+        value = getattr(args, flag)
+        if value is not None:
+            return value
+        return getattr(base, field or flag) if base is not None else default
+
+    return pick
+
+
+def _branch(root: str | None) -> str | None:
+    try:
+        return locate.git_branch(root) if root else None
+    except Exception:  # a branch is a nicety; never fail a write over it
+        return None
+
+
+def cmd_remember(args: argparse.Namespace, ctx: Context) -> int:
+    if args.supersedes:
+        base = store.get(ctx.conn, args.supersedes)
+        saved = store.supersede(ctx.conn, ctx.project(), args.supersedes, _draft(args, ctx, base))
+    else:
+        saved = store.remember(ctx.conn, ctx.project(), _draft(args, ctx))
+    _emit_saved(saved, ctx)
+    return 0
+
+
+def cmd_supersede(args: argparse.Namespace, ctx: Context) -> int:
+    base = store.get(ctx.conn, args.id)
+    saved = store.supersede(ctx.conn, ctx.project(), args.id, _draft(args, ctx, base))
+    _emit_saved(saved, ctx)
+    return 0
+
+
+def _emit_saved(saved: Saved, ctx: Context) -> None:
+    m = saved.memory
+    verb = "remembered" if saved.created else "already remembered as"
+    lines = [f"{verb} {m.id} ({m.type}): {m.title}"]
+    if m.supersedes:
+        lines.append(f"supersedes {m.supersedes}")
+    if saved.redactions:
+        lines.append(f"redacted {saved.redactions} secret(s) before storing")
+    if saved.similar:
+        lines.append(f"similar: {', '.join(saved.similar)} (supersede one instead?)")
+    emit(saved.to_dict(), ctx.as_json, "\n".join(lines))
+
+
+def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
+    page = browse.list_memories(
+        ctx.conn,
+        ctx.project(create=False),
+        query=args.query,
+        types=args.type,
+        tags=args.tag,
+        scope=args.scope,
+        target=args.target,
+        include_inactive=args.include_inactive,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    lines = [_line(m) for m in page.results] or ["no memories match"]
+    if page.has_more:
+        lines.append(f"... more with --offset {page.next_offset}")
+    emit(page.to_dict(), ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def _line(m: Memory) -> str:
+    status = "" if m.status == "active" else f" [{m.status}]"
+    where = (
+        f" @{m.scope_target}" if m.scope_target else (" @global" if m.project_id is None else "")
+    )
+    tags = f" #{' #'.join(m.tags)}" if m.tags else ""
+    return f"{m.id}  {m.created_at[:10]}  {m.type:<10} {m.title}{where}{tags}{status}"
+
+
+def render(m: Memory) -> str:
+    lines = [_line(m), ""]
+    if m.status == "erased":
+        lines.append(f"erased {m.updated_at}: {m.erased_reason}")
+        return "\n".join(lines)
+    lines.append(m.content)
+    meta = [
+        ("scope", f"{m.scope_type} {m.scope_target or ''}".strip()),
+        ("priority", m.priority if m.priority else None),
+        ("pinned", m.pinned or None),
+        ("valid until", m.valid_until),
+        ("branch", m.git_branch),
+        ("key", m.key),
+        ("supersedes", m.supersedes),
+        ("superseded by", m.superseded_by),
+        ("by", f"{m.actor}" + (f" via {m.client}" if m.client else "")),
+        ("happened", m.event_time if m.event_time != m.created_at else None),
+    ]
+    lines.append("")
+    lines += [f"{k}: {v}" for k, v in meta if v not in (None, "")]
+    lines += [f"evidence: {json.dumps(e, ensure_ascii=False)}" for e in m.evidence]
+    return "\n".join(lines)
+
+
+def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
+    m = store.get(ctx.conn, args.id)
+    emit(m.to_dict(), ctx.as_json, render(m))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
+    chain = store.history(ctx.conn, args.id)
+    emit([m.to_dict() for m in chain], ctx.as_json, "\n".join(_line(m) for m in chain))
+    return 0
+
+
+def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
+    m = store.archive(ctx.conn, ctx.project(), args.id, reason=args.reason)
+    emit(m.to_dict(), ctx.as_json, f"archived {m.id}")
+    return 0
+
+
+def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
+    m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason)
+    emit(m.to_dict(), ctx.as_json, f"erased {m.id} (tombstone kept)")
+    return 0

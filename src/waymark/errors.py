@@ -1,0 +1,77 @@
+"""Waymark's errors: small, named, each with a stable code.
+
+The CLI prints them as one line (or `{code, message, details}` with --json) and exits 1;
+the MCP server returns the same code in its tool error. Hooks log them and fail open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WaymarkError(Exception):
+    """Base of every error Waymark raises on purpose."""
+
+    code = "error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class InvalidArgument(WaymarkError):
+    """A parameter is out of range or malformed."""
+
+    code = "invalid_argument"
+
+
+class InvalidType(WaymarkError):
+    """A memory type outside the closed set."""
+
+    code = "invalid_type"
+
+
+class InvalidScope(WaymarkError):
+    """A scope or target that is not allowed (outside the root, inside .git, ...)."""
+
+    code = "invalid_scope"
+
+
+class TargetNotFound(WaymarkError):
+    """A directory, file or symbol target that does not exist."""
+
+    code = "target_not_found"
+
+
+class NotFound(WaymarkError):
+    """No record, project or checkpoint with that id."""
+
+    code = "not_found"
+
+
+class Conflict(WaymarkError):
+    """The record changed under the caller (already superseded, stale revision)."""
+
+    code = "conflict"
+
+
+class SchemaTooNew(WaymarkError):
+    """The database was written by a newer Waymark."""
+
+    code = "schema_too_new"
+
+
+class DatabaseUnreadable(WaymarkError):
+    """The database file is corrupt, not SQLite, or cannot be opened."""
+
+    code = "database_unreadable"
+
+
+class ProjectError(WaymarkError):
+    """The project could not be resolved."""
+
+    code = "project_error"

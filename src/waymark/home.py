@@ -1,0 +1,44 @@
+"""Where Waymark keeps its data: one folder, one SQLite file.
+
+`WAYMARK_HOME` wins; otherwise the platform's user data dir, following platformdirs' rules
+without importing it (hooks pay for every import): XDG on Linux, Application Support on
+macOS, LOCALAPPDATA on Windows.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+APP = "waymark"
+DB_NAME = "waymark.db"
+
+
+def platform_data_dir() -> str:
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+        return os.path.join(base, APP)
+    if sys.platform == "darwin":
+        return os.path.expanduser(os.path.join("~/Library/Application Support", APP))
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = xdg if xdg else os.path.expanduser("~/.local/share")
+    return os.path.join(base, APP)
+
+
+def data_home() -> str:
+    """The data folder (not created)."""
+    explicit = os.environ.get("WAYMARK_HOME", "").strip()
+    return os.path.abspath(os.path.expanduser(explicit)) if explicit else platform_data_dir()
+
+
+def ensure_home() -> str:
+    """Create the data folder owner-only (0700 where the OS has modes) and return it."""
+    home = data_home()
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    if os.name == "posix":
+        os.chmod(home, 0o700)
+    return home
+
+
+def db_path() -> str:
+    return os.path.join(data_home(), DB_NAME)

@@ -1,0 +1,156 @@
+"""The schema, as ordered named steps.
+
+Each step runs in the same transaction as the row that records it in `schema_migrations`.
+Append new steps at the end; never edit one that has shipped. `PRAGMA user_version` mirrors
+the number of applied steps so that opening an up-to-date file costs one pragma read.
+"""
+
+from __future__ import annotations
+
+M001_INITIAL = """
+CREATE TABLE projects (
+    id          TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL CHECK (kind IN ('path', 'named')),
+    name        TEXT UNIQUE,
+    root        TEXT UNIQUE,
+    created_at  TEXT NOT NULL,
+    CHECK ((kind = 'path' AND root IS NOT NULL) OR (kind = 'named' AND name IS NOT NULL))
+);
+
+CREATE TABLE memories (
+    rowid         INTEGER PRIMARY KEY,
+    id            TEXT NOT NULL UNIQUE,
+    project_id    TEXT REFERENCES projects(id),
+    type          TEXT NOT NULL,
+    title         TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    scope_type    TEXT NOT NULL
+                  CHECK (scope_type IN ('project', 'directory', 'file', 'symbol', 'global')),
+    scope_target  TEXT,
+    tags          TEXT NOT NULL DEFAULT '[]',
+    priority      INTEGER NOT NULL DEFAULT 0,
+    pinned        INTEGER NOT NULL DEFAULT 0,
+    status        TEXT NOT NULL DEFAULT 'active'
+                  CHECK (status IN ('active', 'superseded', 'archived', 'erased')),
+    actor         TEXT NOT NULL CHECK (actor IN ('user', 'agent', 'hook', 'import')),
+    client        TEXT,
+    session_id    TEXT,
+    source_ref    TEXT,
+    evidence      TEXT NOT NULL DEFAULT '[]',
+    git_branch    TEXT,
+    valid_until   TEXT,
+    event_time    TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    content_hash  TEXT NOT NULL,
+    key           TEXT,
+    supersedes    TEXT REFERENCES memories(id),
+    superseded_by TEXT REFERENCES memories(id),
+    erased_reason TEXT,
+    CHECK ((scope_type = 'global') = (project_id IS NULL))
+);
+CREATE INDEX memories_by_project ON memories (project_id, status, created_at DESC, id DESC);
+CREATE INDEX memories_by_hash ON memories (project_id, content_hash) WHERE status = 'active';
+CREATE INDEX memories_by_key ON memories (project_id, key) WHERE key IS NOT NULL;
+
+CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY,
+    at          TEXT NOT NULL,
+    op          TEXT NOT NULL,
+    project_id  TEXT,
+    memory_id   TEXT,
+    actor       TEXT,
+    session_id  TEXT,
+    detail      TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX events_by_memory ON events (memory_id);
+
+-- Lexical index over what a person would search for. External content: the text lives once,
+-- in memories; triggers keep the index in the same transaction as every write.
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    title, content, tags, target,
+    content = 'memories_fts_source', content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
+
+CREATE VIEW memories_fts_source AS
+    SELECT rowid,
+           title,
+           content,
+           (SELECT group_concat(value, ' ') FROM json_each(memories.tags)) AS tags,
+           coalesce(scope_target, '') AS target
+    FROM memories;
+
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, title, content, tags, target)
+    VALUES (new.rowid, new.title, new.content,
+            (SELECT group_concat(value, ' ') FROM json_each(new.tags)),
+            coalesce(new.scope_target, ''));
+END;
+
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags, target)
+    VALUES ('delete', old.rowid, old.title, old.content,
+            (SELECT group_concat(value, ' ') FROM json_each(old.tags)),
+            coalesce(old.scope_target, ''));
+END;
+
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags, scope_target
+ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags, target)
+    VALUES ('delete', old.rowid, old.title, old.content,
+            (SELECT group_concat(value, ' ') FROM json_each(old.tags)),
+            coalesce(old.scope_target, ''));
+    INSERT INTO memories_fts (rowid, title, content, tags, target)
+    VALUES (new.rowid, new.title, new.content,
+            (SELECT group_concat(value, ' ') FROM json_each(new.tags)),
+            coalesce(new.scope_target, ''));
+END;
+"""
+
+M002_VECTORS_LINKS_ACCESS = """
+-- Canonical embeddings: packed float32, tagged with the model and the hash of the exact text
+-- embedded, so unchanged text is never embedded twice. Any vec0 index is rebuilt from here.
+CREATE TABLE vectors (
+    memory_rowid  INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+    model         TEXT NOT NULL,
+    dim           INTEGER NOT NULL,
+    text_hash     TEXT NOT NULL,
+    vector        BLOB NOT NULL,
+    PRIMARY KEY (memory_rowid, model)
+);
+
+-- Erasing a memory drops everything derived from its payload.
+CREATE TRIGGER memories_erase_vectors AFTER UPDATE OF status ON memories
+WHEN new.status = 'erased' BEGIN
+    DELETE FROM vectors WHERE memory_rowid = new.rowid;
+END;
+
+CREATE TABLE links (
+    src         TEXT NOT NULL REFERENCES memories(id),
+    dst         TEXT NOT NULL REFERENCES memories(id),
+    kind        TEXT NOT NULL CHECK (kind IN
+                ('related', 'causes', 'solves', 'contradicts', 'depends_on', 'supersedes')),
+    created_at  TEXT NOT NULL,
+    actor       TEXT,
+    PRIMARY KEY (src, dst, kind),
+    CHECK (src <> dst)
+);
+CREATE INDEX links_by_dst ON links (dst);
+
+-- Use of a memory (injected into a packet, or opened), never mere retrieval.
+CREATE TABLE memory_use (
+    memory_rowid  INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+    uses          INTEGER NOT NULL DEFAULT 0,
+    last_used     TEXT NOT NULL
+);
+"""
+
+# (name, sql) in order. The schema version is the number of steps.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("m001_initial", M001_INITIAL),
+    ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,118 @@
+"""Projects: which memory a directory or a name addresses.
+
+A directory resolves to its repository root (see `locate`) and is bound to a generated id in
+the database, so nothing is written into the user's repository. A `.waymark.toml` name, or a
+`--project NAME` that is not a path, addresses a named project that clones and worktrees share.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+
+import apsw
+
+from . import db
+from .errors import NotFound, ProjectError
+from .locate import Location, locate
+
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+@dataclass(frozen=True)
+class Project:
+    id: str
+    kind: str  # "path" | "named"
+    name: str | None
+    root: str | None  # None for a named project used without a directory
+    how: str  # a sentence: how it was chosen
+    tree: str | None = None  # the working tree in use (a worktree's own top), else root
+
+    @property
+    def files(self) -> str | None:
+        """Where the project's files are for this caller: scope targets resolve here."""
+        return self.tree or self.root
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "root": self.root,
+            "tree": self.files,
+            "how": self.how,
+        }
+
+
+def resolve(
+    conn: apsw.Connection, spec: str | None = None, *, cwd: str | None = None, create: bool = True
+) -> Project:
+    """The project for `spec` (a path or a name), else for the working directory.
+
+    A path project is bound on first sight; a named project is created only when `create`
+    (a write), so a typo in a read does not leave an empty project behind.
+    """
+    if spec is not None and not _looks_like_path(spec, cwd):
+        if not NAME_RE.match(spec):
+            raise ProjectError(
+                f"{spec!r} is neither an existing directory nor a valid project name "
+                "(1-100 of A-Z a-z 0-9 . _ -)",
+                project=spec,
+            )
+        return _named(conn, spec, None, f"named project {spec!r} (--project)", create)
+    path = os.path.join(cwd or os.getcwd(), os.path.expanduser(spec or "."))
+    loc = locate(path)
+    if loc.name:
+        named = _named(conn, loc.name, loc.root, f"named {loc.name!r} in {loc.config_path}", create)
+        return replace(named, tree=loc.top)
+    return _bound(conn, loc)
+
+
+def _looks_like_path(spec: str, cwd: str | None) -> bool:
+    if spec in (".", "..") or spec.startswith(("~", "./", "../")) or os.sep in spec or "/" in spec:
+        return True
+    return os.path.isdir(os.path.join(cwd or os.getcwd(), spec))
+
+
+def _describe(loc: Location) -> str:
+    if loc.how == "git-worktree":
+        return f"git worktree of the repository at {loc.root}"
+    if loc.how == "git":
+        return f"git repository at {loc.root}"
+    return f"directory {loc.root} (not in a git repository)"
+
+
+def _bound(conn: apsw.Connection, loc: Location) -> Project:
+    row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
+    if row is None:
+        with db.write(conn):
+            row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
+            if row is None:
+                row = (db.new_id(),)
+                conn.execute(
+                    "INSERT INTO projects (id, kind, root, created_at) VALUES (?, 'path', ?, ?)",
+                    (row[0], loc.root, db.now()),
+                )
+    return Project(
+        id=row[0], kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
+    )
+
+
+def _named(conn: apsw.Connection, name: str, root: str | None, how: str, create: bool) -> Project:
+    row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        if not create:
+            raise NotFound(
+                f"no project named {name!r} yet; it is created by its first write",
+                project=name,
+            )
+        with db.write(conn):
+            row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                row = (db.new_id(),)
+                conn.execute(
+                    "INSERT INTO projects (id, kind, name, created_at) VALUES (?, 'named', ?, ?)",
+                    (row[0], name, db.now()),
+                )
+    return Project(id=row[0], kind="named", name=name, root=root, how=how)

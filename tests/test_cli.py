@@ -1,0 +1,258 @@
+"""The CLI in-process: exact exit codes and output, real database underneath."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+
+import pytest
+
+from waymark import db, store
+from waymark.cli import build_parser, main
+
+COMMANDS = [
+    "remember",
+    "list",
+    "show",
+    "history",
+    "supersede",
+    "archive",
+    "erase",
+    "project",
+    "status",
+    "import",
+]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    return code, json.loads(out)
+
+
+@pytest.fixture(autouse=True)
+def in_repo(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+
+
+def test_remember_then_list_show_and_history(capsys):
+    code, saved = run_json(
+        capsys,
+        "remember",
+        "--type",
+        "decision",
+        "--title",
+        "Use apsw",
+        "--content",
+        "apsw everywhere",
+        "--tag",
+        "db",
+    )
+    assert code == 0 and saved["created"] is True
+    mid = saved["memory"]["id"]
+    code, page = run_json(capsys, "list")
+    assert code == 0 and [m["id"] for m in page["results"]] == [mid]
+    assert page["has_more"] is False and page["next_offset"] is None
+    code, out, _ = run(capsys, "show", mid)
+    assert code == 0 and "apsw everywhere" in out and "decision" in out
+    code, chain = run_json(capsys, "history", mid)
+    assert [m["id"] for m in chain] == [mid]
+
+
+def test_content_from_stdin(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("from a pipe\nsecond line"))
+    code, saved = run_json(capsys, "remember", "--type", "fact")
+    assert code == 0 and saved["memory"]["content"] == "from a pipe\nsecond line"
+    assert saved["memory"]["title"] == "from a pipe"
+
+
+def test_missing_content_is_a_clear_refusal(capsys):
+    code, out, err = run(capsys, "remember", "--type", "fact")
+    assert code == 1 and "--content" in err and "[invalid_argument]" in err
+
+
+def test_unknown_type_is_bad_usage_with_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["remember", "--type", "idea", "--content", "x"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_errors_in_json_have_code_message_details(capsys):
+    code, err = run_json(capsys, "show", "01NOTHERE")
+    assert code == 1
+    assert err["code"] == "not_found" and "01NOTHERE" in err["message"] and "details" in err
+
+
+def test_missing_target_has_a_stable_code(capsys):
+    code, err = run_json(
+        capsys, "remember", "--content", "x", "--scope", "file", "--target", "nope.py"
+    )
+    assert code == 1 and err["code"] == "target_not_found"
+
+
+def test_target_alone_infers_file_or_directory_scope(capsys):
+    _, saved = run_json(capsys, "remember", "--content", "x", "--target", "README.md")
+    assert saved["memory"]["scope_type"] == "file"
+    _, saved = run_json(capsys, "remember", "--content", "y", "--target", "src")
+    assert saved["memory"]["scope_type"] == "directory"
+
+
+def test_supersede_carries_unset_fields_and_a_second_supersede_conflicts(capsys):
+    _, saved = run_json(
+        capsys,
+        "remember",
+        "--type",
+        "convention",
+        "--content",
+        "tabs",
+        "--tag",
+        "style",
+        "--target",
+        "src/pkg/core.py",
+    )
+    old = saved["memory"]["id"]
+    code, new = run_json(capsys, "supersede", old, "--content", "spaces")
+    assert code == 0
+    m = new["memory"]
+    assert (m["type"], m["tags"], m["scope_target"], m["supersedes"]) == (
+        "convention",
+        ["style"],
+        "src/pkg/core.py",
+        old,
+    )
+    code, err = run_json(capsys, "supersede", old, "--content", "both")
+    assert code == 1 and err["code"] == "conflict"
+    code, via_remember = run_json(
+        capsys, "remember", "--supersedes", m["id"], "--content", "4 spaces"
+    )
+    assert code == 0 and via_remember["memory"]["supersedes"] == m["id"]
+
+
+def test_archive_and_erase(capsys):
+    _, saved = run_json(capsys, "remember", "--content", "temporary")
+    mid = saved["memory"]["id"]
+    assert run_json(capsys, "archive", mid)[1]["status"] == "archived"
+    assert run_json(capsys, "list")[1]["results"] == []
+    assert len(run_json(capsys, "list", "--include-inactive")[1]["results"]) == 1
+    code, erased = run_json(capsys, "erase", mid, "--reason", "oops")
+    assert code == 0 and erased["content"] == "" and erased["erased_reason"] == "oops"
+
+
+def test_global_needs_the_explicit_flag(capsys):
+    code, err = run_json(capsys, "remember", "--content", "x", "--scope", "global")
+    assert code == 1 and err["code"] == "invalid_argument"
+    code, saved = run_json(capsys, "remember", "--content", "x", "--global")
+    assert code == 0 and saved["memory"]["scope_type"] == "global"
+
+
+def test_redactions_are_reported(capsys):
+    code, out, _ = run(capsys, "remember", "--content", "db at postgres://app:s3cretpw@db/prod")
+    assert code == 0 and "redacted 1 secret" in out
+
+
+def test_project_shows_id_and_how(capsys, repo):
+    code, proj = run_json(capsys, "project")
+    assert code == 0 and proj["root"] == str(repo.resolve()) and proj["kind"] == "path"
+    assert "git repository" in proj["how"]
+    assert run_json(capsys, "project")[1]["id"] == proj["id"]  # stable
+
+
+def test_named_project_via_flag(capsys):
+    code, err = run_json(capsys, "list", "--project", "no-such-name")
+    assert code == 1 and err["code"] == "not_found"
+    run_json(capsys, "remember", "--project", "notes", "--content", "hello")
+    code, page = run_json(capsys, "list", "--project", "notes")
+    assert code == 0 and len(page["results"]) == 1
+    assert run_json(capsys, "list")[1]["results"] == []
+
+
+def test_status_counts(capsys):
+    run_json(capsys, "remember", "--type", "fact", "--content", "a")
+    run_json(capsys, "remember", "--type", "fact", "--content", "b")
+    code, status = run_json(capsys, "status")
+    assert code == 0 and status["memories"]["active"]["fact"] == 2
+    assert status["schema_version"] >= 1
+
+
+def test_newer_schema_exits_1_with_its_code(capsys):
+    conn = db.connect()
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    code, err = run_json(capsys, "status")
+    assert code == 1 and err["code"] == "schema_too_new"
+
+
+def test_import_loads_then_skips_unchanged_and_supersedes_changed(capsys, tmp_path):
+    lines = [
+        {"key": "a", "text": "Alice likes tea", "timestamp": "2023-05-08T13:56:00"},
+        {
+            "key": "b",
+            "content": "Bob likes coffee",
+            "title": "Bob",
+            "type": "fact",
+            "tags": ["people"],
+        },
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    code, report = run_json(capsys, "import", str(src), "--project", "people")
+    assert code == 0 and report["created"] == 2
+    code, report = run_json(capsys, "import", str(src), "--project", "people")
+    assert (report["created"], report["unchanged"]) == (0, 2)
+    lines[0]["text"] = "Alice likes green tea"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    code, report = run_json(capsys, "import", str(src), "--project", "people")
+    assert (report["superseded"], report["unchanged"]) == (1, 1)
+    page = run_json(capsys, "list", "--project", "people")[1]["results"]
+    alice = next(m for m in page if m["key"] == "a")
+    assert alice["content"] == "Alice likes green tea"
+    assert alice["event_time"] == "2023-05-08T13:56:00.000Z" and alice["actor"] == "import"
+
+
+def test_import_bad_line_names_the_line_and_writes_nothing_of_its_batch(capsys, tmp_path):
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"key": "a", "text": "fine"}\n{"key": "b"}\n', encoding="utf-8")
+    code, err = run_json(capsys, "import", str(src), "--project", "p")
+    assert code == 1 and "line 2" in err["message"]
+    conn = db.connect()
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+
+
+def test_every_command_has_help_with_an_example(capsys):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in COMMANDS:
+        assert name in sub.choices
+        text = sub.choices[name].format_help()
+        assert "example:" in text and f"waymark {name}" in text
+
+
+def test_readme_documents_every_command():
+    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    for name in COMMANDS:
+        assert f"waymark {name}" in readme, name
+
+
+def test_list_ranges_are_errors_not_clamps(capsys):
+    for flag, value in (
+        ("--limit", "0"),
+        ("--limit", "101"),
+        ("--offset", "-1"),
+        ("--offset", "100001"),
+    ):
+        code, err = run_json(capsys, "list", flag, value)
+        assert code == 1 and err["code"] == "invalid_argument", (flag, value)
+
+
+def test_store_and_cli_share_one_database(capsys):
+    _, saved = run_json(capsys, "remember", "--content", "shared")
+    conn = db.connect()
+    assert store.get(conn, saved["memory"]["id"]).content == "shared"

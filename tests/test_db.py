@@ -1,0 +1,121 @@
+"""The database file: creation, permissions, migrations, refusals."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import apsw
+import pytest
+
+from waymark import db, home, migrations
+from waymark.errors import DatabaseUnreadable, SchemaTooNew
+
+
+def test_blank_file_migrates_to_head_and_records_each_step():
+    conn = db.connect()
+    names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+    assert names == [name for name, _ in migrations.MIGRATIONS]
+    assert db.schema_version(conn) == migrations.SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("applied", range(1, migrations.SCHEMA_VERSION))
+def test_every_past_schema_migrates_to_head(monkeypatch, applied):
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:applied])
+    monkeypatch.setattr(db, "MIGRATIONS", migrations.MIGRATIONS[:applied])
+    monkeypatch.setattr(db, "SCHEMA_VERSION", applied)
+    db.connect().close()
+    monkeypatch.undo()
+    conn = db.connect()
+    assert db.schema_version(conn) == migrations.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(
+        migrations.MIGRATIONS
+    )
+
+
+def test_data_home_and_file_are_owner_only(waymark_home):
+    db.connect().close()
+    if os.name != "posix":
+        pytest.skip("file modes exist only on POSIX")
+    assert stat.S_IMODE(os.stat(waymark_home).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(home.db_path()).st_mode) == 0o600
+    wal = home.db_path() + "-wal"
+    if os.path.exists(wal):
+        assert stat.S_IMODE(os.stat(wal).st_mode) == 0o600
+
+
+def test_newer_schema_is_refused_with_a_clear_message():
+    conn = db.connect()
+    conn.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION + 3}")
+    conn.close()
+    with pytest.raises(SchemaTooNew) as err:
+        db.connect()
+    assert "newer Waymark" in err.value.message
+    assert (
+        f"schema {migrations.SCHEMA_VERSION + 3} > {migrations.SCHEMA_VERSION}" in err.value.message
+    )
+    assert err.value.code == "schema_too_new"
+
+
+def test_unknown_migration_name_is_refused_as_newer():
+    conn = db.connect()
+    conn.execute("INSERT INTO schema_migrations VALUES ('m999_future', 'x')")
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        db.connect()
+
+
+def test_corrupt_file_is_refused_and_never_replaced(waymark_home):
+    waymark_home.mkdir(parents=True)
+    path = home.db_path()
+    garbage = b"this is not sqlite at all\x00" * 400
+    with open(path, "wb") as f:
+        f.write(garbage)
+    with pytest.raises(DatabaseUnreadable) as err:
+        db.connect()
+    assert err.value.code == "database_unreadable"
+    assert path in err.value.message
+    with open(path, "rb") as f:
+        assert f.read() == garbage
+
+
+def test_write_rolls_back_on_error():
+    conn = db.connect()
+    with pytest.raises(RuntimeError), db.write(conn):
+        conn.execute(
+            "INSERT INTO projects (id, kind, name, created_at) VALUES ('p', 'named', 'x', 'now')"
+        )
+        raise RuntimeError("boom")
+    assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == 0
+
+
+def test_deadline_interrupts_a_long_query():
+    conn = db.connect()
+    with pytest.raises(db.QueryTimeout), db.deadline(conn, 0.05):
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+        ).fetchall()
+
+
+def test_ids_sort_by_creation_time():
+    first = db.new_id()
+    import time
+
+    time.sleep(0.002)
+    second = db.new_id()
+    assert len(first) == 26 and first < second
+
+
+def test_platform_data_dir_follows_platformdirs_rules(monkeypatch):
+    import platformdirs
+
+    monkeypatch.delenv("WAYMARK_HOME")
+    assert home.data_home() == platformdirs.user_data_dir("waymark", appauthor=False)
+
+
+def test_apsw_is_the_binding():
+    assert isinstance(db.connect(), apsw.Connection)
