@@ -147,10 +147,22 @@ CREATE TABLE memory_use (
 );
 """
 
+M003_VOCAB_SETTINGS = """
+-- The index's own term list, for repairing typos in queries.
+CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row');
+
+-- User settings (recall half-life, budgets, capture policy): JSON values by dotted key.
+CREATE TABLE settings (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
+    ("m003_vocab_settings", M003_VOCAB_SETTINGS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,199 @@
+"""Ranking behaviour on small hand-made fixtures (lexical path; no model needed)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from waymark import links, recall, store
+from waymark.errors import InvalidArgument
+from waymark.records import make_draft
+
+
+def add(conn, project, content, **fields):
+    fields.setdefault("type", "note")
+    return store.remember(conn, project, make_draft(project, content=content, **fields)).memory
+
+
+def top(conn, project, query, **kw):
+    return [h.memory.id for h in recall.recall(conn, project, query, **kw)]
+
+
+def test_the_matching_memory_ranks_first(conn, project):
+    add(conn, project, "The CI pipeline runs on GitHub Actions")
+    hit = add(conn, project, "Payments are retried three times with exponential backoff")
+    add(conn, project, "Use black for formatting")
+    assert top(conn, project, "how are payments retried?")[0] == hit.id
+
+
+def test_a_superseded_record_never_outranks_its_successor(conn, project):
+    old = add(conn, project, "Deploy with the deploy.sh script on the bastion host, deploy deploy")
+    new = store.supersede(
+        conn,
+        project,
+        old.id,
+        make_draft(project, type="note", content="Deploy through the CD pipeline"),
+    ).memory
+    ranked = top(conn, project, "how do we deploy")
+    assert ranked == [new.id]
+    with_inactive = top(conn, project, "how do we deploy", include_inactive=True)
+    assert with_inactive.index(new.id) < with_inactive.index(old.id)
+
+
+def test_a_file_scoped_warning_rises_when_that_file_is_named(conn, project):
+    generic = add(
+        conn, project, "Warning: the core module is fragile; core tests are slow", type="warning"
+    )
+    scoped = add(
+        conn,
+        project,
+        "Never call run() twice",
+        type="warning",
+        scope="file",
+        target="src/pkg/core.py",
+    )
+    ranked = top(conn, project, "edit src/pkg/core.py to add a flag")
+    assert ranked[0] == scoped.id and generic.id in ranked
+    by_param = top(conn, project, "add a flag", paths=["src/pkg/core.py"])
+    assert by_param[0] == scoped.id
+
+
+def test_a_directory_memory_rises_for_a_file_below_it(conn, project):
+    d = add(conn, project, "Everything under src is typed", scope="directory", target="src")
+    add(conn, project, "Typed code is good")
+    assert top(conn, project, "change src/pkg/core.py typed")[0] == d.id
+
+
+def test_older_memories_decay_but_decisions_and_pins_do_not(conn, project):
+    now = time.time()
+    old = add(conn, project, "Cache invalidation uses the event bus")
+    new = add(conn, project, "Cache invalidation uses the event bus, see notes")
+    conn.execute(
+        "UPDATE memories SET event_time = '2020-01-01T00:00:00.000Z' WHERE id = ?", (old.id,)
+    )
+    hits = {h.memory.id: h for h in recall.recall(conn, project, "cache invalidation", now=now)}
+    assert (
+        hits[old.id].explain["multipliers"]["recency"]
+        < hits[new.id].explain["multipliers"]["recency"]
+    )
+    decision = add(conn, project, "Cache decision: event bus", type="decision")
+    conn.execute(
+        "UPDATE memories SET event_time = '2020-01-01T00:00:00.000Z' WHERE id = ?", (decision.id,)
+    )
+    hits = {h.memory.id: h for h in recall.recall(conn, project, "cache event bus", now=now)}
+    assert hits[decision.id].explain["multipliers"]["recency"] == 1.0
+
+
+def test_explain_fields_add_up(conn, project):
+    add(conn, project, "Retry policy for payments", priority=3, pinned=True, tags=["pay"])
+    add(conn, project, "Payments go through Stripe", tags=["pay"])
+    for hit in recall.recall(conn, project, "payments retry"):
+        ex = hit.explain
+        assert math.isclose(ex["rrf"], sum(t["rrf"] for t in ex["tiers"].values()), rel_tol=1e-6)
+        product = ex["rrf"]
+        for value in ex["multipliers"].values():
+            product *= value
+        assert math.isclose(product, hit.score, rel_tol=1e-9)
+        assert set(ex["multipliers"]) >= {"recency", "use", "priority", "scope"}
+
+
+def test_expired_archived_and_erased_records_never_rank(conn, project):
+    expired = add(conn, project, "Freeze on the payments service", valid_until="2020-01-01")
+    archived = add(conn, project, "Payments service runs on host A")
+    store.archive(conn, project, archived.id)
+    erased = add(conn, project, "Payments service password rotation")
+    store.erase(conn, project, erased.id, reason="x")
+    alive = add(conn, project, "Payments service owner is the core team")
+    assert top(conn, project, "payments service") == [alive.id]
+    assert expired.id in top(conn, project, "payments service", include_inactive=True)
+
+
+def test_recall_is_read_only_and_order_independent(conn, project):
+    for i in range(20):
+        add(conn, project, f"note {i} about topic {'alpha' if i % 2 else 'beta'} and gamma")
+    before = conn.total_changes()
+    first = [top(conn, project, q) for q in ("alpha", "beta gamma", "gamma")]
+    second = [top(conn, project, q) for q in ("gamma", "beta gamma", "alpha")][::-1]
+    assert first == second
+    assert conn.total_changes() == before
+
+
+def test_use_is_bounded_so_a_generic_record_never_outranks_a_relevant_one(conn, project):
+    generic = add(conn, project, "General project notes about many things and the database")
+    relevant = add(conn, project, "Database migrations run with alembic upgrade head")
+    for _ in range(500):
+        recall.mark_used(conn, [generic.id])
+    ranked = top(conn, project, "how do database migrations run")
+    assert ranked.index(relevant.id) < ranked.index(generic.id)
+
+
+def test_a_typo_is_repaired_by_the_fuzzy_tier(conn, project):
+    hit = add(conn, project, "The reconciliation job runs nightly")
+    add(conn, project, "Unrelated text about lunch")
+    hits = recall.recall(conn, project, "when does reconcilation happen")
+    assert hits[0].memory.id == hit.id and "fuzzy" in hits[0].explain["tiers"]
+
+
+def test_linked_and_same_tag_memories_come_along_one_hop(conn, project):
+    cause = add(conn, project, "Outage on 3 May: connection pool exhausted", type="incident")
+    fix = add(conn, project, "Raised the pool size to 50 and added a timeout", type="solution")
+    links.relate(conn, project, fix.id, cause.id, "solves")
+    tagged = add(conn, project, "Pool metrics dashboard lives in Grafana", tags=["pool"])
+    add(conn, project, "Pool sizing rule: twice the worker count", tags=["pool"])
+    ranked = top(conn, project, "outage connection exhausted", limit=10)
+    assert ranked[0] == cause.id and fix.id in ranked
+    hits = recall.recall(conn, project, "sizing rule twice worker")
+    assert tagged.id in [h.memory.id for h in hits]
+
+
+def test_global_memories_are_recalled_in_every_project(conn, project):
+    g = add(
+        conn, project, "I prefer descriptive commit messages", scope="global", type="preference"
+    )
+    assert top(conn, project, "commit messages") == [g.id]
+
+
+def test_semantic_neighbours_from_the_caller_are_fused(conn, project):
+    a = add(conn, project, "alpha text")
+    b = add(conn, project, "beta text")
+    rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (b.id,)).fetchone()[0]
+    hits = recall.recall(conn, project, "zzz unrelated words", semantic=[(rowid, 0.9)])
+    assert [h.memory.id for h in hits] == [b.id] and "semantic" in hits[0].explain["tiers"]
+    assert a.id not in [h.memory.id for h in hits]
+
+
+def test_filters_by_type_and_tag(conn, project):
+    d = add(conn, project, "queue choice: rabbit", type="decision", tags=["queue"])
+    add(conn, project, "queue note: rabbit is slow", type="note", tags=["queue"])
+    assert top(conn, project, "rabbit queue", types=["decision"]) == [d.id]
+    assert len(top(conn, project, "rabbit queue", tags=["queue"])) == 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "   ",
+        "?!.,;",
+        "a" * 100_000,
+        'NEAR("x" "y") AND OR NOT *',
+        '"unbalanced',
+        "\x00\x00",
+        "caf\udce9 bytes",
+        "emoji 🚀🔥 deploy",
+        "col:title ^start",
+        "x" + " y" * 50_000,
+    ],
+)
+def test_hostile_queries_never_raise(conn, project, query):
+    add(conn, project, "deploy the rocket")
+    hits = recall.recall(conn, project, query)
+    assert isinstance(hits, list)
+
+
+@pytest.mark.parametrize("limit", [0, 201, True, "5"])
+def test_invalid_parameters_are_clear_errors(conn, project, limit):
+    with pytest.raises(InvalidArgument):
+        recall.recall(conn, project, "x", limit=limit)
