@@ -1,0 +1,157 @@
+"""Commands that search: recall (one query or a batch) and relate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .. import links, recall, semantic
+from ..errors import InvalidArgument, NotFound
+from ..projects import resolve
+from ..records import TYPES
+from .common import Context, add_command, emit
+
+BATCH_MIN = 10
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "recall",
+        common,
+        handler=cmd_recall,
+        help="the memories that matter for a query, best first",
+        example='waymark recall "why did we pick apsw" --explain',
+    )
+    p.add_argument("query", nargs="?", help="what you are about to do or want to know")
+    p.add_argument("--limit", type=int, default=10, help="1-200 (default 10)")
+    p.add_argument("--type", action="append", default=[], choices=TYPES, help="repeatable; any")
+    p.add_argument("--tag", action="append", default=[], help="repeatable; all must match")
+    p.add_argument("--path", action="append", default=[], help="a file or directory in play")
+    p.add_argument("--explain", action="store_true", help="show each result's score breakdown")
+    p.add_argument(
+        "--include-inactive",
+        action="store_true",
+        help="also superseded, archived and expired memories",
+    )
+    p.add_argument("--lexical", action="store_true", help="skip semantic search")
+    p.add_argument(
+        "--batch",
+        metavar="FILE",
+        help='evaluate: JSON lines {"qid", "query", "project"} -> {"qid", "ranked"}',
+    )
+
+    p = add_command(
+        commands,
+        "relate",
+        common,
+        handler=cmd_relate,
+        help="link two memories so recall brings one along with the other",
+        example="waymark relate 01JDX... 01JDW... --kind solves",
+    )
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--kind", default="related", choices=links.KINDS)
+
+
+def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
+    if args.batch:
+        return _batch(args, ctx)
+    if args.query is None:
+        raise InvalidArgument("give a QUERY, or --batch FILE")
+    project = ctx.project(create=False)
+    near = semantic.neighbours(
+        ctx.conn, project, [args.query], mode="off" if args.lexical else "auto"
+    )
+    hits = recall.recall(
+        ctx.conn,
+        project,
+        args.query,
+        limit=args.limit,
+        types=args.type,
+        tags=args.tag,
+        paths=args.path,
+        semantic=near[0] if near else None,
+        include_inactive=args.include_inactive,
+    )
+    data = {
+        "semantic": near is not None,
+        "results": [h.to_dict(with_explain=args.explain) for h in hits],
+    }
+    lines = [
+        f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}  ({h.score:.4f})"
+        for i, h in enumerate(hits, 1)
+    ] or ["nothing relevant remembered"]
+    if args.explain:
+        lines = _with_explain(lines, hits)
+    if near is None and not args.lexical:
+        lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
+    emit(data, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
+    out = []
+    for line, hit in zip(lines, hits, strict=False):
+        ex = hit.explain
+        tiers = ", ".join(f"{n} #{t['rank']} ({t['score']:.3f})" for n, t in ex["tiers"].items())
+        mult = ", ".join(f"{n} x{v:.3f}" for n, v in ex["multipliers"].items() if v != 1.0)
+        out += [line, f"     rrf {ex['rrf']:.5f} from {tiers}" + (f"; {mult}" if mult else "")]
+    return out
+
+
+def _batch(args: argparse.Namespace, ctx: Context) -> int:
+    """One output line per query; read-only, so results never depend on query order."""
+    source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+    try:
+        rows = [_batch_row(line, n) for n, line in enumerate(source, 1) if line.strip()]
+    finally:
+        if source is not sys.stdin:
+            source.close()
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_project.setdefault(row["project"], []).append(row)
+    limit = max(args.limit, BATCH_MIN)
+    results: dict[str, list[str]] = {}
+    for spec, group in by_project.items():
+        try:
+            project = resolve(ctx.conn, spec, create=False)
+        except NotFound:
+            results.update({row["qid"]: [] for row in group})
+            continue
+        queries = [row["query"] for row in group]
+        near = semantic.neighbours(
+            ctx.conn, project, queries, mode="off" if args.lexical else "auto"
+        )
+        for i, row in enumerate(group):
+            hits = recall.recall(
+                ctx.conn, project, row["query"], limit=limit, semantic=near[i] if near else None
+            )
+            results[row["qid"]] = [h.memory.key or h.memory.id for h in hits]
+    for row in rows:
+        sys.stdout.write(json.dumps({"qid": row["qid"], "ranked": results[row["qid"]]}) + "\n")
+    return 0
+
+
+def _batch_row(line: str, n: int) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except ValueError:
+        raise InvalidArgument(f"batch line {n} is not valid JSON") from None
+    if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("qid", "query")):
+        raise InvalidArgument(f'batch line {n} needs string "qid" and "query"')
+    row.setdefault("project", ".")
+    return row
+
+
+def cmd_relate(args: argparse.Namespace, ctx: Context) -> int:
+    created = links.relate(ctx.conn, ctx.project(), args.src, args.dst, args.kind)
+    verb = "linked" if created else "already linked"
+    emit(
+        {"created": created, "src": args.src, "dst": args.dst, "kind": args.kind},
+        ctx.as_json,
+        f"{verb}: {args.src} {args.kind} {args.dst}",
+    )
+    return 0

@@ -1,0 +1,76 @@
+"""Semantic neighbours for recall, from wherever they are cheapest.
+
+A hook asks the warm MCP server (one socket round trip, hard deadline) and otherwise goes
+lexical. The CLI may also load the model in-process when it is on disk; it never downloads
+one for a query. The warm server answers with `answer`, the same code the CLI runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from .projects import Project
+
+CANDIDATES = 100
+WARM_DEADLINE_S = 0.05
+
+
+def neighbours(
+    conn: apsw.Connection,
+    project: Project,
+    queries: Sequence[str],
+    *,
+    mode: str = "auto",
+    deadline_s: float = WARM_DEADLINE_S,
+) -> list[list[tuple[int, float]]] | None:
+    """Cosine neighbours per query, or None when no model is reachable.
+
+    mode: "warm" (the server only: the hook path), "auto" (server, else an in-process model
+    already on disk), "local" (in-process only), "off".
+    """
+    if mode == "off" or not queries:
+        return None
+    if mode in ("warm", "auto"):
+        from . import warm
+
+        reply = warm.ask(
+            {"op": "semantic", "project_id": project.id, "queries": list(queries), "k": CANDIDATES},
+            deadline_s,
+        )
+        if reply and reply.get("ok"):
+            return [[(int(r), float(s)) for r, s in hits] for hits in reply["hits"]]
+        if mode == "warm":
+            return None
+    return local(conn, project.id, queries)
+
+
+def local(
+    conn: apsw.Connection, project_id: str, queries: Sequence[str]
+) -> list[list[tuple[int, float]]] | None:
+    """Embed in this process with a model already on disk; None if there is none."""
+    from . import embed, vectors
+
+    embedder = embed.load_embedder(allow_download=False)
+    if embedder is None:
+        return None
+    matrix = embedder.embed(list(queries))
+    return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
+
+
+def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
+    """The warm server's reply to a `semantic` request."""
+    if request.get("op") != "semantic":
+        return {"ok": False, "error": f"unknown op {request.get('op')!r}"}
+    queries = request.get("queries")
+    project_id = request.get("project_id")
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        return {"ok": False, "error": "queries must be a list of strings"}
+    if not isinstance(project_id, str):
+        return {"ok": False, "error": "project_id must be a string"}
+    hits = local(conn, project_id, queries[:32])
+    if hits is None:
+        return {"ok": False, "error": "no embedding model loaded"}
+    return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits]}
