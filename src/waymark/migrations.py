@@ -158,11 +158,52 @@ CREATE TABLE settings (
 );
 """
 
+M004_CHECKPOINTS = """
+-- A checkpoint is one task in one project; its revisions are immutable.
+CREATE TABLE checkpoints (
+    id                TEXT PRIMARY KEY,
+    project_id        TEXT NOT NULL REFERENCES projects(id),
+    status            TEXT NOT NULL CHECK (status IN ('active', 'completed', 'abandoned')),
+    current_revision  TEXT NOT NULL,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL
+);
+CREATE INDEX checkpoints_by_project ON checkpoints (project_id, status, updated_at DESC);
+
+CREATE TABLE checkpoint_revisions (
+    id             TEXT PRIMARY KEY,
+    checkpoint_id  TEXT NOT NULL REFERENCES checkpoints(id),
+    seq            INTEGER NOT NULL,
+    operation      TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    body           TEXT NOT NULL,
+    tokens         INTEGER NOT NULL,
+    actor          TEXT NOT NULL,
+    client         TEXT,
+    session_id     TEXT,
+    created_at     TEXT NOT NULL,
+    UNIQUE (checkpoint_id, seq)
+);
+
+-- "Handoff needed": a session changed files and ended without a checkpoint. Shown at the next
+-- SessionStart; cleared only by a save that really wrote a revision.
+CREATE TABLE handoff_markers (
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    session_id   TEXT NOT NULL,
+    reason       TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    cleared_at   TEXT,
+    cleared_by   TEXT,
+    PRIMARY KEY (project_id, session_id)
+);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
     ("m003_vocab_settings", M003_VOCAB_SETTINGS),
+    ("m004_checkpoints", M004_CHECKPOINTS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,7 @@
+"""`python -m waymark` is the `waymark` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
