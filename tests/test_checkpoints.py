@@ -88,7 +88,7 @@ def test_record_lesson_appends_without_restating(conn, project):
         {"lessons": "pin the SDK version"},
         operation="record_lesson",
     )
-    assert [l["correction"] for l in r.revision.body["lessons"]] == [
+    assert [x["correction"] for x in r.revision.body["lessons"]] == [
         "CI lacks STRIPE_KEY",
         "pin the SDK version",
     ]
@@ -108,12 +108,12 @@ def test_lessons_left_out_come_back_as_historical_until_the_end(conn, project):
     c = cp.create(conn, project, FULL)
     r = cp.revise(conn, project, c.id, c.revision.id, {"lessons": ["new lesson"]})
     got = cp.lessons(conn, r)
-    assert [(l["correction"], l["historical"]) for l in got] == [
+    assert [(x["correction"], x["historical"]) for x in got] == [
         ("new lesson", False),
         ("CI lacks STRIPE_KEY", True),
     ]
     done = cp.revise(conn, project, c.id, r.revision.id, {}, operation="complete")
-    assert [l["correction"] for l in cp.lessons(conn, done)] == ["new lesson"]
+    assert [x["correction"] for x in cp.lessons(conn, done)] == ["new lesson"]
 
 
 def test_over_budget_is_refused_with_the_measured_size_and_nothing_saved(conn, project):
