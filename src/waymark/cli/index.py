@@ -1,0 +1,54 @@
+"""`waymark index`: embed the memories that have no current vector."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from .. import embed, vectors
+from .admin import _progress_bar
+from .common import Context, add_command, emit
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands, "index", common, handler=cmd_index,
+        help="embed memories for semantic recall (only new or changed text; resumable; "
+        "fetches the model on first use)",
+        example="waymark index --all-projects",
+    )  # fmt: skip
+    p.add_argument(
+        "--all-projects", action="store_true",
+        help="every project's memories, not only this project's and the global ones",
+    )  # fmt: skip
+
+
+def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
+    project = None if args.all_projects else ctx.project()
+    model = embed.open_embedder(allow_download=True)  # raises ModelUnavailable: exit 1
+    bar: list[Any] = []  # created on the first call, when the count is known
+
+    def progress(done: int, todo: int) -> None:
+        if not bar:
+            bar.append(_progress_bar(todo))
+        bar[0](done)
+
+    show = sys.stderr.isatty() and not ctx.as_json
+    started = time.perf_counter()
+    report = vectors.index_missing(
+        ctx.conn, model, project.id if project else None, progress=progress if show else None
+    )
+    elapsed = time.perf_counter() - started
+    data = report | {
+        "model": model.model,
+        "project": project.to_dict() if project else None,
+        "seconds": round(elapsed, 3),
+    }
+    where = f"{project.name or project.root}" if project else "all projects"
+    rate = f", {report['embedded'] / elapsed:,.0f}/s" if report["embedded"] and elapsed else ""
+    emit(data, ctx.as_json,
+         f"{where}: embedded {report['embedded']}, {report['skipped']} already current "
+         f"({report['total']} active memories, model {model.model}{rate})")  # fmt: skip
+    return 0

@@ -1,0 +1,180 @@
+"""The embedding model: optional, loaded lazily, never fetched unless the caller allows it.
+
+Nothing heavy is imported here at module import: fastembed (with onnxruntime and numpy) costs
+about half a second, so it is imported inside `open_embedder`, and `semantic_available` only
+looks for the packages and the model files. Query embedding belongs in a warm process (the CLI
+or the MCP server), never in a per-prompt hook.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from typing import Any
+
+from . import home
+from .errors import WaymarkError
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_ID = MODEL_NAME.rsplit("/", 1)[-1]  # the name stored in vectors.model
+MODEL_DIM = 384
+MAX_TOKENS = 256  # sentence-transformers truncates this model at 256; fastembed would use 512
+BATCH_SIZE = 16  # larger batches cost memory (batch 256 peaks near 1.2 GB RSS), not speed
+ENV_MODEL_DIR = "WAYMARK_EMBED_MODEL_DIR"
+REQUIRED_FILES = ("model.onnx", "tokenizer.json", "tokenizer_config.json")
+# Where fastembed 0.9 caches MODEL_NAME (a hub snapshot), and where older versions did.
+HUB_SNAPSHOTS = os.path.join("models--Qdrant--all-MiniLM-L6-v2-onnx", "snapshots")
+LEGACY_DIR = "fast-all-MiniLM-L6-v2"
+PACKAGES = ("fastembed", "onnxruntime", "numpy")
+
+
+class ModelUnavailable(WaymarkError):
+    """The embedding model cannot be loaded, so recall stays lexical and fuzzy."""
+
+    code = "model_unavailable"
+
+
+def model_dir() -> str | None:
+    """The folder holding model.onnx and the tokenizer, from WAYMARK_EMBED_MODEL_DIR."""
+    value = os.environ.get(ENV_MODEL_DIR, "").strip()
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def cache_dir() -> str:
+    """fastembed's download cache, inside the Waymark data home (not created here)."""
+    return os.path.join(home.data_home(), "models")
+
+
+def semantic_available() -> tuple[bool, str]:
+    """Whether a model can be loaded without the network, and a sentence saying which or why.
+
+    Cheap: looks for packages and files, imports nothing.
+    """
+    absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
+    if absent:
+        return False, (
+            f"{', '.join(absent)} not installed; install waymark[semantic] for semantic recall"
+        )
+    folder = model_dir()
+    if folder is not None:
+        lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(folder, f))]
+        if lacking:
+            return False, (
+                f"{ENV_MODEL_DIR}={folder} lacks {', '.join(lacking)}; point it at a folder "
+                f"with {MODEL_NAME} as ONNX, or unset it to download the model"
+            )
+        return True, f"{MODEL_NAME} from {folder}"
+    cached = _cached_model()
+    if cached is None:
+        return False, (
+            f"{MODEL_NAME} is not downloaded yet; `waymark index` fetches it (about 90 MB) "
+            f"into {cache_dir()}"
+        )
+    return True, f"{MODEL_NAME} from {os.path.dirname(cached)}"
+
+
+def _cached_model() -> str | None:
+    snapshots = os.path.join(cache_dir(), HUB_SNAPSHOTS)
+    try:
+        revisions = sorted(os.listdir(snapshots), reverse=True)
+    except OSError:
+        revisions = []
+    candidates = [os.path.join(snapshots, r, "model.onnx") for r in revisions]
+    candidates.append(os.path.join(cache_dir(), LEGACY_DIR, "model.onnx"))
+    return next((path for path in candidates if os.path.isfile(path)), None)
+
+
+class Embedder:
+    """A loaded model: `embed` turns texts into L2-normalised float32 rows."""
+
+    def __init__(self, backend: Any, model: str = MODEL_ID, dim: int = MODEL_DIM) -> None:
+        self._backend = backend
+        self.model = model
+        self.dim = dim
+        self._lock = threading.Lock()  # one inference at a time: threads=1 is the budget
+
+    def embed(self, texts: list[str]) -> Any:
+        """An (n, dim) float32 numpy array, one unit-length row per text."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            rows = list(self._backend.embed(list(texts), batch_size=BATCH_SIZE))
+        matrix = np.vstack(rows).astype(np.float32, copy=False)
+        if matrix.shape != (len(texts), self.dim):
+            raise ModelUnavailable(
+                f"the model returned shape {matrix.shape}, expected ({len(texts)}, {self.dim})"
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1, norms)
+
+    def embed_query(self, text: str) -> Any:
+        """One unit-length float32 vector of length dim."""
+        return self.embed([text])[0]
+
+
+_loaded: dict[tuple[str, str], Embedder] = {}
+_last_reason = ""
+
+
+def open_embedder(allow_download: bool = False) -> Embedder:
+    """Load the model (once per process and location) or raise ModelUnavailable.
+
+    With `allow_download=False` the network is never touched: a model folder from
+    WAYMARK_EMBED_MODEL_DIR or an already cached download is required.
+    """
+    ok, reason = semantic_available()
+    if not ok and not (allow_download and _only_missing_download()):
+        raise ModelUnavailable(reason)
+    folder = model_dir()
+    key = ("dir", folder) if folder else ("cache", cache_dir())
+    if key not in _loaded:
+        _loaded[key] = Embedder(_load_backend(folder, local_only=folder is not None or ok))
+    return _loaded[key]
+
+
+def load_embedder(allow_download: bool = False) -> Embedder | None:
+    """Like `open_embedder`, but None when unavailable; `last_reason()` then says why."""
+    global _last_reason
+    try:
+        return open_embedder(allow_download)
+    except ModelUnavailable as exc:
+        _last_reason = exc.message
+        return None
+
+
+def last_reason() -> str:
+    """Why the last `load_embedder` returned None ("" if it never did)."""
+    return _last_reason
+
+
+def _only_missing_download() -> bool:
+    """True when the packages are there and only the default model's download is missing."""
+    return model_dir() is None and all(importlib.util.find_spec(p) for p in PACKAGES)
+
+
+def _load_backend(folder: str | None, *, local_only: bool) -> Any:
+    # An idle OpenBLAS pool can spin in a long-lived process; one thread is plenty here.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    try:
+        from fastembed import TextEmbedding
+    except ImportError as exc:
+        raise ModelUnavailable(f"cannot import fastembed: {exc}") from exc
+    home.ensure_home()
+    options: dict[str, Any] = {"local_files_only": local_only}
+    if folder is not None:
+        options["specific_model_path"] = folder
+    try:
+        backend: Any = TextEmbedding(
+            model_name=MODEL_NAME, cache_dir=cache_dir(), threads=1, **options
+        )
+        backend.model.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
+        where = folder or cache_dir()
+        raise ModelUnavailable(
+            f"cannot load {MODEL_NAME} from {where}: {exc}"
+            + ("" if local_only else "; check the network connection and retry")
+        ) from exc
+    return backend

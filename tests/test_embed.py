@@ -1,0 +1,96 @@
+"""The embedding model's loading rules: what is cheap, what may touch the network."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from waymark import embed
+
+
+class StubBackend:
+    def embed(self, texts, batch_size):
+        for n, _ in enumerate(texts):
+            row = np.zeros(embed.MODEL_DIM, dtype=np.float32)
+            row[n % embed.MODEL_DIM] = 3.0
+            yield row
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """Record how the backend would be loaded, without loading it."""
+    calls = []
+    monkeypatch.delenv(embed.ENV_MODEL_DIR, raising=False)
+    monkeypatch.setattr(embed, "_loaded", {})
+    monkeypatch.setattr(embed, "_load_backend", lambda folder, *, local_only: (
+        calls.append((folder, local_only)) or StubBackend()))  # fmt: skip
+    return calls
+
+
+def test_the_model_is_downloaded_only_when_allowed(loads):
+    with pytest.raises(embed.ModelUnavailable, match="not downloaded yet"):
+        embed.open_embedder(allow_download=False)
+    assert loads == []
+    embedder = embed.open_embedder(allow_download=True)
+    assert loads == [(None, False)]
+    assert embedder.model == "all-MiniLM-L6-v2" and embedder.dim == 384
+
+
+def test_a_cached_download_is_loaded_offline(loads):
+    snapshot = os.path.join(embed.cache_dir(), embed.HUB_SNAPSHOTS, "0123abc")
+    os.makedirs(snapshot)
+    open(os.path.join(snapshot, "model.onnx"), "wb").close()
+    ok, why = embed.semantic_available()
+    assert ok and snapshot in why
+    embed.open_embedder(allow_download=False)
+    embed.open_embedder(allow_download=True)  # loaded once per process
+    assert loads == [(None, True)]
+
+
+def test_a_model_dir_is_loaded_offline(loads, tmp_path, monkeypatch):
+    for name in embed.REQUIRED_FILES:
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setenv(embed.ENV_MODEL_DIR, str(tmp_path))
+    assert embed.semantic_available() == (True, f"{embed.MODEL_NAME} from {tmp_path}")
+    embed.open_embedder(allow_download=True)
+    assert loads == [(str(tmp_path), True)]
+
+
+def test_semantic_available_names_missing_packages(monkeypatch):
+    real = embed.importlib.util.find_spec
+    monkeypatch.setattr(embed.importlib.util, "find_spec",
+                        lambda name: None if name == "fastembed" else real(name))  # fmt: skip
+    ok, why = embed.semantic_available()
+    assert not ok and why.startswith("fastembed not installed")
+    assert embed.load_embedder(allow_download=True) is None
+    assert embed.last_reason() == why
+
+
+def test_embedder_returns_unit_float32_rows(loads):
+    embedder = embed.open_embedder(allow_download=True)
+    matrix = embedder.embed(["a", "b", "c"])
+    assert matrix.shape == (3, 384) and matrix.dtype == np.float32
+    assert np.linalg.norm(matrix, axis=1) == pytest.approx([1, 1, 1])
+    assert embedder.embed_query("a").shape == (384,)
+
+
+def test_importing_embed_and_vectors_loads_nothing_heavy():
+    code = (
+        "import sys, waymark.embed, waymark.vectors, waymark.cli.index\n"
+        "print(sorted(m for m in ('numpy', 'fastembed', 'onnxruntime', 'sqlite_vec', 'sqlite3')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         encoding="utf-8", check=True).stdout  # fmt: skip
+    assert out.strip() == "[]"
+
+
+def test_real_model_truncates_at_256_tokens():
+    embedder = embed.open_embedder(allow_download=True)  # WAYMARK_EMBED_MODEL_DIR, or fetched
+    head = " ".join(["house"] * 300)  # 300 tokens: past 256, well short of 512
+    a, b = embedder.embed([head + " apples and pears", head + " a different ending"])
+    assert np.dot(a, b) == pytest.approx(1.0, abs=1e-6)
