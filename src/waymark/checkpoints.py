@@ -260,6 +260,7 @@ def get(conn: apsw.Connection, project: Project, checkpoint_id: str) -> Checkpoi
     rev = conn.execute(
         f"SELECT {_REVISION_COLUMNS} FROM checkpoint_revisions WHERE id = ?", (row[3],)
     ).fetchone()
+    assert rev is not None, "a checkpoint always has its current revision"
     return Checkpoint(row[0], row[1], row[2], _revision(rev), row[4], row[5])
 
 

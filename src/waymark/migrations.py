@@ -198,12 +198,25 @@ CREATE TABLE handoff_markers (
 );
 """
 
+M005_CAPTURE = """
+-- Hooks capture only in projects the user enabled (or every git repository, by setting).
+CREATE TABLE project_capture (
+    project_id  TEXT PRIMARY KEY REFERENCES projects(id),
+    enabled     INTEGER NOT NULL,
+    changed_at  TEXT NOT NULL
+);
+
+-- The warm vector cache diffs (rowid, text_hash) per model; this makes that an index scan.
+CREATE INDEX vectors_by_model ON vectors (model, dim, memory_rowid, text_hash);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
     ("m003_vocab_settings", M003_VOCAB_SETTINGS),
     ("m004_checkpoints", M004_CHECKPOINTS),
+    ("m005_capture", M005_CAPTURE),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import WaymarkError
-from . import admin, index, memory, recall
+from . import admin, index, memory, recall, session
 from .common import Context, emit_error
 
-COMMAND_MODULES = (memory, recall, index, admin)
+COMMAND_MODULES = (memory, recall, session, index, admin)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from .. import db, home, importer
+from .. import importer, status
 from ..errors import InvalidArgument
 from .common import Context, add_command, emit
 
@@ -54,32 +54,21 @@ def cmd_project(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     project = ctx.project()
-    counts: dict[str, dict[str, int]] = {}
-    for status, type_, n in ctx.conn.execute(
-        "SELECT status, type, count(*) FROM memories WHERE project_id = ?"
-        " GROUP BY status, type ORDER BY status, type",
-        (project.id,),
-    ):
-        counts.setdefault(status, {})[type_] = n
-    path = home.db_path()
-    data = {
-        "project": project.to_dict(),
-        "data_home": home.data_home(),
-        "database": path,
-        "database_bytes": os.path.getsize(path),
-        "schema_version": db.schema_version(ctx.conn),
-        "memories": counts,
-        "global_memories": db.scalar(
-            ctx.conn, "SELECT count(*) FROM memories WHERE project_id IS NULL AND status = 'active'"
-        ),
-    }
-    active = counts.get("active", {})
+    data = status.report(ctx.conn, project)
+    active = data["memories"].get("active", {})
+    sem = data["semantic"]
+    pending = data["handoff"]["pending"]
     lines = [
-        f"project   {project.name or project.root} ({project.id})",
-        f"database  {path} (schema {data['schema_version']}, {data['database_bytes']:,} bytes)",
-        f"memories  {sum(active.values())} active"
+        f"project     {project.name or project.root} ({project.id})",
+        f"database    {data['database']} (schema {data['schema_version']},"
+        f" {data['database_bytes']:,} bytes)",
+        f"memories    {sum(active.values())} active"
         + (f": {', '.join(f'{n} {t}' for t, n in active.items())}" if active else ""),
-        f"global    {data['global_memories']} active",
+        f"global      {data['global_memories']} active",
+        f"semantic    {'on' if sem['available'] else 'off'}: {sem['model']}"
+        f" ({sem['embedded']} embedded)",
+        f"capture     {'on' if data['capture']['enabled'] else 'off'}: {data['capture']['why']}",
+        f"handoff     {len(pending)} pending" if pending else "handoff     none pending",
     ]
     emit(data, ctx.as_json, "\n".join(lines))
     return 0

@@ -1,0 +1,120 @@
+"""What a session should know up front: the active checkpoint, pinned rules, and the
+memories scoped to the files in play. Shared by the MCP `recall` tool and the hooks' packets.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from typing import Any
+
+import apsw
+
+from . import checkpoints, pathnames
+from .projects import Project
+from .records import COLUMNS, Memory, from_row
+
+RULE_TYPES = ("convention", "warning", "decision", "preference")
+
+
+def checkpoint_section(conn: apsw.Connection, project: Project) -> dict[str, Any] | None:
+    """The active checkpoint with its lessons (historical ones marked) and evidence state."""
+    current = checkpoints.active(conn, project)
+    if current is None:
+        return None
+    fresh = checkpoints.freshness(current, project.files)
+    return {
+        "id": current.id,
+        "revision_id": current.revision.id,
+        "updated_at": current.updated_at,
+        "next_action": current.revision.body.get("next_action"),
+        "text": current.render(),
+        "lessons": checkpoints.lessons(conn, current),
+        "evidence_state": fresh["state"],
+        "evidence": fresh["evidence"],
+    }
+
+
+def pinned_rules(conn: apsw.Connection, project: Project, limit: int = 20) -> list[Memory]:
+    """Pinned memories, and conventions, warnings and decisions of high priority."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE (project_id = ? OR project_id IS NULL)"
+        " AND status = 'active' AND (valid_until IS NULL OR valid_until > ?)"
+        " AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')"
+        " AND priority > 0))"
+        " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+        (project.id, _now_iso(), limit),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def file_memories(
+    conn: apsw.Connection, project: Project, paths: list[str], limit: int = 20
+) -> list[Memory]:
+    """Memories scoped to the given files, their symbols, or the directories above them."""
+    named = pathnames.normalise(project, paths)
+    targets: list[str] = []
+    for path in named:
+        targets += [path, *pathnames.ancestors(path)]
+    if not targets:
+        return []
+    marks = ", ".join("?" * len(targets))
+    symbol_like = " OR ".join("scope_target LIKE ? ESCAPE '\\'" for _ in named)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
+        f" AND scope_type IN ('file', 'directory', 'symbol')"
+        f" AND (valid_until IS NULL OR valid_until > ?)"
+        f" AND (scope_target IN ({marks}) OR {symbol_like})"
+        " ORDER BY length(scope_target) DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+        (
+            project.id,
+            _now_iso(),
+            *targets,
+            *(pathnames.like_prefix(p) + "::%" for p in named),
+            limit,
+        ),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+def age(stamp: str, now: float | None = None) -> str:
+    """'3d', '5h', '2mo': a short age for a timestamp, for people and models alike."""
+    then = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+    seconds = max(0.0, (now or time.time()) - then)
+    for unit, size in (
+        ("y", 365 * 86400),
+        ("mo", 30 * 86400),
+        ("d", 86400),
+        ("h", 3600),
+        ("m", 60),
+    ):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def memory_view(memory: Memory, detail: str, now: float | None = None) -> dict[str, Any]:
+    """A memory at one of three levels of detail: compact, summary or full."""
+    view: dict[str, Any] = {
+        "id": memory.id,
+        "type": memory.type,
+        "title": memory.title,
+        "age": age(memory.event_time, now),
+    }
+    if memory.scope_target:
+        view["scope"] = f"{memory.scope_type}:{memory.scope_target}"
+    if detail == "compact":
+        return view
+    if detail == "summary":
+        text = memory.content
+        view["content"] = text if len(text) <= 300 else text[:297].rstrip() + "..."
+        if memory.tags:
+            view["tags"] = memory.tags
+        if memory.evidence:
+            view["evidence"] = memory.evidence
+        return view
+    return memory.to_dict() | {"age": view["age"]}

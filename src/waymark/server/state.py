@@ -1,0 +1,114 @@
+"""The MCP server's process state: one database connection, the model, warm recall.
+
+Tool handlers run on worker threads and the warm socket serves hooks on its own threads, so
+every use of the connection goes through one lock. The model loads in the background; until
+it is ready, recall is lexical and the warm socket says so at once instead of making a hook
+wait.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import apsw
+from mcp.server.mcpserver.exceptions import ToolError
+
+from .. import db, embed, semantic, vectors, warm
+from ..errors import WaymarkError
+from ..projects import Project, resolve
+
+log = logging.getLogger("waymark.server")
+T = TypeVar("T")
+
+
+class State:
+    def __init__(self, *, cwd: str | None = None) -> None:
+        self.cwd = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+        self._conn: apsw.Connection | None = None
+        self._lock = threading.RLock()
+        self.embedder: embed.Embedder | None = None
+        self.model_note = "loading"
+        self.warm: warm.WarmServer | None = None
+
+    @contextmanager
+    def conn(self) -> Iterator[apsw.Connection]:
+        with self._lock:
+            if self._conn is None:
+                self._conn = db.connect()
+            yield self._conn
+
+    def project(self, conn: apsw.Connection, spec: str | None, *, create: bool = True) -> Project:
+        return resolve(conn, spec, cwd=self.cwd, create=create)
+
+    def semantic_for(
+        self, conn: apsw.Connection, project: Project, query: str
+    ) -> list[tuple[int, float]] | None:
+        """Neighbours from the loaded model; None (lexical) while it is not ready."""
+        if self.embedder is None:
+            return None
+        vec = self.embedder.embed_query(query)
+        return vectors.search(conn, project.id, vec, semantic.CANDIDATES, self.embedder.model)
+
+    def start_background(self) -> None:
+        """Own the warm socket if nobody does, then load the model and index what is missing."""
+        try:
+            self.warm = warm.start(self._answer_warm)
+        except OSError as exc:
+            log.warning("warm recall socket unavailable: %s", exc)
+        threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
+
+    def _load_model(self) -> None:
+        embedder = embed.load_embedder(allow_download=False)
+        if embedder is None:
+            self.model_note = embed.last_reason() or "no embedding model"
+            log.info("semantic recall off: %s", self.model_note)
+            return
+        self.embedder = embedder
+        self.model_note = f"{embedder.model} loaded"
+        self.index_missing()
+
+    def index_missing(self, project_id: str | None = None) -> None:
+        """Embed memories without a current vector, on a connection of its own."""
+        if self.embedder is None:
+            return
+        conn = db.connect()
+        try:
+            vectors.index_missing(conn, self.embedder, project_id)
+        except Exception:  # background work: log, never take the server down
+            log.exception("background indexing failed")
+        finally:
+            conn.close()
+
+    def _answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.embedder is None:
+            return {"ok": False, "error": f"semantic recall not ready: {self.model_note}"}
+        with self.conn() as conn:
+            return semantic.answer(conn, request)
+
+    def close(self) -> None:
+        if self.warm is not None:
+            self.warm.stop()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
+    """Turn Waymark's errors into tool errors carrying {code, message, details}."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except WaymarkError as exc:
+            raise ToolError(json.dumps({"error": exc.to_dict()}, default=str)) from exc
+
+    return wrapper

@@ -1,0 +1,245 @@
+"""The MCP server through the SDK's in-memory client: tools, schemas, results, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from mcp import Client
+
+from waymark.server import build_server
+from waymark.server.state import State
+
+TOOLS = {"recall", "remember", "checkpoint", "forget", "history", "relate", "list", "status"}
+
+
+@pytest.fixture
+def call(repo):
+    server, state = build_server(State(cwd=str(repo)))
+
+    def run(name, args=None):
+        async def go():
+            async with Client(server) as client:
+                return await client.call_tool(name, args or {})
+
+        return asyncio.run(go())
+
+    yield run
+    state.close()
+
+
+def ok(result):
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def error(result):
+    assert result.is_error
+    text = result.content[0].text  # the SDK prefixes "Error executing tool NAME: "
+    return json.loads(text[text.index("{") :])["error"]
+
+
+def test_eight_tools_with_honest_hints_and_typed_schemas(repo):
+    server, state = build_server(State(cwd=str(repo)))
+
+    async def go():
+        async with Client(server) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in asyncio.run(go())}
+    state.close()
+    assert set(tools) == TOOLS
+    for name in ("recall", "history", "list", "status"):
+        assert tools[name].annotations.read_only_hint is True
+    assert tools["forget"].annotations.destructive_hint is True
+    assert tools["remember"].annotations.destructive_hint is False
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 40
+        assert tool.input_schema["type"] == "object"
+    assert tools["checkpoint"].input_schema["required"] == ["operation"]
+    ops = json.dumps(tools["checkpoint"].input_schema["properties"]["operation"])
+    for op in ("create", "revise", "complete", "abandon", "record_lesson", "record_event"):
+        assert op in ops
+    assert "decision" in json.dumps(tools["remember"].input_schema["properties"]["type"])
+
+
+def test_remember_then_recall_finds_it_with_the_session_sections(call):
+    saved = ok(
+        call(
+            "remember",
+            {
+                "type": "warning",
+                "content": "Never run migrations on Friday",
+                "target": "src/pkg/core.py",
+                "scope": "file",
+            },
+        )
+    )
+    assert saved["created"] and saved["memory"]["actor"] == "agent"
+    ok(call("remember", {"type": "convention", "content": "Tabs, never spaces", "pinned": True}))
+    got = ok(call("recall", {"query": "can I run migrations today?", "paths": "src/pkg/core.py"}))
+    assert got["results"][0]["id"] == saved["memory"]["id"]
+    assert got["file_memories"][0]["id"] == saved["memory"]["id"]
+    assert [r["title"] for r in got["rules"]] == ["Tabs, never spaces"]
+    assert got["checkpoint"] is None
+
+
+def test_recall_respects_the_token_budget_and_says_what_it_left_out(call):
+    for i in range(12):
+        ok(call("remember", {"type": "note", "content": f"budget topic item {i} " + "word " * 60}))
+    got = ok(
+        call(
+            "recall",
+            {
+                "query": "budget topic",
+                "limit": 12,
+                "token_budget": 300,
+                "include_session": False,
+                "detail": "full",
+            },
+        )
+    )
+    assert len(got["results"]) < 12 and "omitted" in got
+
+
+def test_recall_detail_levels_and_explain(call):
+    ok(call("remember", {"type": "fact", "content": "The cache TTL is 300 seconds"}))
+    compact = ok(call("recall", {"query": "cache ttl", "detail": "compact"}))["results"][0]
+    assert "content" not in compact
+    full = ok(call("recall", {"query": "cache ttl", "detail": "full", "explain": True}))
+    assert full["results"][0]["content"] == "The cache TTL is 300 seconds"
+    assert "multipliers" in full["results"][0]["explain"]
+
+
+def test_checkpoint_lifecycle_and_conflict_in_the_tool_result(call):
+    created = ok(
+        call(
+            "checkpoint",
+            {
+                "operation": "create",
+                "objective": "Ship retries",
+                "next_action": "write the test",
+                "progress": "spike done",
+            },
+        )
+    )
+    cid = created["checkpoint"]["id"]
+    first = created["saved_revision_id"]
+    revised = ok(
+        call(
+            "checkpoint",
+            {
+                "operation": "revise",
+                "checkpoint_id": cid,
+                "expected_revision_id": first,
+                "next_action": "merge",
+            },
+        )
+    )
+    stale = error(
+        call(
+            "checkpoint",
+            {
+                "operation": "revise",
+                "checkpoint_id": cid,
+                "expected_revision_id": first,
+                "next_action": "x",
+            },
+        )
+    )
+    assert stale["code"] == "conflict"
+    assert stale["details"]["current_revision_id"] == revised["saved_revision_id"]
+    lesson = ok(
+        call(
+            "checkpoint",
+            {
+                "operation": "record_lesson",
+                "checkpoint_id": cid,
+                "expected_revision_id": revised["saved_revision_id"],
+                "lessons": "the flaky test needs a fixed seed",
+            },
+        )
+    )
+    assert lesson["checkpoint"]["revision"]["body"]["lessons"][0]["correction"].startswith(
+        "the flaky"
+    )
+    got = ok(call("recall", {"query": "retries"}))
+    assert got["checkpoint"]["next_action"] == "merge" and got["checkpoint"]["lessons"]
+    done = ok(
+        call(
+            "checkpoint",
+            {
+                "operation": "complete",
+                "checkpoint_id": cid,
+                "expected_revision_id": lesson["saved_revision_id"],
+            },
+        )
+    )
+    assert done["checkpoint"]["status"] == "completed"
+
+
+def test_checkpoint_record_event_is_idempotent(call):
+    args = {
+        "operation": "record_event",
+        "kind": "failure",
+        "summary": "deploy failed: OOM",
+        "source_key": "deploy-42",
+    }
+    assert ok(call("checkpoint", args))["created"] is True
+    assert ok(call("checkpoint", args))["created"] is False
+    assert error(call("checkpoint", {"operation": "record_event"}))["code"] == "invalid_argument"
+
+
+def test_checkpoint_over_budget_is_refused_with_the_size(call):
+    err = error(
+        call(
+            "checkpoint", {"operation": "create", "objective": "x", "progress": ["word " * 200] * 4}
+        )
+    )
+    assert err["code"] == "invalid_argument" and err["details"]["tokens"] > 600
+
+
+def test_forget_history_relate_and_list(call):
+    a = ok(call("remember", {"type": "incident", "content": "Pool exhausted at noon"}))["memory"]
+    b = ok(call("remember", {"type": "solution", "content": "Raise pool size to 50"}))["memory"]
+    assert ok(call("relate", {"src": b["id"], "dst": a["id"], "kind": "solves"}))["created"]
+    c = ok(
+        call(
+            "remember",
+            {"type": "solution", "content": "Raise pool size to 80", "supersedes": b["id"]},
+        )
+    )["memory"]
+    hist = ok(call("history", {"id": b["id"]}))
+    assert [m["id"] for m in hist["chain"]] == [b["id"], c["id"]]
+    assert hist["links"][0]["kind"] == "solves"
+    page = ok(call("list", {"types": ["solution"]}))
+    assert [m["id"] for m in page["results"]] == [c["id"]] and page["has_more"] is False
+    assert ok(call("forget", {"id": a["id"]}))["status"] == "archived"
+    assert error(call("forget", {"id": c["id"], "mode": "erase"}))["code"] == "invalid_argument"
+    erased = ok(call("forget", {"id": c["id"], "mode": "erase", "reason": "wrong"}))
+    assert erased["status"] == "erased" and erased["content"] == ""
+
+
+def test_errors_carry_stable_codes(call):
+    assert error(call("history", {"id": "nope"}))["code"] == "not_found"
+    assert (
+        error(
+            call(
+                "remember",
+                {"type": "note", "content": "x", "scope": "file", "target": "missing.py"},
+            )
+        )["code"]
+        == "target_not_found"
+    )
+    assert error(call("list", {"project": "no-such-project"}))["code"] == "not_found"
+    bad = call("remember", {"type": "idea", "content": "x"})
+    assert bad.is_error  # schema validation, before our code
+
+
+def test_status_reports_project_model_handoff_and_capture(call, repo):
+    status = ok(call("status"))
+    assert status["project"]["root"] == str(repo.resolve())
+    assert set(status["semantic"]) >= {"available", "model", "server"}
+    assert status["handoff"] == {"pending": []}
+    assert status["capture"]["enabled"] is False
