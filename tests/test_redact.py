@@ -1,0 +1,227 @@
+"""Privacy before persistence: `<private>` spans vanish and secrets are redacted.
+
+The corpus in fixtures/secrets_corpus.json holds real-shaped (fake) secrets that must be
+redacted and look-alikes (code, prose, SHAs, UUIDs, timestamps...) that must not be.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from waymark.redact import scrub, scrub_value
+
+CORPUS = json.loads(
+    (Path(__file__).parent / "fixtures" / "secrets_corpus.json").read_text(encoding="utf-8")
+)
+POSITIVE = CORPUS["positive"]
+NEGATIVE = CORPUS["negative"]
+
+
+def _ids(samples):
+    return [sample["name"] for sample in samples]
+
+
+@pytest.mark.parametrize("sample", POSITIVE, ids=_ids(POSITIVE))
+def test_scrub_redacts_each_real_shaped_secret(sample):
+    out, count = scrub(sample["text"])
+    assert count >= 1
+    assert f"[REDACTED:{sample['kind']}]" in out
+    for secret in sample["secrets"]:
+        assert secret not in out
+
+
+@pytest.mark.parametrize("sample", NEGATIVE, ids=_ids(NEGATIVE))
+def test_scrub_leaves_each_look_alike_byte_identical(sample):
+    assert scrub(sample["text"]) == (sample["text"], 0)
+
+
+@pytest.mark.parametrize("sample", POSITIVE + NEGATIVE, ids=_ids(POSITIVE + NEGATIVE))
+def test_scrubbing_twice_changes_nothing_more(sample):
+    once, _ = scrub(sample["text"])
+    assert scrub(once) == (once, 0)
+
+
+def test_the_whole_corpus_scrubbed_as_one_text_is_idempotent_and_leaks_nothing():
+    text = "\n".join(sample["text"] for sample in POSITIVE + NEGATIVE)
+    once, count = scrub(text)
+    assert count >= len(POSITIVE)
+    assert scrub(once) == (once, 0)
+    for sample in POSITIVE:
+        for secret in sample["secrets"]:
+            assert secret not in once
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter2", "password=[REDACTED:password]"),
+        ('password = "hunter2"', 'password = "[REDACTED:password]"'),
+        ("postgres://user:pw@host/db", "postgres://user:[REDACTED:password]@host/db"),
+        ("export API_KEY=abc123", "export API_KEY=[REDACTED:api_key]"),
+        ("--token abc123 --verbose", "--token [REDACTED:token] --verbose"),
+        ('{"client_secret": "x1"}', '{"client_secret": "[REDACTED:secret]"}'),
+        (
+            "User ID=sa;Password=Pw1;Encrypt=True",
+            "User ID=sa;Password=[REDACTED:password];Encrypt=True",
+        ),
+        ("key AKIAIOSFODNN7EXAMPLE here", "key [REDACTED:aws_access_key] here"),
+        ("Authorization: Bearer abc.def-123", "Authorization: Bearer [REDACTED:authorization]"),
+        ("get(password='x')", "get(password='[REDACTED:password]')"),
+    ],
+)
+def test_scrub_keeps_the_non_secret_part_around_the_marker(text, expected):
+    assert scrub(text) == (expected, 1)
+
+
+def test_a_private_span_vanishes_without_a_marker():
+    assert scrub("keep <private>my home address</private> this") == ("keep  this", 1)
+
+
+def test_private_tags_are_case_insensitive_and_span_lines():
+    assert scrub("a <PRIVATE>\nline one\nline two\n</Private> b") == ("a  b", 1)
+
+
+def test_each_private_span_is_dropped_separately_and_counted():
+    text = "a <private>x</private> b <private>y</private> c"
+    assert scrub(text) == ("a  b  c", 2)
+
+
+def test_an_unclosed_private_span_drops_everything_to_the_end():
+    assert scrub("before <private> the rest\nof the text") == ("before ", 1)
+
+
+def test_a_private_tag_quoted_inside_a_private_span_does_not_end_it_early():
+    text = "a <private>talk about <private> tags</private> still private</private> b"
+    assert scrub(text) == ("a  b", 1)
+
+
+def test_a_private_tag_joined_by_dropping_a_span_is_dropped_too():
+    out, count = scrub("<pri<private>x</private>vate>hidden</private>!")
+    assert (out, count) == ("!", 2)
+
+
+def test_a_secret_inside_a_private_span_counts_once_as_the_span():
+    assert scrub("<private>AKIAIOSFODNN7EXAMPLE</private>") == ("", 1)
+
+
+def test_every_redaction_is_counted():
+    text = (
+        "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
+        "DATABASE_URL=postgres://app:s3cret@db/app\n"
+        "card 4111 1111 1111 1111 <private>note</private>"
+    )
+    out, count = scrub(text)
+    assert count == 4
+    assert out.count("[REDACTED:") == 3
+
+
+def test_scrub_value_walks_nested_lists_tuples_and_dict_values():
+    value = {
+        "tags": ["deploy", "token=abc123def"],
+        "evidence": [{"cmd": "psql postgres://u:pw9@h/db", "exit": 0}],
+        "pair": ("AKIAIOSFODNN7EXAMPLE", None),
+        "n": 3,
+    }
+    out, count = scrub_value(value)
+    assert count == 3
+    assert out == {
+        "tags": ["deploy", "token=[REDACTED:token]"],
+        "evidence": [{"cmd": "psql postgres://u:[REDACTED:password]@h/db", "exit": 0}],
+        "pair": ("[REDACTED:aws_access_key]", None),
+        "n": 3,
+    }
+
+
+def test_scrub_value_leaves_keys_and_non_strings_alone():
+    value = {"password=hunter2": 1.5, "ok": True, "none": None}
+    assert scrub_value(value) == (value, 0)
+
+
+def test_scrub_value_of_a_plain_string_is_scrub():
+    assert scrub_value("password=hunter2") == scrub("password=hunter2")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Le mot de passe est stocké côté serveur 🔐 — naïve café",
+        "密码不会被记录。パスワードは保存されません。",
+        "🚀🔥✨ ship it 🎉 👩‍💻",
+        "",
+    ],
+)
+def test_non_ascii_and_emoji_text_passes_through(text):
+    assert scrub(text) == (text, 0)
+
+
+def test_offsets_stay_right_when_lower_casing_changes_the_length():
+    # `İ`.lower() is two characters, so the rules fall back to case-insensitive scans.
+    text = "İstanbul 🔐 PASSWORD=hunter2 and Authorization: Bearer abcdefgh12"
+    expected = (
+        "İstanbul 🔐 PASSWORD=[REDACTED:password] and "
+        "Authorization: Bearer [REDACTED:authorization]"
+    )
+    assert scrub(text) == (expected, 2)
+
+
+def _hundred_kb(unit: str) -> str:
+    return unit * (100_000 // len(unit) + 1)
+
+
+ADVERSARIAL = {
+    "many_assignments": _hundred_kb("a="),
+    "many_password_keys": _hundred_kb("password="),
+    "many_yaml_keys": _hundred_kb("password: "),
+    "many_flags": _hundred_kb("--password "),
+    "chained_code_values": _hundred_kb("token=a("),
+    "annotations": _hundred_kb("token: Abc,"),
+    "one_base64_run": "A" * 100_000,
+    "jwt_prefixes": _hundred_kb("eyJ"),
+    "jwt_like_segments": _hundred_kb("eyJabcde."),
+    "pem_headers_without_end": _hundred_kb("-----BEGIN RSA PRIVATE KEY-----\n"),
+    "private_openers": _hundred_kb("<private>"),
+    "private_closers": _hundred_kb("</private>"),
+    "one_digit_run": "4" * 100_000,
+    "spaced_digits": _hundred_kb("4 "),
+    "url_userinfo_without_at": _hundred_kb("https://a:"),
+    "openai_prefix_then_letters": "sk-" + "a" * 100_000,
+    "bearer_words": _hundred_kb("Bearer "),
+    "unterminated_quote": 'password="' + "a" * 100_000,
+    "xml_openers": _hundred_kb("<a_password>"),
+    "realistic_mix": _hundred_kb("\n".join(s["text"] for s in POSITIVE + NEGATIVE)),
+}
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_scrub_of_100_kb_finishes_in_linear_time(text):
+    start = time.perf_counter()
+    scrub(text)
+    # Typical cost is 5-60 ms; a catastrophic backtrack would take minutes.
+    assert time.perf_counter() - start < 1.0
+
+
+def test_importing_redact_is_light_and_compiles_nothing_yet():
+    code = (
+        "import sys; before = set(sys.modules); import waymark.redact as r; "
+        "print(len(r._COMPILED)); print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", check=True
+    )
+    compiled, modules = result.stdout.splitlines()
+    assert compiled == "0"
+    foreign = [
+        name
+        for name in modules.split()
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and name != "waymark.redact"
+        and name != "waymark"
+    ]
+    assert foreign == []
+    assert "typing" not in modules.split()
