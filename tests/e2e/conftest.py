@@ -1,0 +1,75 @@
+"""Real Claude Code and Codex sessions against a scripted stub model (../shared/harness).
+
+WAYMARK_E2E_HARNESS points at the harness folder and HARNESS_NODE_MODULES at an `npm ci` of
+its package.json (`.ci/run` does both). Without them these tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HARNESS = os.environ.get("WAYMARK_E2E_HARNESS", "")
+NODE_MODULES = os.environ.get("HARNESS_NODE_MODULES", "")
+
+
+def _missing() -> str | None:
+    if not HARNESS or not Path(HARNESS, "run_claude.py").is_file():
+        return "WAYMARK_E2E_HARNESS is not set to ../shared/harness (real-client tests need it)"
+    if not NODE_MODULES or not Path(NODE_MODULES, ".bin").is_dir():
+        return "HARNESS_NODE_MODULES is not set to an `npm ci` of the harness (see .ci/run)"
+    return None
+
+
+@dataclass
+class Clients:
+    """Runs one real session of either client with Waymark's MCP server registered."""
+
+    home: Path
+    tmp: Path
+
+    def mcp_servers(self) -> dict[str, Any]:
+        env = {"WAYMARK_HOME": str(self.home)}
+        if os.environ.get("WAYMARK_EMBED_MODEL_DIR"):
+            env["WAYMARK_EMBED_MODEL_DIR"] = os.environ["WAYMARK_EMBED_MODEL_DIR"]
+        return {
+            "waymark": {"command": sys.executable, "args": ["-m", "waymark", "mcp"], "env": env}
+        }
+
+    def script(self, name: str, turns: list[dict[str, Any]]) -> str:
+        path = self.tmp / f"{name}.json"
+        path.write_text(json.dumps({"turns": turns}), encoding="utf-8")
+        return str(path)
+
+    def run(self, client: str, turns: list[dict[str, Any]], *, run_dir: Path, **kw: Any) -> Any:
+        from run_claude import run_claude
+        from run_codex import run_codex
+
+        script = self.script(f"{client}-{len(list(self.tmp.iterdir()))}", turns)
+        kw.setdefault("mcp_servers", self.mcp_servers())
+        runner = run_claude if client == "claude" else run_codex
+        result = runner("Continue the task.", script, run_dir=str(run_dir), **kw)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result
+
+
+def tool_texts(result: Any) -> list[str]:
+    from stub_llm import tool_results
+
+    return [text for rec in result.main_requests for _, text in tool_results(rec)]
+
+
+@pytest.fixture
+def clients(tmp_path: Path) -> Clients:
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    if HARNESS not in sys.path:
+        sys.path.insert(0, HARNESS)
+    return Clients(home=tmp_path / "waymark-home", tmp=tmp_path)

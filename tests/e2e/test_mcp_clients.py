@@ -1,0 +1,74 @@
+"""Waymark's MCP server inside real Claude Code and Codex sessions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from waymark import checkpoints, db
+from waymark.projects import resolve
+
+from .conftest import tool_texts
+
+
+def payload(text: str) -> dict:
+    """A tool result's JSON (Codex wraps it in 'Wall time ... Output:')."""
+    return json.loads(text[text.index("{") :])
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
+    clients, client, monkeypatch, tmp_path
+):
+    run_dir = tmp_path / "run"
+    first = clients.run(
+        client,
+        [
+            {
+                "tool": "mcp__waymark__checkpoint",
+                "input": {
+                    "operation": "create",
+                    "objective": "Port the zebra importer",
+                    "next_action": "run tests/test_zebra.py",
+                    "progress": "parser done",
+                },
+            },
+            {"text": "Checkpoint saved."},
+        ],
+        run_dir=run_dir,
+    )
+    saved = payload(next(t for t in tool_texts(first) if "saved_revision_id" in t))
+    stale = saved["saved_revision_id"]
+    checkpoint_id = saved["checkpoint"]["id"]
+
+    # Another client moves the checkpoint on, so the first revision id is now stale.
+    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
+    conn = db.connect()
+    project = resolve(conn, str(run_dir / "project"))
+    current = checkpoints.revise(conn, project, checkpoint_id, stale, {"progress": ["lexer done"]})
+    conn.close()
+
+    second = clients.run(
+        client,
+        [
+            {"tool": "mcp__waymark__recall", "input": {"query": "zebra importer"}},
+            {
+                "tool": "mcp__waymark__checkpoint",
+                "input": {
+                    "operation": "revise",
+                    "checkpoint_id": checkpoint_id,
+                    "expected_revision_id": stale,
+                    "next_action": "overwrite",
+                },
+            },
+            {"text": "Done."},
+        ],
+        run_dir=run_dir,
+    )
+    texts = tool_texts(second)
+    recalled = payload(next(t for t in texts if '"checkpoint"' in t and "zebra" in t))
+    assert recalled["checkpoint"]["next_action"] == "run tests/test_zebra.py"
+    assert "Port the zebra importer" in recalled["checkpoint"]["text"]
+    conflict = next(t for t in texts if "conflict" in t)
+    assert current.revision.id in conflict  # the error names the current revision
