@@ -12,7 +12,7 @@ import apsw
 
 from . import checkpoints, pathnames
 from .projects import Project
-from .records import COLUMNS, Memory, from_row
+from .memory import COLUMNS, Memory, from_row
 
 RULE_TYPES = ("convention", "warning", "decision", "preference")
 

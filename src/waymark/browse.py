@@ -15,7 +15,7 @@ import apsw
 from . import db
 from .errors import InvalidArgument
 from .projects import Project
-from .records import COLUMNS, TYPES, Memory, from_row
+from .memory import COLUMNS, TYPES, Memory, from_row
 from .scope import PATH_SCOPES, SCOPES
 
 LIMIT_RANGE = (1, 100)

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
 
 import apsw
 
 from . import home
 from .errors import DatabaseUnreadable, SchemaTooNew, WaymarkError
 from .migrations import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
 

@@ -6,7 +6,10 @@ the MCP server returns the same code in its tool error. Hooks log them and fail 
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class WaymarkError(Exception):

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 
-from .projects import Project
+TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .projects import Project
 
 # A path-looking token: has a slash, or ends in a file extension (core.py, README.md).
 _PATH_RE = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?[\w.@+-]+(?:/[\w.@+-]+)*/?|\S+\\\S+")

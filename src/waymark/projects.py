@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from collections import namedtuple
 
 import apsw
 
@@ -20,14 +20,15 @@ from .locate import Location, locate
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 
-@dataclass(frozen=True)
-class Project:
-    id: str
-    kind: str  # "path" | "named"
-    name: str | None
-    root: str | None  # None for a named project used without a directory
-    how: str  # a sentence: how it was chosen
-    tree: str | None = None  # the working tree in use (a worktree's own top), else root
+_ProjectFields = namedtuple("_ProjectFields", "id kind name root how tree", defaults=(None,))
+
+
+class Project(_ProjectFields):
+    """A project: `kind` "path" or "named"; `root` None for a named project used without a
+    directory; `how` says in a sentence how it was chosen; `tree` is the working tree in use
+    (a worktree's own top). A namedtuple: hooks cannot afford `dataclasses`."""
+
+    __slots__ = ()
 
     @property
     def files(self) -> str | None:
@@ -65,7 +66,7 @@ def resolve(
     loc = locate(path)
     if loc.name:
         named = _named(conn, loc.name, loc.root, f"named {loc.name!r} in {loc.config_path}", create)
-        return replace(named, tree=loc.top)
+        return named._replace(tree=loc.top)
     return _bound(conn, loc)
 
 

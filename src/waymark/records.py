@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -16,14 +16,10 @@ import apsw
 
 from . import db, redact
 from .errors import InvalidArgument, InvalidType
+from .memory import TYPES, Memory
 from .projects import Project
 from .scope import normalise_target
 
-TYPES = (
-    "decision", "fact", "convention", "warning", "lesson",
-    "solution", "incident", "todo", "note", "preference",
-)  # fmt: skip
-STATUSES = ("active", "superseded", "archived", "erased")
 ACTORS = ("user", "agent", "hook", "import")
 MAX_TITLE = 200
 MAX_CONTENT = 20_000
@@ -31,50 +27,6 @@ MAX_TAGS = 32
 MAX_EVIDENCE = 20
 PRIORITY_RANGE = (-10, 10)
 EVIDENCE_KINDS = ("path", "command", "url")
-
-
-@dataclass(frozen=True)
-class Memory:
-    id: str
-    project_id: str | None
-    type: str
-    title: str
-    content: str
-    scope_type: str
-    scope_target: str | None
-    tags: list[str]
-    priority: int
-    pinned: bool
-    status: str
-    actor: str
-    client: str | None
-    session_id: str | None
-    source_ref: str | None
-    evidence: list[dict[str, str]]
-    git_branch: str | None
-    valid_until: str | None
-    event_time: str
-    created_at: str
-    updated_at: str
-    content_hash: str
-    key: str | None
-    supersedes: str | None
-    superseded_by: str | None
-    erased_reason: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-COLUMNS = ", ".join(Memory.__dataclass_fields__)
-
-
-def from_row(row: tuple[Any, ...]) -> Memory:
-    values = dict(zip(Memory.__dataclass_fields__, row, strict=True))
-    values["tags"] = json.loads(values["tags"])
-    values["evidence"] = json.loads(values["evidence"])
-    values["pinned"] = bool(values["pinned"])
-    return Memory(**values)
 
 
 @dataclass(frozen=True)

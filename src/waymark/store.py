@@ -9,7 +9,8 @@ import apsw
 from . import db, fts
 from .errors import Conflict, InvalidArgument, NotFound
 from .projects import Project
-from .records import COLUMNS, Draft, Memory, Saved, content_hash, from_row, log_event
+from .memory import COLUMNS, Memory, from_row
+from .records import Draft, Saved, content_hash, log_event
 
 SIMILAR_CANDIDATES = 20
 SIMILAR_THRESHOLD = 88

@@ -10,7 +10,7 @@ from typing import Any
 from .. import links, recall, semantic
 from ..errors import InvalidArgument, NotFound
 from ..projects import resolve
-from ..records import TYPES
+from ..memory import TYPES
 from .common import Context, add_command, emit
 
 BATCH_MIN = 10

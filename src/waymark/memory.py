@@ -1,0 +1,68 @@
+"""The memory record as read from the database: a lean type for every read path.
+
+A namedtuple rather than a dataclass, because hooks read memories too and `dataclasses`
+costs a short-lived process about 8 ms to import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import namedtuple
+
+TYPES = (
+    "decision", "fact", "convention", "warning", "lesson",
+    "solution", "incident", "todo", "note", "preference",
+)  # fmt: skip
+STATUSES = ("active", "superseded", "archived", "erased")
+
+FIELDS = [
+    "id",
+    "project_id",
+    "type",
+    "title",
+    "content",
+    "scope_type",
+    "scope_target",
+    "tags",
+    "priority",
+    "pinned",
+    "status",
+    "actor",
+    "client",
+    "session_id",
+    "source_ref",
+    "evidence",
+    "git_branch",
+    "valid_until",
+    "event_time",
+    "created_at",
+    "updated_at",
+    "content_hash",
+    "key",
+    "supersedes",
+    "superseded_by",
+    "erased_reason",
+]
+
+
+class Memory(namedtuple("_Memory", FIELDS)):
+    """One memory. `tags` is a list of exact strings; `evidence` a list of
+    {path | command | url, note?}; times are UTC ISO 8601 strings."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict:
+        return self._asdict()
+
+
+COLUMNS = ", ".join(FIELDS)
+
+
+def from_row(row: tuple) -> Memory:
+    if len(row) != len(FIELDS):
+        raise ValueError(f"expected {len(FIELDS)} columns, got {len(row)}")
+    values = list(row)
+    values[7] = json.loads(values[7])  # tags
+    values[9] = bool(values[9])  # pinned
+    values[15] = json.loads(values[15])  # evidence
+    return Memory(*values)
