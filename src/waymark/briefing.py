@@ -11,8 +11,8 @@ from typing import Any
 import apsw
 
 from . import checkpoints, pathnames
-from .projects import Project
 from .memory import COLUMNS, Memory, from_row
+from .projects import Project
 
 RULE_TYPES = ("convention", "warning", "decision", "preference")
 

@@ -14,8 +14,8 @@ import apsw
 
 from . import db
 from .errors import InvalidArgument
-from .projects import Project
 from .memory import COLUMNS, TYPES, Memory, from_row
+from .projects import Project
 from .scope import PATH_SCOPES, SCOPES
 
 LIMIT_RANGE = (1, 100)

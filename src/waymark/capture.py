@@ -30,6 +30,11 @@ def policy(conn: apsw.Connection, project: Project) -> dict[str, Any]:
     return {"enabled": False, "why": "not enabled; run `waymark enable` in this project"}
 
 
+def all_git_repos(conn: apsw.Connection) -> bool:
+    row = conn.execute("SELECT value FROM settings WHERE key = 'capture.all_git_repos'").fetchone()
+    return bool(row and json.loads(row[0]))
+
+
 def set_enabled(conn: apsw.Connection, project: Project, enabled: bool) -> None:
     with db.write(conn):
         conn.execute(

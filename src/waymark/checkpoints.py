@@ -10,75 +10,57 @@ clients never overwrite each other. A save that writes a revision clears the pro
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
 
 import apsw
 
 from . import db, evidence, handoff, tokens
+from .audit import log_event
 from .errors import Conflict, InvalidArgument, NotFound
 from .projects import Project
-from .records import log_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BUDGET_TOKENS = 600
 STATUSES = ("active", "completed", "abandoned")
 
 
-@dataclass(frozen=True)
-class Revision:
-    id: str
-    checkpoint_id: str
-    seq: int
-    operation: str
-    status: str
-    body: dict[str, Any]
-    tokens: int
-    actor: str
-    client: str | None
-    session_id: str | None
-    created_at: str
+# Namedtuples, not dataclasses: the SessionStart hook reads checkpoints and cannot afford
+# the `dataclasses` import.
+class Revision(namedtuple("_Revision", "id checkpoint_id seq operation status body tokens"
+                          " actor client session_id created_at")):
+    """One immutable revision; `body` holds the fields (see `handoff`)."""
+
+    __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class Checkpoint:
-    id: str
-    project_id: str
-    status: str
-    revision: Revision
-    created_at: str
-    updated_at: str
+class Checkpoint(namedtuple("_Checkpoint", "id project_id status revision created_at updated_at")):
+    """A task's checkpoint with its current revision."""
+
+    __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "project_id": self.project_id,
-            "status": self.status,
-            "revision": self.revision.to_dict(),
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return self._asdict() | {"revision": self.revision.to_dict()}
 
     def render(self) -> str:
         return handoff.render(self.revision.body, status=self.status)
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Who is saving: actor, client and session, kept on each revision."""
-
-    actor: str = "agent"
-    client: str | None = None
-    session_id: str | None = None
+# Who is saving: actor, client and session, kept on each revision.
+Origin = namedtuple("Origin", "actor client session_id", defaults=("agent", None, None))
+AGENT = Origin()
 
 
 def create(
     conn: apsw.Connection,
     project: Project,
     fields: dict[str, Any],
-    origin: Origin = Origin(),
+    origin: Origin = AGENT,
     budget: int = BUDGET_TOKENS,
 ) -> Checkpoint:
     body, _ = _prepare(project, fields, {})
@@ -102,7 +84,7 @@ def revise(
     checkpoint_id: str,
     expected_revision_id: str,
     fields: dict[str, Any],
-    origin: Origin = Origin(),
+    origin: Origin = AGENT,
     *,
     operation: str = "revise",
     budget: int = BUDGET_TOKENS,
@@ -318,7 +300,7 @@ def record_event(
     source_key: str,
     evidence_items: list[Any] | None = None,
     checkpoint_id: str | None = None,
-    origin: Origin = Origin(),
+    origin: Origin = AGENT,
 ) -> dict[str, Any]:
     """One small episodic fact, stored as a memory keyed by `source_key` (idempotent)."""
     from . import store

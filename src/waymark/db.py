@@ -12,14 +12,13 @@ import os
 import time
 from contextlib import contextmanager
 
-TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
-
 import apsw
 
 from . import home
 from .errors import DatabaseUnreadable, SchemaTooNew, WaymarkError
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
+TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
@@ -33,15 +32,20 @@ class QueryTimeout(WaymarkError):
     code = "timeout"
 
 
-def connect(path: str | None = None, *, migrate: bool = True) -> apsw.Connection:
-    """Open (creating if needed) the database at `path`, default the data home's file."""
+def connect(
+    path: str | None = None, *, migrate: bool = True, busy_ms: int = BUSY_TIMEOUT_MS
+) -> apsw.Connection:
+    """Open (creating if needed) the database at `path`, default the data home's file.
+
+    Hooks pass a short `busy_ms`: a locked database must not hold up the client.
+    """
     if path is None:
         home.ensure_home()
         path = home.db_path()
     _create_owner_only(path)
     try:
         conn = apsw.Connection(path)
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.set_busy_timeout(busy_ms)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import apsw
 
 from . import db
+from .audit import log_event
 from .errors import InvalidArgument, NotFound
 from .projects import Project
-from .records import log_event
 
 KINDS = ("related", "causes", "solves", "contradicts", "depends_on", "supersedes")
 

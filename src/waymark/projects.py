@@ -47,12 +47,18 @@ class Project(_ProjectFields):
 
 
 def resolve(
-    conn: apsw.Connection, spec: str | None = None, *, cwd: str | None = None, create: bool = True
+    conn: apsw.Connection,
+    spec: str | None = None,
+    *,
+    cwd: str | None = None,
+    create: bool = True,
+    bind: bool = True,
 ) -> Project:
     """The project for `spec` (a path or a name), else for the working directory.
 
-    A path project is bound on first sight; a named project is created only when `create`
-    (a write), so a typo in a read does not leave an empty project behind.
+    A path project is bound on first sight (unless `bind` is False: then an unbound one is
+    NotFound, which is how hooks stay write-free in projects nobody enabled); a named project
+    is created only when `create`, so a typo in a read leaves no empty project behind.
     """
     if spec is not None and not _looks_like_path(spec, cwd):
         if not NAME_RE.match(spec):
@@ -65,9 +71,9 @@ def resolve(
     path = os.path.join(cwd or os.getcwd(), os.path.expanduser(spec or "."))
     loc = locate(path)
     if loc.name:
-        named = _named(conn, loc.name, loc.root, f"named {loc.name!r} in {loc.config_path}", create)
-        return named._replace(tree=loc.top)
-    return _bound(conn, loc)
+        how = f"named {loc.name!r} in {loc.config_path}"
+        return _named(conn, loc.name, loc.root, how, create and bind)._replace(tree=loc.top)
+    return _bound(conn, loc, bind)
 
 
 def _looks_like_path(spec: str, cwd: str | None) -> bool:
@@ -84,8 +90,10 @@ def _describe(loc: Location) -> str:
     return f"directory {loc.root} (not in a git repository)"
 
 
-def _bound(conn: apsw.Connection, loc: Location) -> Project:
+def _bound(conn: apsw.Connection, loc: Location, bind: bool = True) -> Project:
     row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
+    if row is None and not bind:
+        raise NotFound(f"{loc.root} is not a Waymark project yet", root=loc.root)
     if row is None:
         with db.write(conn):
             row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()

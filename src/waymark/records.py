@@ -7,14 +7,11 @@ secrets and `<private>` spans before it reaches the database (see `redact`).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import apsw
-
-from . import db, redact
+from . import redact
 from .errors import InvalidArgument, InvalidType
 from .memory import TYPES, Memory
 from .projects import Project
@@ -214,29 +211,3 @@ def content_hash(content: str) -> str:
     """Hash of the normalised content: whitespace collapsed, case folded."""
     normal = " ".join(content.split()).casefold()
     return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def log_event(
-    conn: apsw.Connection,
-    op: str,
-    *,
-    project_id: str | None,
-    memory_id: str | None = None,
-    actor: str | None = None,
-    session_id: str | None = None,
-    **detail: Any,
-) -> None:
-    """Append to the audit trail. Ids and metadata only: never a payload erase must reach."""
-    conn.execute(
-        "INSERT INTO events (at, op, project_id, memory_id, actor, session_id, detail)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            db.now(),
-            op,
-            project_id,
-            memory_id,
-            actor,
-            session_id,
-            json.dumps(detail, sort_keys=True),
-        ),
-    )

@@ -7,10 +7,11 @@ import json
 import apsw
 
 from . import db, fts
+from .audit import log_event
 from .errors import Conflict, InvalidArgument, NotFound
-from .projects import Project
 from .memory import COLUMNS, Memory, from_row
-from .records import Draft, Saved, content_hash, log_event
+from .projects import Project
+from .records import Draft, Saved, content_hash
 
 SIMILAR_CANDIDATES = 20
 SIMILAR_THRESHOLD = 88

@@ -9,8 +9,8 @@ from typing import Any
 
 from .. import links, recall, semantic
 from ..errors import InvalidArgument, NotFound
-from ..projects import resolve
 from ..memory import TYPES
+from ..projects import resolve
 from .common import Context, add_command, emit
 
 BATCH_MIN = 10

@@ -1,0 +1,39 @@
+"""The audit trail: one `events` row per operation, ids and metadata only."""
+
+from __future__ import annotations
+
+import json
+
+from . import db
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    import apsw
+
+
+def log_event(
+    conn: apsw.Connection,
+    op: str,
+    *,
+    project_id: str | None,
+    memory_id: str | None = None,
+    actor: str | None = None,
+    session_id: str | None = None,
+    **detail: Any,
+) -> None:
+    """Append to the audit trail. Ids and metadata only: never a payload erase must reach."""
+    conn.execute(
+        "INSERT INTO events (at, op, project_id, memory_id, actor, session_id, detail)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            db.now(),
+            op,
+            project_id,
+            memory_id,
+            actor,
+            session_id,
+            json.dumps(detail, sort_keys=True),
+        ),
+    )
