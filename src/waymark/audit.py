@@ -37,3 +37,15 @@ def log_event(
             json.dumps(detail, sort_keys=True),
         ),
     )
+
+
+def count_use(conn: apsw.Connection, memory_ids: list[str], stamp: str) -> None:
+    """Count a real use of each memory (put in front of the model, or opened), inside the
+    caller's transaction. Retrieval alone never counts: ranking must not depend on reads."""
+    for memory_id in dict.fromkeys(memory_ids):
+        conn.execute(
+            "INSERT INTO memory_use (memory_rowid, uses, last_used) SELECT rowid, 1, ?"
+            " FROM memories WHERE id = ? ON CONFLICT (memory_rowid) DO UPDATE SET"
+            " uses = uses + 1, last_used = excluded.last_used",
+            (stamp, memory_id),
+        )

@@ -210,6 +210,46 @@ CREATE TABLE project_capture (
 CREATE INDEX vectors_by_model ON vectors (model, dim, memory_rowid, text_hash);
 """
 
+M006_SESSIONS = """
+-- One row per client session in an enabled project: what the hooks know about it.
+CREATE TABLE sessions (
+    id               TEXT PRIMARY KEY,
+    client           TEXT NOT NULL,
+    project_id       TEXT NOT NULL REFERENCES projects(id),
+    started_at       TEXT NOT NULL,
+    ended_at         TEXT,
+    end_reason       TEXT,
+    git_head_start   TEXT,
+    git_head_end     TEXT,
+    git_dirty_seen   TEXT,
+    last_shell_at    TEXT,
+    last_change_at   TEXT,
+    asked_for        TEXT
+);
+CREATE INDEX sessions_by_project ON sessions (project_id, started_at DESC);
+
+-- The per-session ledger: files edited and failed commands. No transcript, no tool output
+-- beyond a bounded, redacted tail of an error.
+CREATE TABLE session_ledger (
+    seq         INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id),
+    at          TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('edit', 'failure')),
+    path        TEXT,
+    command     TEXT,
+    exit_code   INTEGER,
+    error_tail  TEXT
+);
+CREATE INDEX ledger_by_session ON session_ledger (session_id, seq);
+
+-- Memories already put in front of the model in a session: never injected twice.
+CREATE TABLE session_injected (
+    session_id  TEXT NOT NULL REFERENCES sessions(id),
+    memory_id   TEXT NOT NULL,
+    PRIMARY KEY (session_id, memory_id)
+);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -217,6 +257,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m003_vocab_settings", M003_VOCAB_SETTINGS),
     ("m004_checkpoints", M004_CHECKPOINTS),
     ("m005_capture", M005_CAPTURE),
+    ("m006_sessions", M006_SESSIONS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,40 @@
+"""Claude Code's hook payloads, normalised; and the output forms it accepts."""
+
+from __future__ import annotations
+
+import re
+
+from .event import Event
+
+_EXIT_RE = re.compile(r"^Exit code (\d+)")
+
+
+def normalise(data: dict, name: str) -> Event:
+    tool_response = data.get("tool_response")
+    failed = None
+    exit_code = None
+    error = data.get("error") if isinstance(data.get("error"), str) else None
+    if name == "PostToolUseFailure":
+        failed = True
+        match = _EXIT_RE.match(error or "")
+        exit_code = int(match.group(1)) if match else None
+        if match and error:
+            error = error[match.end() :].lstrip("\n")
+    elif isinstance(tool_response, dict) and name == "PostToolUse":
+        failed = bool(tool_response.get("interrupted")) or None
+    return Event(
+        client="claude-code",
+        name=data.get("hook_event_name") or name,
+        session_id=str(data.get("session_id") or ""),
+        cwd=data.get("cwd"),
+        source=data.get("source"),
+        prompt=data.get("prompt"),
+        tool_name=data.get("tool_name"),
+        tool_input=data.get("tool_input") if isinstance(data.get("tool_input"), dict) else None,
+        tool_response=tool_response,
+        failed=failed,
+        exit_code=exit_code,
+        error=error,
+        stop_hook_active=bool(data.get("stop_hook_active")),
+        reason=data.get("reason") or data.get("trigger"),
+    )

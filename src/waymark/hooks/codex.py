@@ -1,0 +1,45 @@
+"""Codex's hook payloads, normalised; and the output forms it accepts.
+
+Codex rejects unknown keys in hook output, and its Stop output must be JSON or nothing.
+It reports the shell tool as `Bash` and fires PostToolUse for a failed command too, with
+the output as a plain string and no exit code, so a failure is known only when the
+response says so.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .event import Event
+
+_EXIT_RE = re.compile(r"(?:exit code|exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
+
+
+def normalise(data: dict, name: str) -> Event:
+    response = data.get("tool_response")
+    failed, exit_code, error = None, None, None
+    if isinstance(response, dict):
+        code = response.get("exit_code", response.get("exitCode"))
+        if isinstance(code, int):
+            exit_code, failed = code, code != 0
+            error = response.get("stderr") or response.get("output")
+    elif isinstance(response, str):
+        match = _EXIT_RE.search(response[-2000:])
+        if match and match.group(1) != "0":
+            exit_code, failed, error = int(match.group(1)), True, response
+    return Event(
+        client="codex",
+        name=data.get("hook_event_name") or name,
+        session_id=str(data.get("session_id") or ""),
+        cwd=data.get("cwd"),
+        source=data.get("source"),
+        prompt=data.get("prompt"),
+        tool_name=data.get("tool_name"),
+        tool_input=data.get("tool_input") if isinstance(data.get("tool_input"), dict) else None,
+        tool_response=response,
+        failed=failed,
+        exit_code=exit_code,
+        error=error if isinstance(error, str) else None,
+        stop_hook_active=bool(data.get("stop_hook_active")),
+        reason=data.get("reason") or data.get("trigger"),
+    )

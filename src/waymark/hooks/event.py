@@ -1,0 +1,54 @@
+"""One hook event, whichever client sent it.
+
+Each client's JSON is normalised once (`claude.py`, `codex.py`) into this type; everything
+after that is client-free. A namedtuple: hooks cannot afford `dataclasses`.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+CLIENTS = ("claude-code", "codex")
+
+_Fields = namedtuple(
+    "_Fields",
+    "client name session_id cwd source prompt tool_name tool_input tool_response failed"
+    " exit_code error stop_hook_active reason",
+    defaults=(None,) * 12,
+)
+
+
+class Event(_Fields):
+    """`name` is the hook event (SessionStart, ...); `failed` is True when the tool call
+    failed, None when the client does not say; `error` is the failure text when known."""
+
+    __slots__ = ()
+
+
+def shell_command(event: Event) -> str | None:
+    """The command of a shell tool call, whichever name the client gives the tool."""
+    if event.tool_name in ("Bash", "shell", "exec_command", "shell_command", "local_shell"):
+        value = (event.tool_input or {}).get("command") or (event.tool_input or {}).get("cmd")
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        return value if isinstance(value, str) else None
+    return None
+
+
+EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch")
+
+
+def edited_paths(event: Event) -> list[str]:
+    """Files an edit tool says it changed (absolute or relative, as given)."""
+    if event.tool_name not in EDIT_TOOLS:
+        return []
+    data = event.tool_input or {}
+    paths = [data.get(k) for k in ("file_path", "notebook_path", "path")]
+    if event.tool_name == "apply_patch":
+        patch = data.get("input") or data.get("patch") or ""
+        if isinstance(patch, str):
+            for line in patch.splitlines():
+                for marker in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
+                    if line.startswith(marker):
+                        paths.append(line[len(marker) :].strip())
+    return [p for p in paths if isinstance(p, str) and p]

@@ -1,0 +1,19 @@
+"""PostToolUseFailure (Claude Code): a failed tool call, with its exit code and error tail.
+
+python -I -m waymark.hooks.post_tool_use_failure claude-code
+"""
+
+from __future__ import annotations
+
+from .post_tool_use import handle
+from .runtime import run
+
+NAME = "PostToolUseFailure"
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""PreCompact: compaction with unsaved work leaves a "handoff needed" marker.
+
+python -I -m waymark.hooks.pre_compact claude-code|codex
+"""
+
+from __future__ import annotations
+
+from .runtime import Context, run
+
+NAME = "PreCompact"
+
+
+def handle(ctx: Context) -> None:
+    if not ctx.capturing():
+        return
+    from . import ledger
+
+    event, conn, project = ctx.event, ctx.conn, ctx.project
+    ledger.ensure_session(conn, project, event)
+    ledger.note_git_changes(conn, project, event.session_id)
+    if ledger.unsaved(conn, project, event.session_id):
+        ledger.mark_handoff_needed(
+            conn, project, event.session_id, "context compacted with changes and no checkpoint"
+        )
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""SessionStart: start every session informed.
+
+startup and clear get the full packet: a reminder when the last session ended without a
+handoff, the active checkpoint (next action first), lessons, pinned rules, a short ledger of
+recent work, and what changed in the repository since. compact re-injects the checkpoint and
+the rules; resume gets a one-line pointer, never a second copy.
+
+    python -I -m waymark.hooks.session_start claude-code|codex
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import packet
+from .packet import Section
+from .runtime import Context, context_output, run
+
+NAME = "SessionStart"
+RESUME_POINTER = (
+    "Waymark: this project's memory was given at the start of this session; call the "
+    "`recall` tool for anything more."
+)
+
+
+def handle(ctx: Context) -> str | None:
+    if not ctx.capturing():
+        return None
+    from . import git, ledger
+
+    event, conn, project = ctx.event, ctx.conn, ctx.project
+    source = event.source or "startup"
+    root = project.files
+    dirty = git.dirty(root) if root else None
+    head = _head(root)
+    ledger.ensure_session(
+        conn,
+        project,
+        event,
+        head=head,
+        dirty=json.dumps(dirty, sort_keys=True) if dirty is not None else None,
+    )
+    if source == "resume":
+        return context_output(NAME, RESUME_POINTER)
+    text = session_packet(ctx, full=source != "compact", head=head, dirty=dirty)
+    return context_output(NAME, text) if text else None
+
+
+def _head(root: str | None) -> str | None:
+    if not root:
+        return None
+    from ..locate import git_head
+
+    try:
+        return git_head(root)
+    except Exception:  # an odd repository layout: no head, no problem
+        return None
+
+
+def session_packet(
+    ctx: Context, *, full: bool, head: str | None, dirty: dict[str, str] | None
+) -> str:
+    from .. import settings
+    from . import sections
+
+    conn, project = ctx.conn, ctx.project
+    checkpoint = sections.checkpoint(conn, project)
+    rules = sections.rules(conn, project)
+    parts = [
+        Section(
+            "Handoff needed",
+            sections.pending_handoffs(conn, project, ctx.event.session_id) if full else [],
+            200,
+        ),
+        Section("Active checkpoint", checkpoint[0], 650),
+        Section("Lessons", checkpoint[1], 300),
+        Section("Rules", rules[0], 450),
+    ]
+    if full:
+        parts += [
+            Section("Recent work", sections.recent_work(conn, project, ctx.event.session_id), 250),
+            Section(
+                "Repository since last session",
+                sections.repo_changes(conn, project, ctx.event.session_id, head, dirty),
+                200,
+            ),
+        ]
+    budget = settings.get(conn, "packet.session_start_tokens")
+    text = packet.render("session-start", parts, budget)
+    if text:
+        shown = [memory_id for memory_id in rules[1] if memory_id in text]
+        sections.note_injected(conn, ctx.event.session_id, shown)
+    return text
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""UserPromptSubmit: the few memories that matter for this prompt, and nothing seen before.
+
+The prompt is used for ranking and forgotten: it is never stored. Semantic neighbours come
+from the warm MCP server when it answers within its deadline; otherwise recall is lexical.
+
+    python -I -m waymark.hooks.user_prompt_submit claude-code|codex
+"""
+
+from __future__ import annotations
+
+from .packet import Section, render
+from .runtime import Context, context_output, run
+
+NAME = "UserPromptSubmit"
+CANDIDATES = 12
+LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
+SEMANTIC_MIN = 0.45  # cosine
+RELATIVE_MIN = 0.35  # of the best hit's score
+
+
+def handle(ctx: Context) -> str | None:
+    prompt = (ctx.event.prompt or "").strip()
+    if not prompt or not ctx.capturing():
+        return None
+    from .. import pathnames, recall, semantic, settings
+    from ..briefing import file_memories
+    from . import ledger, sections
+
+    event, conn, project = ctx.event, ctx.conn, ctx.project
+    ledger.ensure_session(conn, project, event)
+    seen = sections.injected(conn, event.session_id)
+    named = pathnames.mentioned(prompt)
+    scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
+    near = semantic.neighbours(conn, project, [prompt], mode="warm")
+    hits = recall.recall(
+        conn, project, prompt, limit=CANDIDATES, paths=named, semantic=near[0] if near else None
+    )
+    shown_scoped = {m.id for m in scoped}
+    relevant = [
+        h.memory
+        for h in hits
+        if relevant_hit(h, hits[0].score)
+        and h.memory.id not in seen
+        and h.memory.id not in shown_scoped
+    ]
+    parts = [
+        Section("For the files you named", [sections.memory_line(m) for m in scoped], 500),
+        Section("Relevant memories", [sections.memory_line(m) for m in relevant], 900),
+    ]
+    text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
+    if not text:
+        return None
+    ids = [m.id for m in scoped + relevant if m.id in text]
+    sections.note_injected(conn, event.session_id, ids)
+    return context_output(NAME, text)
+
+
+def relevant_hit(hit, best: float) -> bool:  # type: ignore[no-untyped-def]
+    """Above the relevance threshold: named by path, close in meaning, or a strong lexical
+    match; and not far below the best hit."""
+    tiers = hit.explain.get("tiers", {})
+    strong = (
+        "path" in tiers
+        or tiers.get("semantic", {}).get("score", 0.0) >= SEMANTIC_MIN
+        or tiers.get("lexical", {}).get("score", 0.0) >= LEXICAL_MIN
+    )
+    return strong and hit.score >= RELATIVE_MIN * best
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

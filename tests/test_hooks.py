@@ -1,0 +1,380 @@
+"""Hooks as real processes: recorded payloads of both clients on stdin, exact outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from waymark import capture, checkpoints, db, home, store
+from waymark.projects import resolve
+from waymark.records import make_draft
+
+PAYLOADS = pathlib.Path(__file__).parent / "fixtures" / "payloads"
+MODULES = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "PostToolUse": "post_tool_use",
+    "PostToolUseFailure": "post_tool_use_failure",
+    "PreCompact": "pre_compact",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+}
+CODEX_KEYS = {
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "hookSpecificOutput",
+}
+
+
+def hook(event: str, payload: dict | str | bytes, client: str = "claude-code", timeout=20):
+    data = (
+        payload
+        if isinstance(payload, bytes)
+        else (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+    )
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", f"waymark.hooks.{MODULES[event]}", client],
+        input=data,
+        capture_output=True,
+        timeout=timeout,
+    )
+    done.seconds = time.perf_counter() - started
+    return done
+
+
+def payload(client: str, name: str, **changes) -> dict:
+    data = json.loads((PAYLOADS / client / f"{name}.json").read_text(encoding="utf-8"))
+    data.update(changes)
+    return data
+
+
+def context_of(done) -> str:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.fixture
+def enabled(conn, repo):
+    project = resolve(conn, str(repo))
+    capture.set_enabled(conn, project, True)
+    return project
+
+
+def recorded():
+    for client_dir in sorted(PAYLOADS.iterdir()):
+        for f in sorted(client_dir.glob("*.json")):
+            yield client_dir.name, f.stem
+
+
+@pytest.mark.parametrize(("client", "name"), list(recorded()))
+def test_every_recorded_payload_runs_clean_in_an_enabled_project(enabled, repo, client, name):
+    event = name.split("-")[0]
+    done = hook(event, payload(client, name, cwd=str(repo)), client)
+    assert done.returncode == 0 and done.stderr == b""
+    if done.stdout:
+        out = json.loads(done.stdout)
+        assert set(out) <= CODEX_KEYS
+        if "hookSpecificOutput" in out:
+            assert set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+            assert out["hookSpecificOutput"]["hookEventName"] == event
+    log = pathlib.Path(home.data_home(), "hooks.log")
+    assert not log.exists(), log.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("client", "name"), list(recorded()))
+def test_hooks_stay_silent_and_write_nothing_where_waymark_is_off(tmp_path, client, name):
+    plain = tmp_path / "elsewhere"
+    plain.mkdir()
+    done = hook(name.split("-")[0], payload(client, name, cwd=str(plain)), client)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not os.path.exists(home.db_path())  # no database created by a hook
+
+
+def test_not_enabled_project_stays_silent_and_unbound(conn, repo):
+    done = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo)))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == 0
+
+
+def remember(conn, project, content, **kw):
+    kw.setdefault("type", "note")
+    return store.remember(conn, project, make_draft(project, content=content, **kw)).memory
+
+
+def test_session_start_packet_has_checkpoint_lessons_rules_and_is_deterministic(
+    conn, enabled, repo
+):
+    remember(conn, enabled, "Never call run() twice", type="warning", pinned=True)
+    checkpoints.create(
+        conn,
+        enabled,
+        {
+            "objective": "Ship v2",
+            "next_action": "tag the release",
+            "lessons": "bump the version first",
+        },
+    )
+    first = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert first.startswith('<waymark-memory kind="session-start">')
+    assert "not an instruction" in first
+    assert first.index("Next action: tag the release") < first.index("Objective: Ship v2")
+    assert "bump the version first" in first and "Never call run() twice" in first
+    again = context_of(hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo))))
+    assert again == first  # same inputs, same generation: byte-identical
+
+
+def test_resume_gets_a_pointer_and_compact_only_checkpoint_and_rules(conn, enabled, repo):
+    remember(conn, enabled, "Pinned rule text", type="convention", pinned=True)
+    checkpoints.create(conn, enabled, {"objective": "o", "next_action": "n"})
+    resume = context_of(
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), source="resume"))
+    )
+    assert "Pinned rule text" not in resume and "recall" in resume and len(resume) < 300
+    compact = context_of(
+        hook(
+            "SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), source="compact")
+        )
+    )
+    assert "Next action: n" in compact and "Pinned rule text" in compact
+    assert "Recent work" not in compact and "Repository since" not in compact
+
+
+def test_session_start_stays_within_its_budget_and_says_what_it_left_out(conn, enabled, repo):
+    for i in range(60):
+        remember(
+            conn,
+            enabled,
+            f"Rule number {i}: " + "always do the careful thing " * 8,
+            type="convention",
+            pinned=True,
+        )
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert len(text) <= 9000 and (len(text) + 3) // 4 <= 1750 + 100
+    assert "Left out:" in text and "from rules (budget)" in text
+
+
+def test_a_prompt_naming_a_file_brings_its_warning_once(conn, enabled, repo):
+    warning = remember(
+        conn,
+        enabled,
+        "core.py: run() is not reentrant",
+        type="warning",
+        scope="file",
+        target="src/pkg/core.py",
+    )
+    remember(conn, enabled, "Lunch is at noon")
+    prompt = payload(
+        "claude-code",
+        "UserPromptSubmit",
+        cwd=str(repo),
+        prompt="Please add a retry flag to src/pkg/core.py zqxjv-marker",
+    )
+    text = context_of(hook("UserPromptSubmit", prompt))
+    assert warning.id in text and "Lunch" not in text
+    assert hook("UserPromptSubmit", prompt).stdout == b""  # nothing injected twice
+    conn.close()
+    with open(home.db_path(), "rb") as f:
+        assert b"zqxjv-marker" not in f.read()  # the prompt is never stored
+
+
+def test_an_unrelated_prompt_injects_nothing(conn, enabled, repo):
+    remember(conn, enabled, "The billing service retries webhooks three times")
+    done = hook(
+        "UserPromptSubmit",
+        payload("codex", "UserPromptSubmit", cwd=str(repo), prompt="what a lovely day"),
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+def edit(repo, session="s1", path="src/pkg/core.py", client="claude-code"):
+    data = payload(
+        "claude-code",
+        "PostToolUse-write",
+        cwd=str(repo),
+        session_id=session,
+        tool_input={"file_path": str(repo / path), "content": "x"},
+    )
+    assert hook("PostToolUse", data, client).returncode == 0
+
+
+def stop(repo, session="s1", active=False, client="claude-code"):
+    name = "Stop"
+    return hook(
+        name,
+        payload(client, name, cwd=str(repo), session_id=session, stop_hook_active=active),
+        client,
+    )
+
+
+def markers(conn):
+    return conn.execute(
+        "SELECT session_id FROM handoff_markers WHERE cleared_at IS NULL"
+    ).fetchall()
+
+
+def test_stop_blocks_once_when_files_changed_without_checkpoint(conn, enabled, repo):
+    assert stop(repo).stdout == b""  # nothing changed: no block
+    edit(repo)
+    first = json.loads(stop(repo).stdout)
+    assert first["decision"] == "block" and "checkpoint" in first["reason"]
+    assert "src/pkg/core.py" in first["reason"]
+    assert stop(repo, active=True).stdout == b""  # the re-fired Stop never blocks
+    assert markers(conn) == [("s1",)]
+    assert stop(repo).stdout == b""  # asked already about this same state: never loop
+
+
+def test_stop_does_not_block_after_a_checkpoint_and_blocks_again_for_new_work(conn, enabled, repo):
+    edit(repo)
+    assert json.loads(stop(repo).stdout)["decision"] == "block"
+    saved = checkpoints.create(conn, enabled, {"objective": "o", "next_action": "n"})
+    assert stop(repo).stdout == b""
+    time.sleep(0.01)
+    edit(repo, path="README.md")
+    reason = json.loads(stop(repo).stdout)["reason"]
+    assert saved.id in reason and saved.revision.id in reason  # says how to revise
+
+
+def test_only_a_real_save_clears_the_marker(conn, enabled, repo):
+    edit(repo)
+    stop(repo)
+    stop(repo, active=True)
+    assert markers(conn) == [("s1",)]
+    text = context_of(
+        hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="s2"))
+    )
+    assert "Handoff needed" in text and "src/pkg/core.py" in text
+    checkpoints.create(conn, enabled, {"objective": "recovered"})
+    assert markers(conn) == []
+
+
+def test_codex_shell_edits_are_seen_through_git(conn, enabled, repo):
+    hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="c1"), "codex")
+    (repo / "new_file.py").write_text("print(1)\n", encoding="utf-8")
+    bash = payload(
+        "codex",
+        "PostToolUse-bash",
+        cwd=str(repo),
+        session_id="c1",
+        tool_input={"command": "echo 'print(1)' > new_file.py"},
+    )
+    assert hook("PostToolUse", bash, "codex").returncode == 0
+    out = json.loads(stop(repo, session="c1", client="codex").stdout)
+    assert out == {"decision": "block", "reason": out["reason"]} and "new_file.py" in out["reason"]
+
+
+def test_pre_compact_and_session_end_leave_the_marker_for_unsaved_work(conn, enabled, repo):
+    edit(repo, session="p1")
+    assert (
+        hook(
+            "PreCompact",
+            {
+                "session_id": "p1",
+                "cwd": str(repo),
+                "hook_event_name": "PreCompact",
+                "trigger": "auto",
+            },
+        ).stdout
+        == b""
+    )
+    assert markers(conn) == [("p1",)]
+    done = hook("SessionEnd", payload("claude-code", "SessionEnd", cwd=str(repo), session_id="p1"))
+    assert done.returncode == 0 and done.seconds < 1.0
+    row = conn.execute("SELECT ended_at, end_reason FROM sessions WHERE id = 'p1'").fetchone()
+    assert row[0] and row[1] == "other"
+
+
+def test_failed_commands_are_recorded_with_a_redacted_bounded_tail(conn, enabled, repo):
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    failure = payload(
+        "claude-code",
+        "PostToolUseFailure",
+        cwd=str(repo),
+        error="Exit code 3\n" + "noise " * 500 + f"auth failed {token}",
+    )
+    assert hook("PostToolUseFailure", failure).returncode == 0
+    row = conn.execute("SELECT command, exit_code, error_tail FROM session_ledger").fetchone()
+    assert row[0] == "ls /nonexistent-dir-xyz" and row[1] == 3
+    assert token not in row[2] and len(row[2]) <= 400
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"",
+        b"not json",
+        b'{"session_id": "x", "cwd"',
+        b"\xff\xfe\x00",
+        b"[1, 2, 3]",
+        b'"just a string"',
+    ],
+)
+def test_garbage_or_truncated_stdin_exits_zero_silently(enabled, stdin):
+    for event in MODULES:
+        done = hook(event, stdin)
+        assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_a_huge_tool_response_is_capped_and_the_edit_still_recorded(conn, enabled, repo):
+    data = payload(
+        "claude-code",
+        "PostToolUse-write",
+        cwd=str(repo),
+        session_id="big",
+        tool_input={"file_path": str(repo / "README.md"), "content": "x"},
+    )
+    data["tool_response"] = {"content": "y" * (6 * 1024 * 1024)}
+    done = hook("PostToolUse", data)
+    assert (done.returncode, done.stdout) == (0, b"") and done.seconds < 10
+    assert conn.execute("SELECT path FROM session_ledger WHERE session_id = 'big'").fetchall() == [
+        ("README.md",)
+    ]
+
+
+def test_a_locked_database_fails_open_with_a_log_line(conn, enabled, repo):
+    other = db.connect()
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        done = hook("Stop", payload("claude-code", "Stop", cwd=str(repo)))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert (done.returncode, done.stdout) == (0, b"") and done.seconds < 10
+    log = pathlib.Path(home.data_home(), "hooks.log").read_text(encoding="utf-8")
+    assert "Stop" in log and ("Busy" in log or "locked" in log)
+
+
+def test_a_corrupt_database_fails_open(conn, enabled, repo):
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with open(home.db_path(), "r+b") as f:
+        f.write(b"garbage!" * 64)
+    done = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo)))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "SessionStart" in pathlib.Path(home.data_home(), "hooks.log").read_text(encoding="utf-8")
+
+
+def test_the_hook_path_imports_nothing_heavy():
+    code = (
+        "import sys\n"
+        "import waymark.hooks.session_start, waymark.hooks.user_prompt_submit, "
+        "waymark.hooks.stop, waymark.hooks.post_tool_use, waymark.hooks.session_end, "
+        "waymark.hooks.sections, waymark.hooks.ledger, waymark.recall, waymark.semantic, "
+        "waymark.warm, waymark.briefing, waymark.checkpoints\n"
+        "print(sorted(m for m in ('pydantic', 'mcp', 'fastembed', 'numpy', 'sqlite_vec',"
+        " 'onnxruntime') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
