@@ -42,6 +42,41 @@ class Clients:
             "waymark": {"command": sys.executable, "args": ["-m", "waymark", "mcp"], "env": env}
         }
 
+    def env(self) -> dict[str, str]:
+        """The client's environment additions; hooks inherit them."""
+        env = {"WAYMARK_HOME": str(self.home)}
+        if os.environ.get("WAYMARK_EMBED_MODEL_DIR"):
+            env["WAYMARK_EMBED_MODEL_DIR"] = os.environ["WAYMARK_EMBED_MODEL_DIR"]
+        return env
+
+    def hooks(self, client: str) -> dict[str, Any]:
+        """Waymark's hooks in the clients' shared hooks schema, as `waymark install` writes."""
+        name = "claude-code" if client == "claude" else "codex"
+        events = {
+            "SessionStart": "session_start",
+            "UserPromptSubmit": "user_prompt_submit",
+            "PostToolUse": "post_tool_use",
+            "PreCompact": "pre_compact",
+            "Stop": "stop",
+            "SessionEnd": "session_end",
+        }
+        if client == "claude":
+            events["PostToolUseFailure"] = "post_tool_use_failure"
+        return {
+            event: [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "timeout": 10,
+                            "command": f'"{sys.executable}" -I -m waymark.hooks.{module} {name}',
+                        }
+                    ]
+                }
+            ]
+            for event, module in events.items()
+        }
+
     def script(self, name: str, turns: list[dict[str, Any]]) -> str:
         path = self.tmp / f"{name}.json"
         path.write_text(json.dumps({"turns": turns}), encoding="utf-8")
@@ -53,8 +88,10 @@ class Clients:
 
         script = self.script(f"{client}-{len(list(self.tmp.iterdir()))}", turns)
         kw.setdefault("mcp_servers", self.mcp_servers())
+        kw["env"] = {**self.env(), **kw.get("env", {})}
         runner = run_claude if client == "claude" else run_codex
-        result = runner("Continue the task.", script, run_dir=str(run_dir), **kw)
+        prompt = kw.pop("prompt", "Continue the task.")
+        result = runner(prompt, script, run_dir=str(run_dir), **kw)
         assert result.returncode == 0, result.stderr[-3000:]
         return result
 

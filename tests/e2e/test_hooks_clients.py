@@ -1,0 +1,176 @@
+"""Waymark's hooks inside real Claude Code and Codex sessions (scripted stub model)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from waymark import capture, checkpoints, db, store
+from waymark.projects import resolve
+from waymark.records import make_draft
+
+CLIENTS = ["claude", "codex"]
+
+
+def prepare(clients, monkeypatch, run_dir):
+    """An enabled git project with a checkpoint, a pinned rule and a file warning."""
+    project_dir = run_dir / "project"
+    (project_dir / "src").mkdir(parents=True)
+    (project_dir / "src" / "billing.py").write_text("def charge(): ...\n", encoding="utf-8")
+    git = ["git", "-C", str(project_dir), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
+    conn = db.connect()
+    project = resolve(conn, str(project_dir))
+    capture.set_enabled(conn, project, True)
+    store.remember(
+        conn,
+        project,
+        make_draft(
+            project,
+            type="warning",
+            content="billing.py: charge() must stay idempotent",
+            scope="file",
+            target="src/billing.py",
+        ),
+    )
+    store.remember(
+        conn,
+        project,
+        make_draft(
+            project, type="convention", content="Money is always integer cents", pinned=True
+        ),
+    )
+    checkpoints.create(
+        conn,
+        project,
+        {"objective": "Add refunds", "next_action": "write refund() next to charge()"},
+    )
+    return conn, project
+
+
+def requests_text(result) -> list[str]:
+    from stub_llm import request_text
+
+    return [request_text(r) for r in result.main_requests]
+
+
+def edit_turn(client: str) -> dict:
+    if client == "claude":
+        return {"tool": "Write", "input": {"file_path": "src/refund.py", "content": "x = 1\n"}}
+    return {"shell": "echo 'x = 1' > src/refund.py"}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_packets_reach_the_model(clients, client, monkeypatch, tmp_path):
+    run_dir = tmp_path / "run"
+    prepare(clients, monkeypatch, run_dir)
+    result = clients.run(
+        client,
+        [{"text": "Looking."}],
+        run_dir=run_dir,
+        hooks=clients.hooks(client),
+        prompt="Fix src/billing.py please",
+    )
+    first = requests_text(result)[0]
+    assert "write refund() next to charge()" in first  # SessionStart: the checkpoint
+    assert "Money is always integer cents" in first  # ... and the pinned rule
+    assert "charge() must stay idempotent" in first  # UserPromptSubmit: the file's warning
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_edit_is_blocked_once_at_stop_then_the_checkpoint_ends_the_session(
+    clients, client, monkeypatch, tmp_path
+):
+    run_dir = tmp_path / "run"
+    conn, project = prepare(clients, monkeypatch, run_dir)
+    current = checkpoints.active(conn, project)
+    result = clients.run(
+        client,
+        [
+            edit_turn(client),
+            {"text": "Done."},
+            {
+                "tool": "mcp__waymark__checkpoint",
+                "input": {
+                    "operation": "revise",
+                    "checkpoint_id": current.id,
+                    "expected_revision_id": current.revision.id,
+                    "progress": "refund.py written",
+                    "next_action": "test refunds",
+                },
+            },
+            {"text": "Checkpoint saved."},
+        ],
+        run_dir=run_dir,
+        hooks=clients.hooks(client),
+    )
+    texts = requests_text(result)
+    asked = [t for t in texts if "Before stopping, call Waymark" in t]
+    assert asked, "the Stop hook asked for a checkpoint"
+    assert result.unused_turns == 0
+    after = checkpoints.active(conn, project)
+    assert after.revision.body["next_action"] == "test refunds"
+    assert (
+        conn.execute("SELECT count(*) FROM handoff_markers WHERE cleared_at IS NULL").fetchone()[0]
+        == 0
+    )
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_ignored_request_leaves_the_marker_for_the_next_session(
+    clients, client, monkeypatch, tmp_path
+):
+    run_dir = tmp_path / "run"
+    conn, project = prepare(clients, monkeypatch, run_dir)
+    clients.run(
+        client,
+        [edit_turn(client), {"text": "Done."}, {"text": "Really done."}],
+        run_dir=run_dir,
+        hooks=clients.hooks(client),
+    )
+    pending = conn.execute(
+        "SELECT count(*) FROM handoff_markers WHERE cleared_at IS NULL"
+    ).fetchone()[0]
+    assert pending == 1
+    nxt = clients.run(client, [{"text": "Hello."}], run_dir=run_dir, hooks=clients.hooks(client))
+    first = requests_text(nxt)[0]
+    assert "Handoff needed" in first and "refund.py" in first
+
+
+def test_resume_does_not_duplicate_the_packet(clients, monkeypatch, tmp_path):
+    run_dir = tmp_path / "run"
+    prepare(clients, monkeypatch, run_dir)
+    first = clients.run(
+        "claude", [{"text": "One."}], run_dir=run_dir, hooks=clients.hooks("claude")
+    )
+    session = first.output["session_id"]
+    resumed = clients.run(
+        "claude",
+        [{"text": "Two."}],
+        run_dir=run_dir,
+        hooks=clients.hooks("claude"),
+        extra_args=["--resume", session],
+    )
+    body = json.dumps(resumed.main_requests[-1]["body"])
+    assert body.count("Money is always integer cents") == 1
+
+
+def test_codex_resume_does_not_duplicate_the_packet(clients, monkeypatch, tmp_path):
+    run_dir = tmp_path / "run"
+    prepare(clients, monkeypatch, run_dir)
+    clients.run("codex", [{"text": "One."}], run_dir=run_dir, hooks=clients.hooks("codex"))
+    resumed = clients.run(
+        "codex",
+        [{"text": "Two."}],
+        run_dir=run_dir,
+        hooks=clients.hooks("codex"),
+        extra_args=["resume", "--last"],
+    )
+    body = json.dumps(resumed.main_requests[-1]["body"])
+    assert "One." in body  # really the same conversation
+    assert body.count("Money is always integer cents") == 1
