@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 import apsw
 import pytest
@@ -103,8 +104,6 @@ def test_deadline_interrupts_a_long_query():
 
 def test_ids_sort_by_creation_time():
     first = db.new_id()
-    import time
-
     time.sleep(0.002)
     second = db.new_id()
     assert len(first) == 26 and first < second
@@ -119,3 +118,18 @@ def test_platform_data_dir_follows_platformdirs_rules(monkeypatch):
 
 def test_apsw_is_the_binding():
     assert isinstance(db.connect(), apsw.Connection)
+
+
+def test_epoch_matches_the_calendar():
+    import calendar
+
+    for stamp in (
+        "1970-01-01T00:00:00.000Z",
+        "2000-02-29T12:34:56.789Z",
+        "2026-11-30T04:00:00Z",
+        "2023-05-08T13:56:00",
+        "2100-03-01T00:00:01Z",
+    ):
+        expected = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+        assert db.epoch(stamp) == expected, stamp
+    assert db.epoch("1999-12-31") == calendar.timegm(time.strptime("1999-12-31", "%Y-%m-%d"))

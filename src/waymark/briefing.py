@@ -4,21 +4,25 @@ memories scoped to the files in play. Shared by the MCP `recall` tool and the ho
 
 from __future__ import annotations
 
-import calendar
 import time
-from typing import Any
 
 import apsw
 
-from . import checkpoints, pathnames
+from . import db, pathnames
 from .memory import COLUMNS, Memory, from_row
 from .projects import Project
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 RULE_TYPES = ("convention", "warning", "decision", "preference")
 
 
 def checkpoint_section(conn: apsw.Connection, project: Project) -> dict[str, Any] | None:
     """The active checkpoint with its lessons (historical ones marked) and evidence state."""
+    from . import checkpoints  # hashes evidence files: only the callers that show it pay
+
     current = checkpoints.active(conn, project)
     if current is None:
         return None
@@ -83,7 +87,7 @@ def _now_iso() -> str:
 
 def age(stamp: str, now: float | None = None) -> str:
     """'3d', '5h', '2mo': a short age for a timestamp, for people and models alike."""
-    then = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
+    then = db.epoch(stamp)
     seconds = max(0.0, (now or time.time()) - then)
     for unit, size in (
         ("y", 365 * 86400),

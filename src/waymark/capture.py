@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import apsw
 
 from . import db
 from .projects import Project
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def policy(conn: apsw.Connection, project: Project) -> dict[str, Any]:
@@ -22,10 +25,7 @@ def policy(conn: apsw.Connection, project: Project) -> dict[str, Any]:
             "enabled": bool(row[0]),
             "why": f"{verb} with `waymark {verb[:-1]}` ({row[1][:10]})",
         }
-    setting = conn.execute(
-        "SELECT value FROM settings WHERE key = 'capture.all_git_repos'"
-    ).fetchone()
-    if setting and json.loads(setting[0]) and project.how.startswith("git"):
+    if all_git_repos(conn) and project.how.startswith("git"):
         return {"enabled": True, "why": "capture.all_git_repos is on and this is a git repository"}
     return {"enabled": False, "why": "not enabled; run `waymark enable` in this project"}
 

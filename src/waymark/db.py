@@ -99,6 +99,11 @@ def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
         version = schema_version(conn)  # another process may have migrated meanwhile
         if version > SCHEMA_VERSION:
             raise _too_new(path, version)
+        if 0 < version < SCHEMA_VERSION and path and path != ":memory:":
+            # An existing database is copied aside before any step changes it.
+            from .backup import before_migration  # only a migration pays for the import
+
+            before_migration(path, version, SCHEMA_VERSION)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -164,3 +169,18 @@ def new_id() -> str:
     """A ULID: 26 characters, sortable by creation time, unique without coordination."""
     n = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
     return "".join(_CROCKFORD[(n >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def epoch(stamp: str) -> float:
+    """Seconds since 1970 of a UTC 'YYYY-MM-DDTHH:MM:SS...' string (no datetime import:
+    hooks pay for every module)."""
+    y, mo, d = int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10])
+    h = int(stamp[11:13]) if len(stamp) >= 13 else 0
+    mi = int(stamp[14:16]) if len(stamp) >= 16 else 0
+    s = int(stamp[17:19]) if len(stamp) >= 19 else 0
+    y -= mo <= 2  # days from the civil calendar (H. Hinnant's algorithm)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return float(days * 86400 + h * 3600 + mi * 60 + s)

@@ -7,12 +7,14 @@ one for a query. The warm server answers with `answer`, the same code the CLI ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import apsw
 
 from .projects import Project
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 CANDIDATES = 100
 WARM_DEADLINE_S = 0.05

@@ -6,12 +6,15 @@ Defaults live here, in one table; `waymark config` reads and writes them.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import apsw
 
 from . import db
 from .errors import InvalidArgument
+
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
