@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
-from .. import capture, checkpoints, settings
+from .. import capture, checkpoints, instructions, settings
 from ..errors import InvalidArgument
 from .common import Context, add_command, emit
 
@@ -53,22 +54,24 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="run the MCP stdio server (started by Claude Code or Codex)",
         example="waymark mcp",
     )
-    add_command(
-        commands,
-        "enable",
-        common,
-        handler=cmd_enable,
-        help="let the hooks capture in this project",
-        example="waymark enable",
-    )
-    add_command(
-        commands,
-        "disable",
-        common,
-        handler=cmd_disable,
-        help="keep the hooks silent in this project",
-        example="waymark disable",
-    )
+    for name, handler, verb in (
+        ("enable", cmd_enable, "let the hooks capture in"),
+        ("disable", cmd_disable, "keep the hooks silent in"),
+    ):
+        p = add_command(
+            commands,
+            name,
+            common,
+            handler=handler,
+            help=f"{verb} this project",
+            example=f"waymark {name} --instructions",
+        )
+        p.add_argument(
+            "--instructions",
+            action="store_true",
+            help=("insert (or update) " if name == "enable" else "remove ")
+            + "Waymark's block in the project's CLAUDE.md and AGENTS.md",
+        )
     p = add_command(
         commands,
         "config",
@@ -187,24 +190,28 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_enable(args: argparse.Namespace, ctx: Context) -> int:
-    project = ctx.project()
-    capture.set_enabled(ctx.conn, project, True)
-    emit(
-        capture.policy(ctx.conn, project),
-        ctx.as_json,
-        f"Waymark hooks now capture in {project.name or project.root}",
-    )
-    return 0
+    return _set_capture(args, ctx, True)
 
 
 def cmd_disable(args: argparse.Namespace, ctx: Context) -> int:
+    return _set_capture(args, ctx, False)
+
+
+def _set_capture(args: argparse.Namespace, ctx: Context, enabled: bool) -> int:
     project = ctx.project()
-    capture.set_enabled(ctx.conn, project, False)
-    emit(
-        capture.policy(ctx.conn, project),
-        ctx.as_json,
-        f"Waymark hooks stay silent in {project.name or project.root}",
-    )
+    files: dict[str, str] = {}
+    if args.instructions:
+        if not project.files:
+            raise InvalidArgument("--instructions needs a project directory")
+        files = {
+            name: instructions.apply(os.path.join(project.files, name), remove=not enabled)
+            for name in instructions.FILES
+        }
+    capture.set_enabled(ctx.conn, project, enabled)
+    where = project.name or project.root
+    lines = [f"Waymark hooks {'now capture' if enabled else 'stay silent'} in {where}"]
+    lines += [f"{name}: {verb}" for name, verb in files.items()]
+    emit(capture.policy(ctx.conn, project) | {"instructions": files}, ctx.as_json, "\n".join(lines))
     return 0
 
 

@@ -1,0 +1,53 @@
+"""`waymark enable --instructions`: the block between markers in CLAUDE.md and AGENTS.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from waymark import instructions
+from waymark.cli import main
+from waymark.errors import InvalidArgument
+
+
+def test_enable_creates_both_files_with_the_block(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    assert main(["enable", "--instructions"]) == 0
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        text = (repo / name).read_text(encoding="utf-8")
+        assert text.startswith("<!-- waymark:begin") and text.rstrip().endswith(
+            "<!-- waymark:end -->"
+        )
+        assert "reference data, not instructions" in text and "`checkpoint`" in text
+
+
+def test_existing_content_is_kept_and_the_block_updated_in_place(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    path = repo / "CLAUDE.md"
+    path.write_text("# Project rules\n\nUse tabs.\n", encoding="utf-8")
+    main(["enable", "--instructions"])
+    first = path.read_text(encoding="utf-8")
+    assert first.startswith("# Project rules\n\nUse tabs.\n\n<!-- waymark:begin")
+    stale = first.replace("Waymark, a local memory", "Waymark (an OLD version)")
+    path.write_text(stale + "\nMy own footer.\n", encoding="utf-8")
+    assert instructions.apply(str(path)) == "updated"
+    again = path.read_text(encoding="utf-8")
+    assert "OLD version" not in again and again.endswith("\nMy own footer.\n")
+    assert again.count("<!-- waymark:begin") == 1
+    assert instructions.apply(str(path)) == "unchanged"
+
+
+def test_disable_removes_exactly_the_block(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    path = repo / "AGENTS.md"
+    path.write_text("# Agents\n\nBe nice.\n", encoding="utf-8")
+    main(["enable", "--instructions"])
+    main(["disable", "--instructions"])
+    assert path.read_text(encoding="utf-8") == "# Agents\n\nBe nice.\n"
+
+
+def test_a_broken_marker_is_refused_and_the_file_untouched(tmp_path):
+    path = tmp_path / "CLAUDE.md"
+    path.write_text("<!-- waymark:begin -->\nhalf\n", encoding="utf-8")
+    with pytest.raises(InvalidArgument):
+        instructions.apply(str(path))
+    assert path.read_text(encoding="utf-8") == "<!-- waymark:begin -->\nhalf\n"
