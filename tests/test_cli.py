@@ -22,6 +22,9 @@ COMMANDS = [
     "project",
     "status",
     "import",
+    "backup",
+    "restore",
+    "export",
 ]
 
 

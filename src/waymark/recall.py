@@ -26,7 +26,7 @@ import apsw
 
 from . import fts, pathnames
 from .projects import Project
-from .records import COLUMNS, TYPES, Memory, from_row
+from .memory import COLUMNS, TYPES, Memory, from_row
 
 FTS_WEIGHTS = (4.0, 1.0, 2.0, 2.0)  # title, content, tags, target
 NEVER_DECAY = ("convention", "decision")

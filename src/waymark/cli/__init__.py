@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import WaymarkError
-from . import admin, index, memory, recall, session
+from . import admin, data, index, memory, recall, session
 from .common import Context, emit_error
 
-COMMAND_MODULES = (memory, recall, session, index, admin)
+COMMAND_MODULES = (memory, recall, session, index, admin, data)
 
 
 def build_parser() -> argparse.ArgumentParser:

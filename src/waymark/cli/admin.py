@@ -1,14 +1,16 @@
-"""Commands about the store itself: project, status, import."""
+"""Commands about the store itself: project, status, import (simple lines or an export)."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
-from .. import importer, status
+from .. import importer, portable, status
 from ..errors import InvalidArgument
 from .common import Context, add_command, emit
 
@@ -35,13 +37,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "import",
         common,
         handler=cmd_import,
-        help="bulk-load memories from JSON lines; re-runs skip unchanged keys",
+        help="bulk-load memories from JSON lines (re-runs skip unchanged keys), or load a "
+        "`waymark export` file with every id kept (all or nothing; twice is a no-op)",
         example="waymark import notes.jsonl --project team-notes",
     )
     p.add_argument(
         "file",
         help='JSON lines: {"key", "text"|"content", "title"?, "type"?, '
-        '"tags"?, "timestamp"?}; - for stdin',
+        '"tags"?, "timestamp"?}, or a `waymark export` file; - for stdin',
     )
 
 
@@ -82,10 +85,14 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             raise InvalidArgument(f"no such file: {args.file}")
         stream = open(args.file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
     try:
+        first = stream.readline()
+        if portable.is_export_header(first):
+            return _import_export(ctx, itertools.chain([first], stream))
         total = _count_lines(args.file) if args.file != "-" else 0
         progress = _progress_bar(total) if sys.stderr.isatty() and not ctx.as_json else None
         started = time.perf_counter()
-        report = importer.import_lines(ctx.conn, ctx.project(), stream, progress)
+        lines = itertools.chain([first], stream)
+        report = importer.import_lines(ctx.conn, ctx.project(), lines, progress)
         elapsed = time.perf_counter() - started
     finally:
         if stream is not sys.stdin:
@@ -98,6 +105,21 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         f"read {report.read}: {report.created} new, {report.superseded} updated, "
         f"{report.unchanged} unchanged, {report.removed} left removed, "
         f"{report.redactions} redactions ({rate:,.0f} rows/s)",
+    )
+    return 0
+
+
+def _import_export(ctx: Context, lines: Iterable[str]) -> int:
+    """A `waymark export` file: every row with its id, all or nothing."""
+    if ctx.project_spec:
+        raise InvalidArgument("a Waymark export carries its own projects; drop --project")
+    data = portable.import_export(ctx.conn, lines)
+    emit(
+        data,
+        ctx.as_json,
+        f"imported a Waymark export (schema {data['schema_version']}): "
+        f"{data['total_inserted']} rows new, {data['total_unchanged']} already here; "
+        "run `waymark index` to rebuild semantic vectors",
     )
     return 0
 
