@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install Waymark for this user: an isolated environment in Waymark's own folder, `waymark`
-# on PATH, then a first `waymark status`. Re-running upgrades in place.
+# on PATH, a first `waymark status`, then `waymark install` to connect the Claude Code and
+# Codex found on this machine. Re-running upgrades in place.
 #
-#   ./install.sh [--no-semantic]
+#   ./install.sh [--no-semantic] [--no-clients]
 #
 # WAYMARK_PREFIX   where the environment goes (default: the platform data folder + /env)
 # WAYMARK_BIN_DIR  where the `waymark` link goes (default: ~/.local/bin)
@@ -12,9 +13,11 @@ say() { printf 'waymark-install: %s\n' "$*"; }
 die() { printf 'waymark-install: error: %s\n' "$*" >&2; exit 1; }
 
 semantic=1
+clients=1
 for arg in "$@"; do
     case "$arg" in
         --no-semantic) semantic=0 ;;
+        --no-clients) clients=0 ;;
         -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
         *) die "unknown option $arg (see --help)" ;;
     esac
@@ -75,4 +78,11 @@ case ":$PATH:" in
 esac
 
 "$prefix/bin/waymark" status || die "waymark was installed but 'waymark status' failed"
+if [ "$clients" = 1 ]; then
+    say "connecting Claude Code and Codex (waymark install)"
+    "$prefix/bin/waymark" install ||
+        die "Waymark is installed, but connecting the clients failed (see above); fix that and run 'waymark install'"
+else
+    say "skipped connecting the clients; run 'waymark install' when you want them"
+fi
 say "done"

@@ -25,6 +25,8 @@ COMMANDS = [
     "backup",
     "restore",
     "export",
+    "install",
+    "uninstall",
 ]
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import __version__
 from ..errors import WaymarkError
-from . import admin, data, index, memory, recall, session
+from . import admin, data, index, memory, recall, session, setup
 from .common import Context, emit_error
 
-COMMAND_MODULES = (memory, recall, session, index, admin, data)
+COMMAND_MODULES = (memory, recall, session, index, admin, data, setup)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,141 @@
+<#
+Install Waymark for this user on Windows: an isolated environment in Waymark's own folder,
+`waymark` on PATH, a first `waymark status`, then `waymark install` to connect the Claude
+Code and Codex found on this machine. Re-running upgrades in place.
+
+    .\install.ps1 [-NoSemantic] [-NoClients]
+
+WAYMARK_PREFIX   where the environment goes (default: %LOCALAPPDATA%\waymark\env)
+WAYMARK_BIN_DIR  where waymark.cmd goes (default: %LOCALAPPDATA%\waymark\bin, added to
+                 your user PATH)
+#>
+[CmdletBinding()]
+param(
+    [switch]$NoSemantic,
+    [switch]$NoClients
+)
+$ErrorActionPreference = 'Stop'
+Set-StrictMode -Version 3
+
+function Say([string]$Message) { Write-Host "waymark-install: $Message" }
+function Die([string]$Message) {
+    Write-Host "waymark-install: error: $Message" -ForegroundColor Red
+    exit 1
+}
+
+$src = $PSScriptRoot
+if (-not (Test-Path -LiteralPath (Join-Path $src 'pyproject.toml'))) {
+    Die "run install.ps1 from a Waymark checkout ($src has no pyproject.toml)"
+}
+
+$base = if ($env:LOCALAPPDATA) { $env:LOCALAPPDATA } else { Join-Path $HOME 'AppData\Local' }
+$prefix = if ($env:WAYMARK_PREFIX) { $env:WAYMARK_PREFIX } else { Join-Path $base 'waymark\env' }
+$binDir = if ($env:WAYMARK_BIN_DIR) { $env:WAYMARK_BIN_DIR } else { Join-Path $base 'waymark\bin' }
+$envPython = Join-Path $prefix 'Scripts\python.exe'
+$waymarkExe = Join-Path $prefix 'Scripts\waymark.exe'
+
+# True when `$Exe $Pre -c ...` is a Python >= 3.10. The Microsoft Store stub and broken
+# launchers fail this test instead of opening anything.
+function Test-Python([string]$Exe, [string[]]$Pre) {
+    try {
+        & $Exe @Pre -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>$null | Out-Null
+        return ($LASTEXITCODE -eq 0)
+    } catch {
+        return $false
+    }
+}
+
+function Find-Python {
+    $candidates = @(
+        @('py', '-3.13'), @('py', '-3.12'), @('py', '-3.11'), @('py', '-3.10'), @('py', '-3'),
+        @('python'), @('python3')
+    )
+    foreach ($candidate in $candidates) {
+        $command = Get-Command $candidate[0] -CommandType Application -ErrorAction SilentlyContinue |
+            Select-Object -First 1
+        if (-not $command) { continue }
+        $pre = @($candidate | Select-Object -Skip 1)
+        if (Test-Python $command.Source $pre) {
+            return @{ Exe = $command.Source; Pre = $pre }
+        }
+    }
+    return $null
+}
+
+# Runs pip (or uv pip) in the environment; $true when it succeeded. Output goes to the
+# console, not into the function's result.
+function Install-Into([string[]]$PipArgs) {
+    if ($script:uv) {
+        & $script:uv pip install --quiet --python $envPython @PipArgs | Out-Host
+    } else {
+        & $envPython -m pip install --quiet @PipArgs | Out-Host
+    }
+    return ($LASTEXITCODE -eq 0)
+}
+
+New-Item -ItemType Directory -Force -Path (Split-Path -Parent $prefix) | Out-Null
+$script:uv = (Get-Command uv -CommandType Application -ErrorAction SilentlyContinue |
+    Select-Object -First 1 | ForEach-Object { $_.Source })
+if ($script:uv) {
+    Say "creating the environment with uv in $prefix"
+    if (-not (Test-Path -LiteralPath $envPython)) {
+        & $script:uv venv --quiet --python '>=3.10' $prefix | Out-Host
+        if ($LASTEXITCODE -ne 0) { Die 'uv could not create an environment with Python >= 3.10' }
+    }
+} else {
+    $python = Find-Python
+    if (-not $python) {
+        Die ('Waymark needs Python 3.10 or newer and found none (tried py -3, python, python3). ' +
+            'Install it from https://www.python.org (tick "Add python.exe to PATH") or with ' +
+            '`winget install Python.Python.3.12`, then run install.ps1 again')
+    }
+    Say "creating the environment with $($python.Exe) $($python.Pre -join ' ') in $prefix"
+    if (-not (Test-Path -LiteralPath $envPython)) {
+        $venvArgs = @($python.Pre) + @('-m', 'venv', $prefix)
+        & $python.Exe @venvArgs | Out-Host
+        if ($LASTEXITCODE -ne 0) { Die "could not create a virtual environment in $prefix" }
+    }
+    try { & $envPython -m pip install --quiet --upgrade pip 2>$null | Out-Null } catch { }
+}
+
+$semanticDone = $false
+if (-not $NoSemantic) {
+    $semanticDone = Install-Into @('--upgrade', ($src + '[semantic]'))
+    if ($semanticDone) {
+        Say 'installed with semantic recall (fastembed, sqlite-vec)'
+    } else {
+        Say 'semantic extra unavailable here; installing lexical recall only'
+    }
+}
+if (-not $semanticDone) {
+    if (-not (Install-Into @('--upgrade', $src))) { Die "pip could not install Waymark from $src" }
+}
+# Same version number, new code: make re-running really upgrade Waymark itself.
+if (-not (Install-Into @('--force-reinstall', '--no-deps', $src))) {
+    Die 'pip could not reinstall Waymark'
+}
+
+New-Item -ItemType Directory -Force -Path $binDir | Out-Null
+$shim = Join-Path $binDir 'waymark.cmd'
+Set-Content -LiteralPath $shim -Encoding ASCII -Value @('@echo off', "`"$waymarkExe`" %*")
+Say "wrote $shim"
+$userPath = [Environment]::GetEnvironmentVariable('Path', 'User')
+if (-not $userPath) { $userPath = '' }
+if (($userPath -split ';') -notcontains $binDir) {
+    $newPath = (($userPath.TrimEnd(';'), $binDir) | Where-Object { $_ }) -join ';'
+    [Environment]::SetEnvironmentVariable('Path', $newPath, 'User')
+    Say "added $binDir to your user PATH (open a new terminal to use ``waymark``)"
+}
+
+& $waymarkExe status
+if ($LASTEXITCODE -ne 0) { Die "waymark was installed but 'waymark status' failed" }
+if (-not $NoClients) {
+    Say 'connecting Claude Code and Codex (waymark install)'
+    & $waymarkExe install
+    if ($LASTEXITCODE -ne 0) {
+        Die "Waymark is installed, but connecting the clients failed (see above); fix that and run 'waymark install'"
+    }
+} else {
+    Say "skipped connecting the clients; run 'waymark install' when you want them"
+}
+Say 'done'

@@ -1,0 +1,134 @@
+"""What Waymark registers in each client: its hook commands, MCP server and notify program.
+
+Every command runs the interpreter of Waymark's own environment by absolute path
+(`sys.executable`, never resolved through symlinks: a venv's python is a link to the base
+interpreter, and following it would lose the venv). Hooks run in isolated mode (`-I`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+CLAUDE = "claude-code"
+CODEX = "codex"
+CLIENTS = (CLAUDE, CODEX)
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str
+    module: str
+    timeout: int
+    matcher: str | None = None
+
+
+# Timeouts are seconds. SessionEnd: Claude shares a 1.5 s budget that a per-hook timeout
+# raises; Codex clamps it to 3 s.
+HOOKS = (
+    HookSpec("SessionStart", "session_start", 10, "startup|resume|clear|compact"),
+    HookSpec("UserPromptSubmit", "user_prompt_submit", 5),
+    HookSpec("PostToolUse", "post_tool_use", 5),
+    HookSpec("PostToolUseFailure", "post_tool_use_failure", 5),
+    HookSpec("PreCompact", "pre_compact", 10),
+    HookSpec("Stop", "stop", 10),
+    HookSpec("SessionEnd", "session_end", 2),
+)
+CLAUDE_ONLY = {"PostToolUseFailure"}
+
+# A hook handler is Waymark's when its command runs one of Waymark's hook modules.
+HOOK_SIGNATURE = re.compile(r"(^|\s)-m\s+waymark\.hooks\.[A-Za-z_]+(\s|$)")
+NOTIFY_MODULE = "waymark.hooks.notify"
+MCP_NAME = "waymark"
+MCP_ARGS = ["-m", "waymark", "mcp"]
+# Codex starts MCP servers with a small default environment; these must reach ours.
+MCP_ENV_VARS = [
+    "WAYMARK_HOME",
+    "WAYMARK_EMBED_MODEL_DIR",
+    "WAYMARK_LOG_LEVEL",
+    "WAYMARK_WARM_TRANSPORT",
+    "XDG_DATA_HOME",
+    "LOCALAPPDATA",
+]
+
+
+def interpreter() -> str:
+    """The running Waymark's python, absolute, symlinks kept."""
+    exe = sys.executable
+    if not exe or not os.path.isfile(exe):
+        from .files import InstallRefused
+
+        raise InstallRefused(
+            "cannot tell which Python runs Waymark (sys.executable is empty); "
+            "run `waymark install` from Waymark's own environment"
+        )
+    return os.path.abspath(exe)
+
+
+def posix_quote(path: str) -> str:
+    """A double-quoted word for sh/bash (Claude Code runs hooks in bash, Git Bash on Windows)."""
+    return '"' + re.sub(r'(["\\$`])', r"\\\1", path) + '"'
+
+
+def cmd_word(path: str) -> str:
+    """The program word for cmd.exe (Codex's `commandWindows`). Quoted only when it must be:
+    Codex passes the line to `cmd /C` in a way that mangles a quoted program token
+    (openai/codex#38168), and an unquoted path without spaces always works."""
+    if re.search(r'[\s&()^|<>%!"]', path):
+        return '"' + path + '"'
+    return path
+
+
+def hook_command(python: str, module: str, client: str, *, windows: bool = False) -> str:
+    """The shell command (bash) a client runs for one hook event."""
+    exe = python.replace("\\", "/") if windows else python
+    return f"{posix_quote(exe)} -I -m waymark.hooks.{module} {client}"
+
+
+def hook_command_windows(python: str, module: str, client: str) -> str:
+    return f"{cmd_word(python)} -I -m waymark.hooks.{module} {client}"
+
+
+def is_waymark_hook(handler: object) -> bool:
+    return (
+        isinstance(handler, dict)
+        and isinstance(handler.get("command"), str)
+        and HOOK_SIGNATURE.search(handler["command"]) is not None
+    )
+
+
+def hook_groups(python: str, client: str, *, windows: bool) -> list[tuple[str, dict]]:
+    """(event, matcher group) pairs in the clients' shared hooks format."""
+    groups = []
+    for spec in HOOKS:
+        if client == CODEX and spec.event in CLAUDE_ONLY:
+            continue
+        handler: dict[str, object] = {
+            "type": "command",
+            "command": hook_command(python, spec.module, client, windows=windows),
+        }
+        if client == CODEX and windows:
+            handler["commandWindows"] = hook_command_windows(python, spec.module, client)
+        handler["timeout"] = spec.timeout
+        group: dict[str, object] = {"matcher": spec.matcher} if spec.matcher else {}
+        group["hooks"] = [handler]
+        groups.append((spec.event, group))
+    return groups
+
+
+def claude_mcp_server(python: str) -> dict:
+    return {"type": "stdio", "command": python, "args": list(MCP_ARGS), "env": {}}
+
+
+def codex_mcp_server(python: str) -> dict:
+    return {"command": python, "args": list(MCP_ARGS), "env_vars": list(MCP_ENV_VARS)}
+
+
+def notify_program(python: str) -> list[str]:
+    return [python, "-I", "-m", NOTIFY_MODULE]
+
+
+def is_waymark_notify(value: object) -> bool:
+    return isinstance(value, list) and NOTIFY_MODULE in value

@@ -1,0 +1,122 @@
+"""`waymark install` into a real client's config, then a real session of that client: its
+hooks fire through the installed commands and its MCP server answers as `waymark`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from waymark import db
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+from waymark.install import commands
+
+from .conftest import tool_texts
+
+MEMORY = "The zebra importer streams rows; never load the whole file"
+
+
+def waymark(env: dict[str, str], *args: str) -> dict:
+    """Run the CLI as the user would, with the client's environment."""
+    out = subprocess.run(
+        [sys.executable, "-m", "waymark", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout)
+
+
+def connect(client: str, project: Path, reports: list[dict]):
+    """before_launch: install Waymark for `client` into the run's HOME and config dir, turn
+    capture on for the run's project and give it one memory to recall."""
+
+    def before_launch(run_dir: Path, env: dict[str, str]) -> None:
+        reports.append(waymark(env, "install", "--client", client))
+        waymark(env, "enable", "--project", str(project))
+        waymark(env, "remember", "--project", str(project), "--type", "fact", "--content", MEMORY)
+
+    return before_launch
+
+
+def client_env(clients) -> dict[str, str]:
+    env = {"WAYMARK_HOME": str(clients.home)}
+    if os.environ.get("WAYMARK_EMBED_MODEL_DIR"):
+        env["WAYMARK_EMBED_MODEL_DIR"] = os.environ["WAYMARK_EMBED_MODEL_DIR"]
+    return env
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_an_installed_client_fires_waymarks_hooks_and_reaches_its_mcp_server(
+    clients, client, tmp_path, monkeypatch
+):
+    name = {"claude": commands.CLAUDE, "codex": commands.CODEX}[client]
+    run_dir = tmp_path / "run"
+    reports: list[dict] = []
+    extra = {"strict_mcp_config": False} if client == "claude" else {}
+    result = clients.run(
+        client,
+        [
+            {"shell": "echo waymark-e2e"},
+            {"tool": "mcp__waymark__recall", "input": {"query": "zebra importer"}},
+            {"text": "Done."},
+        ],
+        run_dir=run_dir,
+        mcp_servers={},  # only what `waymark install` registered
+        env=client_env(clients),
+        before_launch=connect(name, run_dir / "project", reports),
+        **extra,
+    )
+    assert {f["status"] for f in reports[0]["files"]} <= {"created", "updated"}
+
+    # The MCP server, started from the installed entry, answered from the same data home
+    # (for Codex that needs WAYMARK_HOME in env_vars).
+    recalled = [t for t in tool_texts(result) if "zebra importer streams rows" in t]
+    assert recalled, tool_texts(result)
+
+    # The hooks ran through the installed commands: SessionStart opened the session,
+    # PostToolUse saw the shell command, SessionEnd closed it; none logged an error.
+    log = clients.home / "hooks.log"
+    assert not log.exists(), log.read_text(encoding="utf-8")
+    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
+    conn = db.connect()
+    rows = conn.execute("SELECT client, last_shell_at, ended_at FROM sessions").fetchall()
+    conn.close()
+    assert [(c, bool(shell), bool(end)) for c, shell, end in rows] == [(name, True, True)], rows
+
+    # Uninstall takes every Waymark entry out of the client's config again.
+    env = {**os.environ, "HOME": str(run_dir / "home"), "WAYMARK_HOME": str(clients.home)}
+    if client == "claude":
+        env["CLAUDE_CONFIG_DIR"] = str(run_dir / "claude-config")
+    else:
+        env["CODEX_HOME"] = str(run_dir / "codex-home")
+    report = waymark(env, "uninstall")
+    assert report["files"] and "unchanged" not in {f["status"] for f in report["files"]}
+    for f in report["files"]:
+        assert not has_waymark(Path(f["path"])), f
+
+
+def has_waymark(path: Path) -> bool:
+    """Whether a client config still holds a Waymark hook, MCP server or notify program."""
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        doc = tomllib.loads(text)
+        return "waymark" in doc.get("mcp_servers", {}) or commands.is_waymark_notify(
+            doc.get("notify")
+        )
+    doc = json.loads(text)
+    hooks = [h for groups in doc.get("hooks", {}).values() for g in groups for h in g["hooks"]]
+    return "waymark" in doc.get("mcpServers", {}) or any(map(commands.is_waymark_hook, hooks))

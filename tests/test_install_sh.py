@@ -1,0 +1,93 @@
+"""install.sh end to end into a temporary HOME: a real environment, `waymark status`, and the
+clients connected (lexical only, `--no-semantic`, to stay fast)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = pathlib.Path(__file__).parents[1]
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="install.sh is for Linux and macOS")
+
+
+def clean_env(home: pathlib.Path) -> dict[str, str]:
+    """The caller's environment without anything that points at real Waymark or client data."""
+    drop = ("WAYMARK_", "XDG_", "CLAUDE_", "CODEX_", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(HOME=str(home), TMPDIR=str(home.parent / "tmp"))
+    return env
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cmd, env=env, cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=600
+    )
+
+
+def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".codex").mkdir()
+    (tmp_path / "tmp").mkdir()
+    env = clean_env(home)
+    prefix = home / ".local" / "share" / "waymark" / "env"
+    python = prefix / "bin" / "python"
+
+    first = run(["bash", str(ROOT / "install.sh"), "--no-semantic"], env, home)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "database" in first.stdout and "schema" in first.stdout  # `waymark status` ran
+    assert (home / ".local" / "bin" / "waymark").resolve() == (prefix / "bin" / "waymark")
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert stop == f'"{python}" -I -m waymark.hooks.stop claude-code'  # the venv's own python
+    user = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    assert user["mcpServers"]["waymark"]["command"] == str(python)
+    config = tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert config["mcp_servers"]["waymark"]["command"] == str(python)
+    assert "/hooks" in first.stdout  # the Codex trust step is spelled out
+
+    waymark = str(home / ".local" / "bin" / "waymark")
+    dry = run([waymark, "install", "--dry-run", "--json"], env, home)
+    assert dry.returncode == 0, dry.stderr
+    assert {f["status"] for f in json.loads(dry.stdout)["files"]} == {"unchanged"}
+
+    # Re-running upgrades in place; --no-clients leaves the clients alone.
+    settings_file = home / ".claude" / "settings.json"
+    settings_file.write_text('{\n  "model": "opus",\n}\n', encoding="utf-8")
+    second = run(["bash", str(ROOT / "install.sh"), "--no-semantic", "--no-clients"], env, home)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "skipped connecting the clients" in second.stdout
+
+    # A malformed config stops the script with a message, and the file is left as it was.
+    third = run(["bash", str(ROOT / "install.sh"), "--no-semantic"], env, home)
+    assert third.returncode == 1
+    assert (
+        "settings.json line 3" in third.stderr and "connecting the clients failed" in third.stderr
+    )
+    assert settings_file.read_text(encoding="utf-8") == '{\n  "model": "opus",\n}\n'
+
+
+def test_install_sh_rejects_unknown_options():
+    out = subprocess.run(
+        ["bash", str(ROOT / "install.sh"), "--bogus"], capture_output=True, text=True
+    )
+    assert out.returncode == 1 and "unknown option --bogus" in out.stderr
+
+
+def test_install_ps1_takes_the_same_steps_as_install_sh():
+    # No PowerShell on Linux CI to run it: check that it says every step install.sh takes.
+    text = (ROOT / "install.ps1").read_text(encoding="utf-8")
+    for step in ("sys.version_info < (3, 10)", "uv venv", "-m', 'venv'", "[semantic]",
+                 "semantic extra unavailable", "waymark install", "status", "NoSemantic",
+                 "NoClients", "--force-reinstall"):
+        assert step in text, step
