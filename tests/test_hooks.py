@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -36,7 +37,17 @@ CODEX_KEYS = {
 }
 
 
-def hook(event: str, payload: dict | str | bytes, client: str = "claude-code", timeout=20):
+def hook(
+    event: str,
+    payload: dict | str | bytes,
+    client: str = "claude-code",
+    timeout=20,
+    fresh: bool = True,
+):
+    """Run one hook process. `fresh` gives the payload a new turn id, as real clients do for
+    every turn (an identical payload is a second delivery of the same event)."""
+    if isinstance(payload, dict) and fresh:
+        payload = {**payload, "turn_id": uuid.uuid4().hex}
     data = (
         payload
         if isinstance(payload, bytes)
@@ -378,3 +389,14 @@ def test_the_hook_path_imports_nothing_heavy():
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_same_event_delivered_twice_runs_once(conn, enabled, repo):
+    """The plugin route and the installed route may both be registered: one run per event."""
+    edit(repo)
+    data = payload("claude-code", "Stop", cwd=str(repo), session_id="s1")
+    first = hook("Stop", data, fresh=False)
+    second = hook("Stop", data, fresh=False)
+    assert json.loads(first.stdout)["decision"] == "block"
+    assert (second.returncode, second.stdout) == (0, b"")
+    assert conn.execute("SELECT count(*) FROM handoff_markers").fetchone()[0] == 0

@@ -80,8 +80,9 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
     ctx = None
     try:
         client = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in CLIENTS else "claude-code"
-        data = read_payload()
-        if data is not None:
+        raw = read_stdin()
+        data = parse_payload(raw)
+        if data is not None and first_delivery(name, raw):
             ctx = Context(normalise(client, data, name))
             out = handler(ctx)
             if out:
@@ -111,12 +112,15 @@ def normalise(client: str, data: dict, name: str) -> Event:
     return claude(data, name)
 
 
-def read_payload() -> dict | None:
-    """The event JSON from stdin: at most MAX_STDIN bytes, within STDIN_DEADLINE_S."""
+def read_stdin() -> bytes:
+    """At most MAX_STDIN bytes of stdin, within STDIN_DEADLINE_S; never from a terminal."""
     stream = sys.stdin
     if stream is None or stream.isatty():
-        return None
-    raw = _read_capped(stream.buffer)
+        return b""
+    return _read_capped(stream.buffer)
+
+
+def parse_payload(raw: bytes) -> dict | None:
     if not raw.strip():
         return None
     try:
@@ -164,6 +168,47 @@ def _salvage(raw: bytes) -> dict | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+DEDUPE_DIR = "hookruns"
+DEDUPE_WINDOW_S = 30.0
+
+
+def first_delivery(name: str, raw: bytes) -> bool:
+    """False when this exact event was already delivered to Waymark: the plugin route and
+    the `waymark install` route may both be registered, and each event must run once."""
+    folder = os.path.join(home.data_home(), DEDUPE_DIR)
+    if not os.path.isdir(home.data_home()):
+        return True
+    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
+
+    key = f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+    path = os.path.join(folder, key)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        try:
+            if time.time() - os.stat(path).st_mtime < DEDUPE_WINDOW_S:
+                return False
+            os.utime(path)
+        except OSError:
+            return True
+    except OSError:
+        return True
+    if key.endswith("0"):  # now and then, forget old deliveries
+        _sweep(folder)
+    return True
+
+
+def _sweep(folder: str) -> None:
+    cutoff = time.time() - 2 * DEDUPE_WINDOW_S
+    try:
+        for entry in os.scandir(folder):
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+    except OSError:
+        pass
 
 
 def context_output(name: str, text: str) -> str:
