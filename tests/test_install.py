@@ -499,3 +499,20 @@ def test_waymarks_codex_blocks_edited_by_the_user_are_still_removed(home):
     config.write_text(text, encoding="utf-8")
     assert {f["status"] for f in uninstall()["files"]} == {"restored", "deleted"}
     assert config.read_text(encoding="utf-8") == 'model = "o3"\n\n[tui]\nnotifications = true\n'
+
+
+def test_install_says_so_when_the_waymark_plugin_is_enabled_too(home):
+    claude_dir = home / ".claude"
+    claude_dir.mkdir()
+    (claude_dir / "settings.json").write_text(
+        '{"enabledPlugins": {"waymark@waymark": true}}\n', encoding="utf-8"
+    )
+    codex_dir = home / ".codex"
+    codex_dir.mkdir()
+    (codex_dir / "config.toml").write_text(
+        '[plugins."waymark@waymark"]\nenabled = true\n', encoding="utf-8"
+    )
+    report = install(["claude-code", "codex"], python=PY)
+    notes = " ".join(report["notes"])
+    assert "Waymark plugin (waymark@waymark) is also enabled in Claude Code" in notes
+    assert "also enabled in Codex" in notes and "runs each event once" in notes

@@ -57,12 +57,23 @@ def strip_settings(text: str, path: str, owned: dict) -> str:
 
 
 def settings_notes(text: str | None, path: str) -> list[str]:
-    if hookconfig.document(text, path).get("disableAllHooks") is True:
-        return [
+    doc = hookconfig.document(text, path)
+    notes = []
+    if doc.get("disableAllHooks") is True:
+        notes.append(
             f'{display(path)} sets "disableAllHooks": true, so Claude Code will not run '
             "Waymark's hooks until you remove it"
-        ]
-    return []
+        )
+    plugins = doc.get("enabledPlugins")
+    enabled = (
+        [k for k, v in plugins.items() if k.startswith("waymark@") and v]
+        if isinstance(plugins, dict)
+        else []
+    )
+    notes += [
+        commands.plugin_note("Claude Code", name, f"/plugin uninstall {name}") for name in enabled
+    ]
+    return notes
 
 
 def _describe(event: str, group: dict) -> dict:

@@ -211,6 +211,10 @@ def config_notes(text: str | None, path: str) -> list[str]:
             f"{display(path)} already sets `notify`; Waymark's turn notifier was not added "
             "(its hooks still record each session)"
         )
+    plugins = doc.get("plugins")
+    for name, table in plugins.items() if isinstance(plugins, dict) else ():
+        if name.startswith("waymark@") and isinstance(table, dict) and table.get("enabled", True):
+            notes.append(commands.plugin_note("Codex", name, f"codex plugin remove {name}"))
     features = doc.get("features")
     features = features if isinstance(features, dict) else {}
     if features.get("hooks") is False or features.get("codex_hooks") is False:

@@ -132,3 +132,12 @@ def notify_program(python: str) -> list[str]:
 
 def is_waymark_notify(value: object) -> bool:
     return isinstance(value, list) and NOTIFY_MODULE in value
+
+
+def plugin_note(client: str, plugin: str, remove: str) -> str:
+    """Said when the Waymark plugin is enabled too: both routes would register hooks."""
+    return (
+        f"the Waymark plugin ({plugin}) is also enabled in {client}, so its hooks and these "
+        "are both registered. Waymark runs each event once, but keep one route: "
+        f"`{remove}`, or `waymark uninstall --client {'claude-code' if client == 'Claude Code' else 'codex'}`"
+    )
