@@ -32,6 +32,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the data home, schema, and this project's memory counts",
         example="waymark status",
     )
+    add_command(
+        commands,
+        "doctor",
+        common,
+        handler=cmd_doctor,
+        help="check the environment, database, client registrations, model and hooks",
+        example="waymark doctor --json",
+    )
     p = add_command(
         commands,
         "import",
@@ -75,6 +83,21 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
     ]
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
+    from .. import doctor
+
+    findings = doctor.run_all()
+    healthy = not any(f["status"] == doctor.FAIL for f in findings)
+    lines = []
+    for f in findings:
+        lines.append(f"{f['status'].upper():5} {f['check']}: {f['detail']}")
+        if f["fix"] and f["status"] in (doctor.FAIL, doctor.WARN):
+            lines.append(f"      fix: {f['fix']}")
+    lines.append("healthy" if healthy else "not healthy: fix the FAIL lines above")
+    emit({"healthy": healthy, "findings": findings}, ctx.as_json, "\n".join(lines))
+    return 0 if healthy else 1
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:

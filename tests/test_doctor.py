@@ -1,0 +1,70 @@
+"""`waymark doctor`: findings with fixes, exit 0 only when healthy."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from waymark import db, home
+from waymark.cli import main
+from waymark.install import install
+
+
+@pytest.fixture
+def user_home(tmp_path, monkeypatch):
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    return h
+
+
+def doctor(capsys):
+    code = main(["doctor", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return code, {f["check"]: f for f in report["findings"]}, report["healthy"]
+
+
+def test_installed_clients_and_a_sound_database_are_healthy(user_home, capsys):
+    db.connect().close()
+    (user_home / ".claude").mkdir()
+    (user_home / ".codex").mkdir()
+    install(["claude-code", "codex"])
+    code, found, healthy = doctor(capsys)
+    assert code == 0 and healthy
+    for check in (
+        "database",
+        "permissions",
+        "claude-code hooks",
+        "claude-code mcp",
+        "codex hooks",
+        "codex mcp",
+        "hook run",
+    ):
+        assert found[check]["status"] == "ok", found[check]
+    assert found["codex hook trust"]["status"] == "warn"
+    assert "/hooks" in found["codex hook trust"]["fix"]
+
+
+def test_a_found_client_without_waymark_fails_with_the_fix(user_home, capsys):
+    db.connect().close()
+    (user_home / ".claude").mkdir()
+    code, found, healthy = doctor(capsys)
+    assert code == 1 and not healthy
+    assert found["claude-code hooks"]["status"] == "fail"
+    assert found["claude-code hooks"]["fix"] == "waymark install --client claude-code"
+    assert found["codex"]["status"] == "skip"
+
+
+def test_a_corrupt_database_fails_with_a_restore_fix(user_home, capsys):
+    home.ensure_home()
+    with open(home.db_path(), "wb") as f:
+        f.write(b"not a database" * 100)
+    code, found, _ = doctor(capsys)
+    assert code == 1 and found["database"]["status"] == "fail"
+    assert "waymark restore" in found["database"]["fix"]
