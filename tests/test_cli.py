@@ -27,6 +27,15 @@ COMMANDS = [
     "export",
     "install",
     "uninstall",
+    "doctor",
+    "recall",
+    "relate",
+    "index",
+    "checkpoint",
+    "mcp",
+    "enable",
+    "disable",
+    "config",
 ]
 
 

@@ -27,3 +27,25 @@ def test_readme_starts_with_the_install_command():
 
 def test_changelog_has_an_unreleased_section():
     assert "## Unreleased" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_readme_documents_every_mcp_tool():
+    import asyncio
+
+    from mcp import Client
+
+    from waymark.server import build_server
+
+    server, state = build_server()
+
+    async def names():
+        async with Client(server) as client:
+            return [t.name for t in (await client.list_tools()).tools]
+
+    try:
+        tools = asyncio.run(names())
+    finally:
+        state.close()
+    assert len(tools) <= 8
+    for name in tools:
+        assert f"| `{name}` |" in readme(), name
