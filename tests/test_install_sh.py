@@ -87,7 +87,16 @@ def test_install_sh_rejects_unknown_options():
 def test_install_ps1_takes_the_same_steps_as_install_sh():
     # No PowerShell on Linux CI to run it: check that it says every step install.sh takes.
     text = (ROOT / "install.ps1").read_text(encoding="utf-8")
-    for step in ("sys.version_info < (3, 10)", "uv venv", "-m', 'venv'", "[semantic]",
-                 "semantic extra unavailable", "waymark install", "status", "NoSemantic",
-                 "NoClients", "--force-reinstall"):
+    for step in (
+        "sys.version_info < (3, 10)",
+        "uv venv",
+        "-m', 'venv'",
+        "[semantic]",
+        "semantic extra unavailable",
+        "waymark install",
+        "status",
+        "NoSemantic",
+        "NoClients",
+        "--force-reinstall",
+    ):
         assert step in text, step

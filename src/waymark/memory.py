@@ -15,37 +15,15 @@ TYPES = (
 )  # fmt: skip
 STATUSES = ("active", "superseded", "archived", "erased")
 
-FIELDS = [
-    "id",
-    "project_id",
-    "type",
-    "title",
-    "content",
-    "scope_type",
-    "scope_target",
-    "tags",
-    "priority",
-    "pinned",
-    "status",
-    "actor",
-    "client",
-    "session_id",
-    "source_ref",
-    "evidence",
-    "git_branch",
-    "valid_until",
-    "event_time",
-    "created_at",
-    "updated_at",
-    "content_hash",
-    "key",
-    "supersedes",
-    "superseded_by",
-    "erased_reason",
-]
 
-
-class Memory(namedtuple("_Memory", FIELDS)):
+class Memory(
+    namedtuple(
+        "_Memory",
+        "id project_id type title content scope_type scope_target tags priority pinned status"
+        " actor client session_id source_ref evidence git_branch valid_until event_time"
+        " created_at updated_at content_hash key supersedes superseded_by erased_reason",
+    )
+):
     """One memory. `tags` is a list of exact strings; `evidence` a list of
     {path | command | url, note?}; times are UTC ISO 8601 strings."""
 
@@ -55,6 +33,7 @@ class Memory(namedtuple("_Memory", FIELDS)):
         return self._asdict()
 
 
+FIELDS = Memory._fields
 COLUMNS = ", ".join(FIELDS)
 
 

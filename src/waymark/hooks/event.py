@@ -14,7 +14,7 @@ _Fields = namedtuple(
     "_Fields",
     "client name session_id cwd source prompt tool_name tool_input tool_response failed"
     " exit_code error stop_hook_active reason",
-    defaults=(None,) * 12,
+    defaults=(None, None, None, None, None, None, None, None, None, None, None, None),
 )
 
 
