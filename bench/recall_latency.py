@@ -1,0 +1,252 @@
+"""Recall latency on synthetic coding-memory corpora: warm in-process and cold process.
+
+For each size: import throughput (the importer, into a named project), a path project bulk
+loaded with scoped memories (bench/corpus.py), pseudo-random vectors, then 200+ queries:
+- warm hybrid: the real model embeds the query, `vectors.search`, `recall(semantic=...)`;
+- lexical: `recall` without semantic neighbours;
+- cold: `python -m waymark recall QUERY --project ROOT --json` wall time, hybrid and lexical.
+Targets (p95): hybrid 15 ms at 10k and 60 ms at 100k; lexical 10 ms and 40 ms.
+
+    WAYMARK_EMBED_MODEL_DIR=../shared/models/all-MiniLM-L6-v2-onnx \\
+        python bench/recall_latency.py [--sizes 10000,100000] [--queries 220] [--keep]
+
+WAYMARK_EMBED_MODEL_DIR defaults to ../shared/models/all-MiniLM-L6-v2-onnx when that exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import apsw
+
+import corpus
+from waymark import db, embed, recall, semantic, vectors
+from waymark.projects import Project, resolve
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+TARGETS = {10_000: {"hybrid": 15.0, "lexical": 10.0}, 100_000: {"hybrid": 60.0, "lexical": 40.0}}
+WARMUP = 20
+
+
+def stats(seconds: list[float]) -> tuple[float, float, float]:
+    """(p50, p95, max) in ms, nearest-rank percentiles."""
+    ordered = sorted(seconds)
+    rank = lambda q: ordered[max(0, math.ceil(q * len(ordered)) - 1)]  # noqa: E731
+    return 1000 * rank(0.50), 1000 * rank(0.95), 1000 * ordered[-1]
+
+
+def build(size: int, tmp: pathlib.Path, seed: int) -> dict:
+    """Import-throughput run, then the measured path project; figures and handles."""
+    started = time.perf_counter()
+    data = corpus.make_corpus(size, seed)
+    out: dict = {"corpus": data, "generate_s": time.perf_counter() - started}
+
+    import_db = str(tmp / f"import-{size}.db")
+    conn = db.connect(import_db)
+    report, seconds = corpus.import_jsonl(conn, resolve(conn, "bench-import"), data.records)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    if report["created"] != size:
+        raise SystemExit(f"importer created {report['created']} of {size}: {report}")
+    out["import_rate"] = size / seconds
+    out["import_bytes"] = corpus.db_bytes(import_db) / size
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(import_db + suffix):
+            os.remove(import_db + suffix)
+
+    home = tmp / f"home-{size}"
+    os.environ["WAYMARK_HOME"] = str(home)  # the cold CLI runs inherit it
+    root = tmp / f"project-{size}"
+    corpus.materialise(data.tree, str(root))
+    conn = db.connect()
+    project = resolve(conn, str(root))
+    out["load_rate"] = size / corpus.load(conn, project, data.records)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    out["load_bytes"] = corpus.db_bytes(str(home / "waymark.db")) / size
+    count, out["vectors_s"] = corpus.fill_vectors(conn, project.id, seed)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    out["vector_bytes"] = corpus.db_bytes(str(home / "waymark.db")) / size
+    out.update(conn=conn, project=project, root=root, vectors=count)
+    return out
+
+
+def lexical(conn: apsw.Connection, project: Project, queries: list[str]) -> list[float]:
+    for q in queries[:WARMUP]:
+        recall.recall(conn, project, q)
+    times = []
+    for q in queries[WARMUP:]:
+        started = time.perf_counter()
+        recall.recall(conn, project, q)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def hybrid(
+    conn: apsw.Connection, project: Project, embedder: embed.Embedder, queries: list[str]
+) -> dict[str, list[float]]:
+    parts: dict[str, list[float]] = {"total": [], "embed": [], "search": [], "recall": []}
+    for n, q in enumerate(queries):
+        t0 = time.perf_counter()
+        vec = embedder.embed_query(q)
+        t1 = time.perf_counter()
+        near = vectors.search(conn, project.id, vec, semantic.CANDIDATES, embedder.model)
+        t2 = time.perf_counter()
+        recall.recall(conn, project, q, semantic=near)
+        t3 = time.perf_counter()
+        if n >= WARMUP:
+            parts["total"].append(t3 - t0)
+            parts["embed"].append(t1 - t0)
+            parts["search"].append(t2 - t1)
+            parts["recall"].append(t3 - t2)
+    return parts
+
+
+def cold(root: pathlib.Path, queries: list[str], extra: list[str]) -> list[float]:
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "waymark",
+                "recall",
+                q,
+                "--project",
+                str(root),
+                "--json",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+        )
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"waymark recall failed ({done.returncode}): {done.stderr[-2000:]}")
+    return times
+
+
+def measure(
+    size: int, tmp: pathlib.Path, args: argparse.Namespace, embedder: embed.Embedder
+) -> dict:
+    built = build(size, tmp, args.seed)
+    conn, project, data = built["conn"], built["project"], built["corpus"]
+    queries = corpus.make_queries(data, WARMUP + args.queries, seed=args.seed + 2)
+    probe = embedder.embed_query("warm the matrix")
+    started = time.perf_counter()
+    vectors.search(conn, project.id, probe, semantic.CANDIDATES, embedder.model)
+    built["first_search_ms"] = 1000 * (time.perf_counter() - started)
+    built["lexical"] = lexical(conn, project, queries)
+    built["hybrid"] = hybrid(conn, project, embedder, queries)
+    conn.close()
+    cold_queries = queries[WARMUP : WARMUP + args.cold_runs]
+    built["cold_hybrid"] = cold(built["root"], cold_queries, [])
+    built["cold_lexical"] = cold(built["root"], cold_queries, ["--lexical"])
+    return built
+
+
+def verdict(p95: float, target: float | None) -> tuple[str, str]:
+    if target is None:
+        return "", ""
+    return f"<= {target:g} ms", "PASS" if p95 <= target else "MISS"
+
+
+def print_tables(results: dict[int, dict], model_s: float) -> None:
+    print()
+    print(corpus.VECTOR_NOTE)
+    print(f"model load (once per process): {model_s:.2f} s; warm-up {WARMUP} queries per pass")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) at the end: {load}")
+    print()
+    head = f"{'size':>8}  {'measurement':<40} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"
+    print(head + f"  {'target p95':<12} result")
+    print("-" * (len(head) + 20))
+    for size, r in results.items():
+        target = TARGETS.get(size, {})
+        rows = [
+            ("warm hybrid: embed + search + recall", r["hybrid"]["total"], target.get("hybrid")),
+            ("  query embedding (real model)", r["hybrid"]["embed"], None),
+            ("  vectors.search (numpy scan)", r["hybrid"]["search"], None),
+            ("  recall(semantic=neighbours)", r["hybrid"]["recall"], None),
+            ("lexical in-process: recall", r["lexical"], target.get("lexical")),
+            ("cold process: waymark recall (hybrid)", r["cold_hybrid"], None),
+            ("cold process: waymark recall --lexical", r["cold_lexical"], None),
+        ]
+        for label, times, goal in rows:
+            p50, p95, worst = stats(times)
+            want, result = verdict(p95, goal)
+            print(
+                f"{size:>8,}  {label:<40} {len(times):>4} {p50:>8.1f} {p95:>8.1f} {worst:>8.1f}"
+                f"  {want:<12} {result}"
+            )
+    print()
+    head = (
+        f"{'size':>8}  {'import rec/s':>12} {'import B/rec':>12} {'bulk load rec/s':>15}"
+        f" {'B/rec':>7} {'B/rec +vectors':>14} {'vectors s':>9} {'1st search ms':>13}"
+    )
+    print(head)
+    print("-" * len(head))
+    for size, r in results.items():
+        print(
+            f"{size:>8,}  {r['import_rate']:>12,.0f} {r['import_bytes']:>12,.0f}"
+            f" {r['load_rate']:>15,.0f} {r['load_bytes']:>7,.0f} {r['vector_bytes']:>14,.0f}"
+            f" {r['vectors_s']:>9.1f} {r['first_search_ms']:>13.0f}"
+        )
+    print()
+    print(
+        "import = importer.import_lines (JSON lines, named project, what `waymark import` runs);"
+        " bulk load = make_draft + store.insert, 1000 per transaction, path project with file,"
+        " directory and symbol scopes; B/rec = database file after a WAL checkpoint / records;"
+        " 1st search = building the cached matrix on a fresh connection."
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated corpus sizes")
+    parser.add_argument("--queries", type=int, default=220, help="measured queries per pass")
+    parser.add_argument("--cold-runs", type=int, default=5, help="cold CLI runs per mode")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if not os.environ.get(embed.ENV_MODEL_DIR) and DEFAULT_MODEL.is_dir():
+        os.environ[embed.ENV_MODEL_DIR] = str(DEFAULT_MODEL)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="waymark-recall-latency-"))
+    os.environ["WAYMARK_HOME"] = str(tmp / "home")  # the model loader wants a data home
+    started = time.perf_counter()
+    embedder = embed.open_embedder(allow_download=False)  # raises with the reason if absent
+    model_s = time.perf_counter() - started
+    results = {}
+    try:
+        for size in sizes:
+            started = time.perf_counter()
+            results[size] = measure(size, tmp, args, embedder)
+            r = results[size]
+            print(
+                f"{size:,} records: generated in {r['generate_s']:.1f} s,"
+                f" {r['vectors']:,} vectors, measured in {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print_tables(results, model_s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
