@@ -39,17 +39,29 @@ def checkpoint_section(conn: apsw.Connection, project: Project) -> dict[str, Any
     }
 
 
+RULES_WHERE = (
+    "status = 'active' AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision',"
+    " 'preference') AND priority > 0))"
+)  # the exact condition of the memories_rules index, so SQLite uses it
+
+
 def pinned_rules(conn: apsw.Connection, project: Project, limit: int = 20) -> list[Memory]:
-    """Pinned memories, and conventions, warnings and decisions of high priority."""
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE (project_id = ? OR project_id IS NULL)"
-        " AND status = 'active' AND (valid_until IS NULL OR valid_until > ?)"
-        " AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')"
-        " AND priority > 0))"
-        " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
-        (project.id, _now_iso(), limit),
-    ).fetchall()
-    return [from_row(r) for r in rows]
+    """Pinned memories, and conventions, warnings, decisions and preferences of high
+    priority: the project's and the global ones, best first."""
+    now = _now_iso()
+    found: list[Memory] = []
+    for owner in ("project_id = ?", "project_id IS NULL"):
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {RULES_WHERE}"
+            " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+            (project.id, limit * 2) if "?" in owner else (limit * 2,),
+        ).fetchall()
+        found += [m for m in map(from_row, rows) if not m.valid_until or m.valid_until > now]
+    found.sort(key=lambda m: (m.pinned, m.priority, m.created_at, m.id), reverse=True)
+    return found[:limit]
+
+
+TARGET_WHERE = "status = 'active' AND scope_target IS NOT NULL"  # memories_by_target's
 
 
 def file_memories(
@@ -62,23 +74,18 @@ def file_memories(
         targets += [path, *pathnames.ancestors(path)]
     if not targets:
         return []
+    base = f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND {TARGET_WHERE}"
     marks = ", ".join("?" * len(targets))
-    symbol_like = " OR ".join("scope_target LIKE ? ESCAPE '\\'" for _ in named)
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
-        f" AND scope_type IN ('file', 'directory', 'symbol')"
-        f" AND (valid_until IS NULL OR valid_until > ?)"
-        f" AND (scope_target IN ({marks}) OR {symbol_like})"
-        " ORDER BY length(scope_target) DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
-        (
-            project.id,
-            _now_iso(),
-            *targets,
-            *(pathnames.like_prefix(p) + "::%" for p in named),
-            limit,
-        ),
-    ).fetchall()
-    return [from_row(r) for r in rows]
+    rows = conn.execute(f"{base} AND scope_target IN ({marks})", (project.id, *targets)).fetchall()
+    for path in named:  # `path::Symbol` targets: a range the memories_by_target index serves
+        rows += conn.execute(
+            f"{base} AND scope_target >= ? AND scope_target < ?",
+            (project.id, path + "::", path + ":;"),
+        ).fetchall()
+    now = _now_iso()
+    memories = [m for m in map(from_row, rows) if not m.valid_until or m.valid_until > now]
+    memories.sort(key=lambda m: (len(m.scope_target), m.priority, m.created_at, m.id), reverse=True)
+    return memories[:limit]
 
 
 def _now_iso() -> str:

@@ -250,6 +250,19 @@ CREATE TABLE session_injected (
 );
 """
 
+M007_READ_PATH_INDEXES = """
+-- SessionStart's rules: pinned memories and high-priority rule types, best first.
+CREATE INDEX memories_rules ON memories (project_id, pinned DESC, priority DESC,
+                                         created_at DESC, id DESC)
+WHERE status = 'active'
+  AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')
+                      AND priority > 0));
+
+-- Memories scoped to a path: exact targets and prefix ranges (symbols, subdirectories).
+CREATE INDEX memories_by_target ON memories (project_id, scope_target)
+WHERE status = 'active' AND scope_target IS NOT NULL;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -258,6 +271,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m004_checkpoints", M004_CHECKPOINTS),
     ("m005_capture", M005_CAPTURE),
     ("m006_sessions", M006_SESSIONS),
+    ("m007_read_path_indexes", M007_READ_PATH_INDEXES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

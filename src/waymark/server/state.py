@@ -73,6 +73,18 @@ class State:
         self.embedder = embedder
         self.model_note = f"{embedder.model} loaded"
         self.index_missing()
+        self._warm_up(embedder)
+
+    def _warm_up(self, embedder: embed.Embedder) -> None:
+        """Build this project's vector matrix now, not on the first prompt's deadline."""
+        from ..errors import WaymarkError
+
+        try:
+            with self.conn() as conn:
+                project = resolve(conn, None, cwd=self.cwd, bind=False)
+                vectors.search(conn, project.id, embedder.embed_query("warm up"), 1, embedder.model)
+        except WaymarkError:
+            pass  # not a Waymark project yet: nothing to warm
 
     def index_missing(self, project_id: str | None = None) -> None:
         """Embed memories without a current vector, on a connection of its own."""
