@@ -270,3 +270,11 @@ def test_store_and_cli_share_one_database(capsys):
     _, saved = run_json(capsys, "remember", "--content", "shared")
     conn = db.connect()
     assert store.get(conn, saved["memory"]["id"]).content == "shared"
+
+
+def test_recall_explain_prints_each_results_breakdown(capsys):
+    run_json(capsys, "remember", "--type", "fact", "--content", "The cache TTL is 300 seconds")
+    code, out, _ = run(capsys, "recall", "cache ttl", "--explain", "--lexical")
+    assert code == 0 and "fused" in out and "lexical #1" in out
+    code, data = run_json(capsys, "recall", "cache ttl", "--explain", "--lexical")
+    assert code == 0 and data["results"][0]["explain"]["tiers"]["lexical"]["rank"] == 1

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import time
 
+import apsw
 import pytest
 
-from waymark import links, recall, store
+from waymark import fts, fusion, links, recall, store
 from waymark.errors import InvalidArgument
 from waymark.records import make_draft
 
@@ -91,8 +92,10 @@ def test_explain_fields_add_up(conn, project):
     add(conn, project, "Payments go through Stripe", tags=["pay"])
     for hit in recall.recall(conn, project, "payments retry"):
         ex = hit.explain
-        assert math.isclose(ex["rrf"], sum(t["rrf"] for t in ex["tiers"].values()), rel_tol=1e-6)
-        product = ex["rrf"]
+        assert math.isclose(ex["fused"], sum(t["part"] for t in ex["tiers"].values()), rel_tol=1e-9)
+        for tier in ex["tiers"].values():
+            assert 0.0 <= tier["norm"] <= 1.0
+        product = ex["fused"]
         for value in ex["multipliers"].values():
             product *= value
         assert math.isclose(product, hit.score, rel_tol=1e-9)
@@ -162,6 +165,102 @@ def test_semantic_neighbours_from_the_caller_are_fused(conn, project):
     hits = recall.recall(conn, project, "zzz unrelated words", semantic=[(rowid, 0.9)])
     assert [h.memory.id for h in hits] == [b.id] and "semantic" in hits[0].explain["tiers"]
     assert a.id not in [h.memory.id for h in hits]
+
+
+def rowid_of(conn, memory):
+    return conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory.id,)).fetchone()[0]
+
+
+def test_each_tier_is_scaled_to_its_own_candidate_pool():
+    full = [(1, 10.0), (2, 5.0), (3, 2.0)]
+    assert fusion.normalise(full, cap=3) == [1.0, 0.375, 0.0]  # the cap was hit: last is 0
+    assert fusion.normalise(full, cap=100) == [1.0, 0.5, 0.2]  # it was not: 0 is no match
+    assert fusion.normalise([(1, 4.0), (2, 4.0)], cap=2) == [1.0, 1.0]
+    assert fusion.normalise([(1, 0.9), (2, 1.7)], cap=None) == [0.9, 1.0]  # already 0-1
+    assert fusion.normalise([], cap=10) == []
+
+
+def test_a_decisive_keyword_match_is_not_outvoted_by_middling_neighbours(conn, project):
+    exact = add(conn, project, "The flux capacitor needs 1.21 gigawatts")
+    vague = add(conn, project, "Power requirements were discussed in the meeting")
+    fillers = [
+        add(conn, project, f"Unrelated filler note number {i} on topic {i}") for i in range(30)
+    ]
+    # The caller's neighbours put the vague note first and the exact one far down. Rank
+    # fusion (k = 60) let that outvote the only memory naming the flux capacitor.
+    near = [(rowid_of(conn, vague), 0.62)]
+    near += [(rowid_of(conn, m), 0.6 - 0.005 * i) for i, m in enumerate(fillers)]
+    near.append((rowid_of(conn, exact), 0.40))
+    ranked = top(conn, project, "flux capacitor power", semantic=near)
+    assert ranked[0] == exact.id
+
+
+needs_fts5_tokenizer = pytest.mark.skipif(
+    not hasattr(apsw.Connection, "fts5_tokenizer"), reason="APSW 3.47+ runs FTS5 tokenizers"
+)
+
+
+@needs_fts5_tokenizer
+def test_words_of_the_top_hits_find_a_memory_phrased_unlike_the_query(conn, project):
+    add(conn, project, "We went camping at Lake Tahoe and roasted marshmallows at night")
+    later = add(conn, project, "Tahoe marshmallows by the fire were the best part of summer")
+    for i in range(12):
+        add(conn, project, f"Sprint {i} retro: the build queue was slow on day {i}")
+    hits = recall.recall(conn, project, "camping trip")
+    found = {h.memory.id: h for h in hits}
+    assert later.id in found and "expansion" in found[later.id].explain["tiers"]
+    off = recall.Settings(expansion_weight=0.0)
+    assert later.id not in top(conn, project, "camping trip", settings=off)
+
+
+@needs_fts5_tokenizer
+def test_a_long_query_is_searched_by_its_rarest_words(conn, project):
+    add(conn, project, "Release notes mention the zebra crossing")
+    for i in range(6):
+        add(conn, project, f"Deploy step {i} runs the migrations")
+    # quokka is in no memory: it can match nothing, so it goes first.
+    expr = fts.focused_expression(conn, "deploy zebra quokka", keep=2)
+    assert expr == '"deploy" OR "zebra"'
+    assert fts.focused_expression(conn, "deploy zebra", keep=2) == fts.match_expression(
+        "deploy zebra"
+    )
+
+
+def test_expansion_is_skipped_when_apsw_cannot_tokenize():
+    assert fts.expansion_expression(object(), "camping trip", ["We went camping"]) is None
+
+
+def test_scoring_stops_early_without_changing_the_answer(conn, project, monkeypatch):
+    for i in range(70):
+        add(
+            conn,
+            project,
+            f"Cache note {i}: eviction runs every {i} minutes" + " cache" * (i % 4),
+            priority=(i * 7) % 21 - 10,
+            pinned=i % 9 == 0,
+        )
+    queries = ["cache eviction", "cache minutes 42", "eviction"]
+    early = [top(conn, project, q, limit=5) for q in queries]
+    monkeypatch.setattr(fusion, "ceiling", lambda named, s: math.inf)  # score every candidate
+    assert [top(conn, project, q, limit=5) for q in queries] == early
+
+
+def test_use_counts_belong_to_their_own_memory(conn, project):
+    used = add(conn, project, "Cache warm-up runs at boot")
+    other = add(conn, project, "Cache size is 2 GB")
+    recall.mark_used(conn, [used.id])
+    hits = {h.memory.id: h for h in recall.recall(conn, project, "cache")}
+    assert hits[used.id].explain["multipliers"]["use"] > 1.0
+    assert hits[other.id].explain["multipliers"]["use"] == 1.0
+
+
+def test_only_an_exact_shared_tag_brings_a_memory_along(conn, project):
+    add(conn, project, "Invoice totals are rounded half-even", tags=["pay", 'say"hi"'])
+    exact = add(conn, project, "Stripe webhooks retry for three days", tags=["pay"])
+    partial = add(conn, project, "Buy now, settle next month", tags=["pay-later"])
+    quoted = add(conn, project, "Greeting copy lives in the locale files", tags=['say"hi"'])
+    ranked = top(conn, project, "invoice totals rounding")
+    assert exact.id in ranked and quoted.id in ranked and partial.id not in ranked
 
 
 def test_filters_by_type_and_tag(conn, project):

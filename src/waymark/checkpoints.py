@@ -29,8 +29,12 @@ STATUSES = ("active", "completed", "abandoned")
 
 # Namedtuples, not dataclasses: the SessionStart hook reads checkpoints and cannot afford
 # the `dataclasses` import.
-class Revision(namedtuple("_Revision", "id checkpoint_id seq operation status body tokens"
-                          " actor client session_id created_at")):
+class Revision(
+    namedtuple(
+        "_Revision",
+        "id checkpoint_id seq operation status body tokens actor client session_id created_at",
+    )
+):
     """One immutable revision; `body` holds the fields (see `handoff`)."""
 
     __slots__ = ()

@@ -2,13 +2,22 @@
 
 User text never reaches FTS5 as syntax: it is split into word tokens, stop words are dropped,
 each token is quoted, and the count is capped so a 100 KB prompt costs what a short one does.
+`expansion_expression` adds pseudo-relevance feedback: words that characterise the first
+pass's best hits, for a second query.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections.abc import Sequence
+from typing import Any
 
 MAX_TERMS = 24
+# The memories_fts tokenizer (migration m001): feedback words are compared as its stems.
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+MIN_DF_CAP = 10  # in a small store every word is rare enough to expand with
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
@@ -203,3 +212,88 @@ def match_expression(text: str, *, limit: int = MAX_TERMS) -> str | None:
     if not words:
         return None
     return " OR ".join(f'"{w}"' for w in words)
+
+
+def focused_expression(conn: Any, text: str, *, keep: int = 12) -> str | None:
+    """Like `match_expression`, for ranking; but a query of more than `keep` words keeps only
+    its `keep` rarest.
+
+    An OR query costs what its words' posting lists hold: a 24-word prompt full of `test`,
+    `src` and `py` scored 36,000 rows (18 ms at 10k memories; 7 ms for its 12 rarest words)
+    for words whose low IDF barely moves the ranking. Every word is kept when this APSW
+    cannot run FTS5 tokenizers (before 3.47).
+    """
+    words = tokens(text)
+    tokenize = _tokenizer(conn)
+    if len(words) <= keep or tokenize is None:
+        return match_expression(text)
+    stems = [_stem(tokenize, word) for word in words]
+    df = _frequencies(conn, [stem for stem in stems if stem])
+    count = [df.get(stem or "", 0) for stem in stems]
+    ranked = sorted(range(len(words)), key=lambda i: (count[i] == 0, count[i], i))  # absent: last
+    return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep]))
+
+
+def expansion_expression(
+    conn: Any, query: str, texts: Sequence[str], *, terms: int = 20, max_df: float = 0.01
+) -> str | None:
+    """Pseudo-relevance feedback (RM3-style): an OR of the `terms` words that best
+    characterise `texts`, the first pass's top hits, and are not already in `query`.
+
+    A word's weight is its share of each text's tokens, summed, times its inverse document
+    frequency. Words in more than `max_df` of all memories (and more than `MIN_DF_CAP`)
+    carry no topic, and would make the second query score thousands of rows: skipped.
+    None when nothing qualifies, or when this APSW cannot run FTS5 tokenizers (before 3.47).
+    """
+    tokenize = _tokenizer(conn)
+    if tokenize is None or not texts:
+        return None
+    import apsw  # already loaded by whoever opened `conn`
+
+    asked = {_stem(tokenize, word) for word in tokens(query)}
+    weight: dict[str, float] = {}
+    surface: dict[str, str] = {}
+    for text in texts:
+        data = text.encode("utf-8", "replace")
+        found = tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None)
+        for start, end, stem, *_ in found:
+            word = data[start:end].decode("utf-8", "replace").lower()
+            if stem in asked or len(word) < 3 or word.isdigit() or word in STOP_WORDS:
+                continue
+            weight[stem] = weight.get(stem, 0.0) + 1.0 / len(found)
+            surface.setdefault(stem, word)
+    if not weight:
+        return None
+    df, total = _frequencies(conn, list(weight)), _total(conn)
+    cap = max(max_df * total, MIN_DF_CAP)
+    scored = {stem: weight[stem] * math.log(total / n) for stem, n in df.items() if 0 < n <= cap}
+    best = sorted(scored, key=lambda stem: (-scored[stem], stem))[:terms]
+    if not best:
+        return None
+    return " OR ".join('"' + surface[stem].replace('"', '""') + '"' for stem in best)
+
+
+def _tokenizer(conn: Any) -> Any:
+    """The index's own tokenizer, callable from Python (APSW 3.47+), or None."""
+    get = getattr(conn, "fts5_tokenizer", None)
+    return None if get is None else get(*TOKENIZER)
+
+
+def _stem(tokenize: Any, word: str) -> str | None:
+    import apsw
+
+    found = tokenize(word.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
+    return str(found[0][2]) if found else None
+
+
+def _total(conn: Any) -> int:
+    return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]) or 1
+
+
+def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
+    """How many memories hold each stem; stems the index lacks are left out."""
+    rows = conn.execute(
+        "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
+        (json.dumps(stems),),
+    )
+    return {str(term): int(n) for term, n in rows}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-CANDIDATES = 100
+CANDIDATES = 200  # recall.Settings.semantic_candidates: the pool its min-max scale spans
 WARM_DEADLINE_S = 0.05
 
 

@@ -98,7 +98,7 @@ def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
         ex = hit.explain
         tiers = ", ".join(f"{n} #{t['rank']} ({t['score']:.3f})" for n, t in ex["tiers"].items())
         mult = ", ".join(f"{n} x{v:.3f}" for n, v in ex["multipliers"].items() if v != 1.0)
-        out += [line, f"     rrf {ex['rrf']:.5f} from {tiers}" + (f"; {mult}" if mult else "")]
+        out += [line, f"     fused {ex['fused']:.4f} from {tiers}" + (f"; {mult}" if mult else "")]
     return out
 
 
