@@ -296,3 +296,21 @@ def test_hostile_queries_never_raise(conn, project, query):
 def test_invalid_parameters_are_clear_errors(conn, project, limit):
     with pytest.raises(InvalidArgument):
         recall.recall(conn, project, "x", limit=limit)
+
+
+def test_the_half_life_setting_changes_decay(conn, project):
+    from waymark import settings
+
+    m = add(conn, project, "Old note about the cache layer")
+    conn.execute(
+        "UPDATE memories SET event_time = '2026-01-01T00:00:00.000Z' WHERE id = ?", (m.id,)
+    )
+    now = 1_780_000_000.0  # mid 2026
+    before = recall.recall(
+        conn, project, "cache layer", now=now, settings=recall.settings_for(conn)
+    )[0].explain["multipliers"]["recency"]
+    settings.set_value(conn, "recall.half_life_days", 7)
+    after = recall.recall(
+        conn, project, "cache layer", now=now, settings=recall.settings_for(conn)
+    )[0].explain["multipliers"]["recency"]
+    assert after < before

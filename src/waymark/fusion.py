@@ -17,18 +17,22 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import pathnames
+from .db import epoch
+
+TYPE_CHECKING = False  # typing and datetime would cost a hook process several ms
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
     from .memory import Memory
     from .recall import Settings
 
+    T = TypeVar("T")
+
 Ranked = list[tuple[int, float]]
-T = TypeVar("T")
 ABSOLUTE = ("path", "graph")  # already 0-1: a path's fit, a link's strength
 CAPS = {"semantic": "semantic_candidates"}  # the Settings field capping a tier's pool
 NEVER_DECAY = ("convention", "decision")
@@ -135,8 +139,8 @@ def ceiling(named: list[str], s: Settings) -> float:
 def _age_days(stamp: str | None, now: float | None) -> float:
     if not stamp:
         return math.inf
-    then = datetime.fromisoformat(stamp[:19]).replace(tzinfo=timezone.utc)  # strptime: 20 us
-    return max(0.0, ((now or time.time()) - then.timestamp()) / 86400.0)
+    then = epoch(stamp)
+    return max(0.0, ((now or time.time()) - then) / 86400.0)
 
 
 def _recency(memory: Memory, s: Settings, now: float | None) -> float:

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections import namedtuple
 
 import apsw
 
@@ -29,43 +27,72 @@ from . import fts, fusion, pathnames
 from .memory import FIELDS, TYPES, Memory, from_row
 from .projects import Project
 
+TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
 # Title, content, tags, target. FTS5's bm25() fixes k1 = 1.2; scaling every weight by c acts
 # as k1 = 1.2 / c, so x4 means k1 = 0.3: a memory is short, and saying a word twice or at
 # length should count for little (dev set, lexical R@10 0.604 -> 0.646).
 FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Ranking knobs; the defaults are tuned on the development set (bench/retrieval.py)."""
+# Ranking knobs, tuned on the development set (bench/retrieval.py). A namedtuple, used as
+# Settings(half_life_days=30, ...): hooks cannot afford `dataclasses`.
+#   *_weight             each tier's share of the fused score (semantic 0.8, expansion 0.3, ...)
+#   query_terms          a longer query is searched by its rarest words
+#   candidates           pool per lexical tier (lexical, fuzzy, expansion); semantic its own
+#   feedback_docs        first-pass hits that expansion words are drawn from
+#   expansion_max_df     a word in more of all memories says little (and costs)
+#   recency_floor        an old memory keeps at least this share of its score
+#   use_boost            at most +8% for a memory used often and lately
+#   priority_step        per priority point, ±20% at the extremes; pin_boost on top
+#   file_fit, dir_fit    the query names this memory's file, or a directory around it
+Settings = namedtuple(
+    "Settings",
+    "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
+    " query_terms candidates semantic_candidates feedback_docs expansion_terms"
+    " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
+    " pin_boost file_fit dir_fit",
+    defaults=[
+        1.0,
+        0.8,
+        1.0,
+        0.5,
+        0.3,
+        0.3,
+        12,
+        100,
+        200,
+        3,
+        20,
+        0.01,
+        5,
+        90.0,
+        0.85,
+        0.08,
+        0.02,
+        0.10,
+        0.35,
+        0.2,
+    ],
+)
+DEFAULT = Settings()
+FUZZY_BELOW = 5  # lexical hits under which the fuzzy tier runs (it costs rapidfuzz's import)
 
-    lexical_weight: float = 1.0
-    semantic_weight: float = 0.8
-    path_weight: float = 1.0
-    fuzzy_weight: float = 0.5
-    expansion_weight: float = 0.3
-    graph_weight: float = 0.3
-    query_terms: int = 12  # a longer query is searched by its rarest words
-    candidates: int = 100  # per lexical tier (lexical, fuzzy, expansion)
-    semantic_candidates: int = 200
-    feedback_docs: int = 3  # first-pass hits that expansion words are drawn from
-    expansion_terms: int = 20
-    expansion_max_df: float = 0.01  # a word in more of all memories says little (and costs)
-    graph_seeds: int = 5
-    half_life_days: float = 90.0
-    recency_floor: float = 0.85  # an old memory keeps at least this share of its score
-    use_boost: float = 0.08  # at most +8% for a memory used often and lately
-    priority_step: float = 0.02  # per priority point, ±20% at the extremes
-    pin_boost: float = 0.10
-    file_fit: float = 0.35  # the query names this memory's file
-    dir_fit: float = 0.2  # ... or a directory above it, or a file below its directory
+
+def settings_for(conn: apsw.Connection) -> Settings:
+    """The defaults, with the user's `recall.*` settings (`waymark config`) applied."""
+    from . import settings
+
+    return DEFAULT._replace(half_life_days=float(settings.get(conn, "recall.half_life_days")))
 
 
-@dataclass(frozen=True)
-class Hit:
-    memory: Memory
-    score: float
-    explain: dict[str, Any] = field(default_factory=dict)
+class Hit(namedtuple("_Hit", "memory score explain")):
+    """One result: the memory, its final score, and the breakdown that produced it."""
+
+    __slots__ = ()
 
     def to_dict(self, *, with_explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"memory": self.memory.to_dict(), "score": round(self.score, 6)}
@@ -85,7 +112,7 @@ def recall(
     paths: Sequence[str] = (),
     semantic: Sequence[tuple[int, float]] | None = None,
     include_inactive: bool = False,
-    settings: Settings = Settings(),
+    settings: Settings = DEFAULT,
     now: float | None = None,
 ) -> list[Hit]:
     """The best `limit` memories for `query`, best first, each with its score breakdown."""
@@ -97,8 +124,10 @@ def recall(
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
         "semantic": list(semantic or [])[: settings.semantic_candidates],
         "path": _by_path(conn, project, named, settings),
-        "fuzzy": _fuzzy(conn, project, query, settings.candidates, include_inactive),
     }
+    # Typo repair only where it can help: when the words as typed found (almost) nothing.
+    if len(tiers["lexical"]) < FUZZY_BELOW:
+        tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
     fused = fusion.fuse(tiers, settings)
     if tiers["lexical"]:  # feedback needs a first pass that found the query's own words
         tiers["expansion"] = _expansion(conn, project, query, fused, settings, include_inactive)
@@ -279,7 +308,8 @@ def _graph(
         (_json_list(seeds),),
     ).fetchall()
     best: dict[int, float] = {}
-    for rowid, weight in [*rows, *_same_tags(conn, seeds, s.candidates)]:
+    pairs: list[Any] = [*rows, *_same_tags(conn, seeds, s.candidates)]
+    for rowid, weight in pairs:
         if rowid not in seeds:
             best[int(rowid)] = max(best.get(int(rowid), 0.0), float(weight))
     return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
@@ -344,7 +374,11 @@ def _load(
         f" WHERE {' AND '.join(where)}",
         params,
     ).fetchall()
-    return {int(row[0]): (from_row(row[1:-2]), int(row[-2] or 0), row[-1]) for row in rows}
+    out: dict[int, tuple[Memory, int, str | None]] = {}
+    for row in rows:
+        values: list[Any] = list(row)
+        out[int(values[0])] = (from_row(tuple(values[1:-2])), int(values[-2] or 0), values[-1])
+    return out
 
 
 def _json_list(values: Iterable[int]) -> str:

@@ -75,6 +75,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         paths=args.path,
         semantic=near[0] if near else None,
         include_inactive=args.include_inactive,
+        settings=recall.settings_for(ctx.conn),
     )
     data = {
         "semantic": near is not None,
@@ -114,6 +115,7 @@ def _batch(args: argparse.Namespace, ctx: Context) -> int:
     for row in rows:
         by_project.setdefault(row["project"], []).append(row)
     limit = max(args.limit, BATCH_MIN)
+    tuned = recall.settings_for(ctx.conn)
     results: dict[str, list[str]] = {}
     for spec, group in by_project.items():
         try:
@@ -127,7 +129,12 @@ def _batch(args: argparse.Namespace, ctx: Context) -> int:
         )
         for i, row in enumerate(group):
             hits = recall.recall(
-                ctx.conn, project, row["query"], limit=limit, semantic=near[i] if near else None
+                ctx.conn,
+                project,
+                row["query"],
+                limit=limit,
+                semantic=near[i] if near else None,
+                settings=tuned,
             )
             results[row["qid"]] = [h.memory.key or h.memory.id for h in hits]
     for row in rows:

@@ -33,7 +33,13 @@ def handle(ctx: Context) -> str | None:
     scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
     near = semantic.neighbours(conn, project, [prompt], mode="warm")
     hits = recall.recall(
-        conn, project, prompt, limit=CANDIDATES, paths=named, semantic=near[0] if near else None
+        conn,
+        project,
+        prompt,
+        limit=CANDIDATES,
+        paths=named,
+        semantic=near[0] if near else None,
+        settings=recall.settings_for(conn),
     )
     shown_scoped = {m.id for m in scoped}
     relevant = [

@@ -82,6 +82,7 @@ def register(server: MCPServer, state: State) -> None:
                 tags=tags or (),
                 paths=_many(paths),
                 semantic=near,
+                settings=recall.settings_for(conn),
             )
             out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
             budget = token_budget
