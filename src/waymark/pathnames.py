@@ -79,8 +79,3 @@ def is_within(path: str, directory: str) -> bool:
     if directory == ".":
         return path != "."
     return path.startswith(directory + "/")
-
-
-def like_prefix(text: str) -> str:
-    """`text` escaped for a LIKE pattern with ESCAPE '\\'."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

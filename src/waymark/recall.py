@@ -205,17 +205,25 @@ def _by_path(
     """Memories scoped to a named path, a directory above it, or (for a named directory)
     something below it: the most specific first."""
     found: dict[int, float] = {}
+    # Exact targets, then `path::Symbol` and `path/...` as ranges: all served by the
+    # memories_by_target index (a LIKE would scan the project).
+    base_sql = (
+        "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
+        " AND scope_target IS NOT NULL AND scope_type IN ('file', 'directory', 'symbol')"
+    )
     for path in named:
         above = pathnames.ancestors(path)
-        prefix = pathnames.like_prefix(path)
+        exact = [path, *above]
         rows = conn.execute(
-            "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
-            " AND scope_type IN ('file', 'directory', 'symbol') AND (scope_target = ?"
-            " OR scope_target IN (SELECT value FROM json_each(?))"
-            " OR scope_target LIKE ? ESCAPE '\\' OR scope_target LIKE ? ESCAPE '\\')",
-            (project.id, path, json.dumps(above), prefix + "::%", prefix + "/%"),
-        )
-        for rowid, target in rows:
+            f"{base_sql} AND scope_target IN ({', '.join('?' * len(exact))})",
+            (project.id, *exact),
+        ).fetchall()
+        for low, high in ((path + "::", path + ":;"), (path + "/", path + "0")):
+            rows += conn.execute(
+                f"{base_sql} AND scope_target >= ? AND scope_target < ?", (project.id, low, high)
+            ).fetchall()
+        rows_any: list[Any] = rows
+        for rowid, target in rows_any:
             base = str(target).partition("::")[0]
             if base == path:
                 fit = 1.0
