@@ -29,7 +29,7 @@ from .projects import Project
 
 TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
 # Title, content, tags, target. FTS5's bm25() fixes k1 = 1.2; scaling every weight by c acts
@@ -110,7 +110,9 @@ def recall(
     types: Sequence[str] = (),
     tags: Sequence[str] = (),
     paths: Sequence[str] = (),
-    semantic: Sequence[tuple[int, float]] | None = None,
+    semantic: Sequence[tuple[int, float]]
+    | Callable[[], Sequence[tuple[int, float]] | None]
+    | None = None,
     include_inactive: bool = False,
     settings: Settings = DEFAULT,
     now: float | None = None,
@@ -122,9 +124,12 @@ def recall(
     expr = fts.focused_expression(conn, query, keep=settings.query_terms)
     tiers: dict[str, list[tuple[int, float]]] = {
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
-        "semantic": list(semantic or [])[: settings.semantic_candidates],
+        "semantic": [],
         "path": _by_path(conn, project, named, settings),
     }
+    # Collected only now: a warm server has been embedding while the lexical tiers ran.
+    neighbours = semantic() if callable(semantic) else semantic
+    tiers["semantic"] = list(neighbours or [])[: settings.semantic_candidates]
     # Typo repair only where it can help: when the words as typed found (almost) nothing.
     if len(tiers["lexical"]) < FUZZY_BELOW:
         tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)

@@ -13,7 +13,7 @@ from .projects import Project
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 CANDIDATES = 200  # recall.Settings.semantic_candidates: the pool its min-max scale spans
@@ -36,17 +36,31 @@ def neighbours(
     if mode == "off" or not queries:
         return None
     if mode in ("warm", "auto"):
-        from . import warm
-
-        reply = warm.ask(
-            {"op": "semantic", "project_id": project.id, "queries": list(queries), "k": CANDIDATES},
-            deadline_s,
-        )
-        if reply and reply.get("ok"):
-            return [[(int(r), float(s)) for r, s in hits] for hits in reply["hits"]]
-        if mode == "warm":
-            return None
+        found = ask_warm(project, queries, deadline_s)()
+        if found is not None or mode == "warm":
+            return found
     return local(conn, project.id, queries)
+
+
+def ask_warm(
+    project: Project, queries: Sequence[str], deadline_s: float = WARM_DEADLINE_S
+) -> Callable[[], list[list[tuple[int, float]]] | None]:
+    """Ask the warm server now; the returned function collects its answer (or None) later,
+    so a hook can do its lexical work while the server embeds and searches."""
+    from . import warm
+
+    pending = warm.send(
+        {"op": "semantic", "project_id": project.id, "queries": list(queries), "k": CANDIDATES},
+        deadline_s,
+    )
+
+    def collect() -> list[list[tuple[int, float]]] | None:
+        reply = pending.reply() if pending is not None else None
+        if not reply or not reply.get("ok"):
+            return None
+        return [[(int(r), float(s)) for r, s in hits] for hits in reply["hits"]]
+
+    return collect
 
 
 def local(

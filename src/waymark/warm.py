@@ -56,6 +56,30 @@ def ask(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> d
     Never raises and never blocks past `timeout_s`. A reply always has `ok`; `ok: false`
     carries `error` (a handler failure or a refused request).
     """
+    pending = send(request, timeout_s, home=home)
+    return pending.reply() if pending is not None else None
+
+
+class Pending:
+    """A request on its way: the caller works on, then collects the reply by the deadline."""
+
+    def __init__(self, sock, deadline: float) -> None:  # type: ignore[no-untyped-def]
+        self._sock = sock
+        self._deadline = deadline
+
+    def reply(self) -> dict | None:
+        """The reply, or None when none valid arrived by the deadline. Call it once."""
+        try:
+            reply = _parse(_read_frame(self._sock, self._deadline))
+            return reply if reply.pop("v", None) == VERSION and "ok" in reply else None
+        except Exception:  # the same contract as ask(): None, never an exception
+            return None
+        finally:
+            self._sock.close()
+
+
+def send(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> Pending | None:
+    """Connect and send now, reply later (see `Pending`); None when no server takes it."""
     deadline = time.monotonic() + timeout_s
     sock = None
     try:
@@ -69,13 +93,11 @@ def ask(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> d
         sock.connect(address)
         sock.settimeout(_remaining(deadline))
         sock.sendall(frame)
-        reply = _parse(_read_frame(sock, deadline))
-        return reply if reply.pop("v", None) == VERSION and "ok" in reply else None
-    except Exception:  # "None on any failure" is the contract: a hook must never die here
-        return None
-    finally:
+        return Pending(sock, deadline)
+    except Exception:  # no server, stale socket, refused: the caller goes lexical
         if sock is not None:
             sock.close()
+        return None
 
 
 def _endpoint(home: str) -> tuple[int, str | tuple[str, int], str | None]:

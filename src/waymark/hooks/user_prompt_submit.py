@@ -28,17 +28,17 @@ def handle(ctx: Context) -> str | None:
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
     ledger.ensure_session(conn, project, event)
+    collect = semantic.ask_warm(project, [prompt])  # the server embeds while we work
     seen = sections.injected(conn, event.session_id)
     named = pathnames.mentioned(prompt)
     scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
-    near = semantic.neighbours(conn, project, [prompt], mode="warm")
     hits = recall.recall(
         conn,
         project,
         prompt,
         limit=CANDIDATES,
         paths=named,
-        semantic=near[0] if near else None,
+        semantic=lambda: _first(collect()),
         settings=recall.settings_for(conn),
     )
     shown_scoped = {m.id for m in scoped}
@@ -59,6 +59,10 @@ def handle(ctx: Context) -> str | None:
     ids = [m.id for m in scoped + relevant if m.id in text]
     sections.note_injected(conn, event.session_id, ids)
     return context_output(NAME, text)
+
+
+def _first(found: list[list[tuple[int, float]]] | None) -> list[tuple[int, float]] | None:
+    return found[0] if found else None
 
 
 def relevant_hit(hit, best: float) -> bool:  # type: ignore[no-untyped-def]

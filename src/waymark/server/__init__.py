@@ -67,11 +67,18 @@ def main() -> int:
     db.connect().close()  # refuse a newer or corrupt database before serving anything
     server, state = build_server()
     state.start_background()
+    code = 1
     try:
         server.run("stdio")
+        code = 0
     finally:
         state.close()
-    return 0
+        # Leave now: a model still loading on a background thread must not hold the exit
+        # (or crash it, as onnxruntime can when finalised mid-load). Nothing outlives us.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 __all__ = ["build_server", "main", "embed"]
