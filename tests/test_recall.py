@@ -314,3 +314,17 @@ def test_the_half_life_setting_changes_decay(conn, project):
         conn, project, "cache layer", now=now, settings=recall.settings_for(conn)
     )[0].explain["multipliers"]["recency"]
     assert after < before
+
+
+def test_words_in_a_large_share_of_memories_can_be_left_out_of_the_search(conn, project):
+    from waymark import fts
+
+    for i in range(40):
+        add(conn, project, f"common words appear here again {i}")
+    add(conn, project, "the zanzibar importer is rare")
+    expr = fts.focused_expression(conn, "common zanzibar words appear", max_share=0.05)
+    assert expr is not None and '"zanzibar"' in expr and '"appear"' not in expr
+    kept = fts.focused_expression(conn, "common words appear", max_share=0.05)
+    assert kept is not None and kept.count('"') == 2 * fts.MIN_KEPT  # the rarest still search
+    full = fts.focused_expression(conn, "common zanzibar words appear")
+    assert full is not None and '"common"' in full

@@ -217,7 +217,12 @@ def match_expression(text: str, *, limit: int = MAX_TERMS) -> str | None:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def focused_expression(conn: Any, text: str, *, keep: int = 12) -> str | None:
+MIN_KEPT = 2  # however common, the query's rarest words still search
+
+
+def focused_expression(
+    conn: Any, text: str, *, keep: int = 12, max_share: float = 1.0
+) -> str | None:
     """Like `match_expression`, for ranking; but a query of more than `keep` words keeps only
     its `keep` rarest.
 
@@ -228,13 +233,16 @@ def focused_expression(conn: Any, text: str, *, keep: int = 12) -> str | None:
     """
     words = tokens(text)
     tokenize = _tokenizer(conn)
-    if len(words) <= keep or tokenize is None:
+    if (len(words) <= keep and max_share >= 1.0) or tokenize is None:
         return match_expression(text)
     stems = [_stem(tokenize, word) for word in words]
     df = _frequencies(conn, [stem for stem in stems if stem])
     count = [df.get(stem or "", 0) for stem in stems]
     ranked = sorted(range(len(words)), key=lambda i: (count[i] == 0, count[i], i))  # absent: last
-    return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep]))
+    if max_share < 1.0:  # words in a large share of all memories: costly, and say little
+        limit = max_share * (conn.execute("SELECT count(*) FROM memories").fetchone()[0] or 1)
+        ranked = [i for n, i in enumerate(ranked) if n < MIN_KEPT or count[i] <= limit]
+    return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep])) or None
 
 
 def expansion_expression(

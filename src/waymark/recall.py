@@ -49,12 +49,13 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   use_boost            at most +8% for a memory used often and lately
 #   priority_step        per priority point, ±20% at the extremes; pin_boost on top
 #   file_fit, dir_fit    the query names this memory's file, or a directory around it
+#   query_max_share      words in more of all memories are not searched (hooks: 0.05)
 Settings = namedtuple(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit",
+    " pin_boost file_fit dir_fit query_max_share",
     defaults=[
         1.0,
         0.8,
@@ -76,6 +77,7 @@ Settings = namedtuple(
         0.10,
         0.35,
         0.2,
+        1.0,
     ],
 )
 DEFAULT = Settings()
@@ -121,7 +123,9 @@ def recall(
     _check(limit, types)
     query = _clean(query)
     named = pathnames.normalise(project, [*paths, *pathnames.mentioned(query)])
-    expr = fts.focused_expression(conn, query, keep=settings.query_terms)
+    expr = fts.focused_expression(
+        conn, query, keep=settings.query_terms, max_share=settings.query_max_share
+    )
     tiers: dict[str, list[tuple[int, float]]] = {
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
         "semantic": [],

@@ -16,6 +16,9 @@ CANDIDATES = 12
 LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
 SEMANTIC_MIN = 0.45  # cosine
 RELATIVE_MIN = 0.35  # of the best hit's score
+# A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
+# they cost the most and rank the least.
+PROMPT_MAX_SHARE = 0.05
 
 
 def handle(ctx: Context) -> str | None:
@@ -39,7 +42,7 @@ def handle(ctx: Context) -> str | None:
         limit=CANDIDATES,
         paths=named,
         semantic=lambda: _first(collect()),
-        settings=recall.settings_for(conn),
+        settings=recall.settings_for(conn)._replace(query_max_share=PROMPT_MAX_SHARE),
     )
     shown_scoped = {m.id for m in scoped}
     relevant = [
