@@ -35,13 +35,37 @@ def is_repo(root: str) -> bool:
 def dirty(root: str) -> dict[str, str] | None:
     """Changed and untracked paths mapped to a cheap signature (status, size, mtime), so two
     snapshots differ when a dirty file changes again."""
-    if not is_repo(root):
+    return finish_dirty(start_dirty(root), root)
+
+
+def start_dirty(root: str | None) -> subprocess.Popen[bytes] | None:
+    """Start `git status` now and read it later (`finish_dirty`): a hook works meanwhile."""
+    if not root or not is_repo(root):
         return None
-    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
-    if out is None:
+    try:
+        return subprocess.Popen(
+            ["git", "-C", root, "status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except OSError:
+        return None
+
+
+def finish_dirty(proc: subprocess.Popen[bytes] | None, root: str | None) -> dict[str, str] | None:
+    if proc is None or root is None:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
         return None
     result: dict[str, str] = {}
-    entries = out.split("\0")
+    entries = out.decode("utf-8", "replace").split("\0")
     i = 0
     while i < len(entries) and len(result) < MAX_FILES:
         entry = entries[i]

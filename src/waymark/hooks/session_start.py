@@ -16,6 +16,10 @@ from . import packet
 from .packet import Section
 from .runtime import Context, context_output, run
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 NAME = "SessionStart"
 RESUME_POINTER = (
     "Waymark: this project's memory was given at the start of this session; call the "
@@ -31,19 +35,34 @@ def handle(ctx: Context) -> str | None:
     event, conn, project = ctx.event, ctx.conn, ctx.project
     source = event.source or "startup"
     root = project.files
-    dirty = git.dirty(root) if root else None
+    status = git.start_dirty(root)  # git works while we read the database
+    snapshot: list[dict[str, str] | None] = []
+
+    def dirty() -> dict[str, str] | None:
+        if not snapshot:
+            snapshot.append(git.finish_dirty(status, root))
+        return snapshot[0]
+
     head = _head(root)
+    text, shown = "", []  # type: tuple[str, list[str]]
+    if source != "resume":
+        text, shown = session_packet(ctx, full=source != "compact", head=head, dirty=dirty)
+    seen = dirty()
     ledger.ensure_session(
         conn,
         project,
         event,
         head=head,
-        dirty=json.dumps(dirty, sort_keys=True) if dirty is not None else None,
+        dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
     )
     if source == "resume":
         return context_output(NAME, RESUME_POINTER)
-    text = session_packet(ctx, full=source != "compact", head=head, dirty=dirty)
-    return context_output(NAME, text) if text else None
+    if not text:
+        return None
+    from . import sections
+
+    sections.note_injected(conn, event.session_id, shown)
+    return context_output(NAME, text)
 
 
 def _head(root: str | None) -> str | None:
@@ -58,8 +77,10 @@ def _head(root: str | None) -> str | None:
 
 
 def session_packet(
-    ctx: Context, *, full: bool, head: str | None, dirty: dict[str, str] | None
-) -> str:
+    ctx: Context, *, full: bool, head: str | None, dirty: Callable[[], dict[str, str] | None]
+) -> tuple[str, list[str]]:
+    """The packet's text and the memories it shows; `dirty` is asked last, so git runs
+    while the database is read."""
     from .. import settings
     from . import sections
 
@@ -81,16 +102,13 @@ def session_packet(
             Section("Recent work", sections.recent_work(conn, project, ctx.event.session_id), 250),
             Section(
                 "Repository since last session",
-                sections.repo_changes(conn, project, ctx.event.session_id, head, dirty),
+                sections.repo_changes(conn, project, ctx.event.session_id, head, dirty()),
                 200,
             ),
         ]
     budget = settings.get(conn, "packet.session_start_tokens")
     text = packet.render("session-start", parts, budget)
-    if text:
-        shown = [memory_id for memory_id in rules[1] if memory_id in text]
-        sections.note_injected(conn, ctx.event.session_id, shown)
-    return text
+    return text, [memory_id for memory_id in rules[1] if memory_id in text]
 
 
 def main() -> None:
