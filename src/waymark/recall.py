@@ -50,12 +50,13 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   priority_step        per priority point, ±20% at the extremes; pin_boost on top
 #   file_fit, dir_fit    the query names this memory's file, or a directory around it
 #   query_max_share      words in more of all memories are not searched (hooks: 0.05)
+#   fuzzy_below          typo repair runs when the words as typed found fewer memories
 Settings = namedtuple(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit query_max_share",
+    " pin_boost file_fit dir_fit query_max_share fuzzy_below",
     defaults=[
         1.0,
         0.8,
@@ -78,10 +79,10 @@ Settings = namedtuple(
         0.35,
         0.2,
         1.0,
+        5,
     ],
 )
 DEFAULT = Settings()
-FUZZY_BELOW = 5  # lexical hits under which the fuzzy tier runs (it costs rapidfuzz's import)
 
 
 def settings_for(conn: apsw.Connection) -> Settings:
@@ -135,7 +136,7 @@ def recall(
     neighbours = semantic() if callable(semantic) else semantic
     tiers["semantic"] = list(neighbours or [])[: settings.semantic_candidates]
     # Typo repair only where it can help: when the words as typed found (almost) nothing.
-    if len(tiers["lexical"]) < FUZZY_BELOW:
+    if len(tiers["lexical"]) < settings.fuzzy_below:
         tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
     fused = fusion.fuse(tiers, settings)
     if tiers["lexical"]:  # feedback needs a first pass that found the query's own words

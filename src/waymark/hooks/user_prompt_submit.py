@@ -19,6 +19,8 @@ RELATIVE_MIN = 0.35  # of the best hit's score
 # A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
 # they cost the most and rank the least.
 PROMPT_MAX_SHARE = 0.05
+# Typo repair (rapidfuzz, a vocabulary scan) only when the prompt's words found nothing.
+PROMPT_FUZZY_BELOW = 1
 
 
 def handle(ctx: Context) -> str | None:
@@ -42,7 +44,9 @@ def handle(ctx: Context) -> str | None:
         limit=CANDIDATES,
         paths=named,
         semantic=lambda: _first(collect()),
-        settings=recall.settings_for(conn)._replace(query_max_share=PROMPT_MAX_SHARE),
+        settings=recall.settings_for(conn)._replace(
+            query_max_share=PROMPT_MAX_SHARE, fuzzy_below=PROMPT_FUZZY_BELOW
+        ),
     )
     shown_scoped = {m.id for m in scoped}
     relevant = [
