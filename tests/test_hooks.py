@@ -428,3 +428,22 @@ def test_prompt_recall_uses_the_warm_servers_neighbours(conn, enabled, repo):
         server.stop()
     assert asked and asked[0]["op"] == "semantic" and asked[0]["project_id"] == enabled.id
     assert hidden.id in context_of(done)  # no word in common: only the server could find it
+
+
+def test_codex_notify_leaves_the_marker_for_an_unsaved_turn(conn, enabled, repo):
+    edit(repo, session="thread-1", client="codex")
+    note = {
+        "type": "agent-turn-complete",
+        "thread-id": "thread-1",
+        "turn-id": "t1",
+        "cwd": str(repo),
+        "input-messages": ["hi"],
+        "last-assistant-message": "done",
+    }
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "waymark.hooks.notify", json.dumps(note)],
+        capture_output=True,
+        timeout=20,
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert markers(conn) == [("thread-1",)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .event import Event
+from .event import Event, from_payload
 
 _EXIT_RE = re.compile(r"^Exit code (\d+)")
 
@@ -22,19 +22,4 @@ def normalise(data: dict, name: str) -> Event:
             error = error[match.end() :].lstrip("\n")
     elif isinstance(tool_response, dict) and name == "PostToolUse":
         failed = bool(tool_response.get("interrupted")) or None
-    return Event(
-        client="claude-code",
-        name=data.get("hook_event_name") or name,
-        session_id=str(data.get("session_id") or ""),
-        cwd=data.get("cwd"),
-        source=data.get("source"),
-        prompt=data.get("prompt"),
-        tool_name=data.get("tool_name"),
-        tool_input=data.get("tool_input") if isinstance(data.get("tool_input"), dict) else None,
-        tool_response=tool_response,
-        failed=failed,
-        exit_code=exit_code,
-        error=error,
-        stop_hook_active=bool(data.get("stop_hook_active")),
-        reason=data.get("reason") or data.get("trigger"),
-    )
+    return from_payload("claude-code", data, name, failed=failed, exit_code=exit_code, error=error)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .event import Event
+from .event import Event, from_payload
 
 _EXIT_RE = re.compile(r"(?:exit code|exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
 
@@ -27,19 +27,4 @@ def normalise(data: dict, name: str) -> Event:
         match = _EXIT_RE.search(response[-2000:])
         if match and match.group(1) != "0":
             exit_code, failed, error = int(match.group(1)), True, response
-    return Event(
-        client="codex",
-        name=data.get("hook_event_name") or name,
-        session_id=str(data.get("session_id") or ""),
-        cwd=data.get("cwd"),
-        source=data.get("source"),
-        prompt=data.get("prompt"),
-        tool_name=data.get("tool_name"),
-        tool_input=data.get("tool_input") if isinstance(data.get("tool_input"), dict) else None,
-        tool_response=response,
-        failed=failed,
-        exit_code=exit_code,
-        error=error if isinstance(error, str) else None,
-        stop_hook_active=bool(data.get("stop_hook_active")),
-        reason=data.get("reason") or data.get("trigger"),
-    )
+    return from_payload("codex", data, name, failed=failed, exit_code=exit_code, error=error)

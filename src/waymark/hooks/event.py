@@ -25,6 +25,35 @@ class Event(_Fields):
     __slots__ = ()
 
 
+def from_payload(
+    client: str,
+    data: dict,
+    name: str,
+    *,
+    failed: bool | None,
+    exit_code: int | None,
+    error: object,
+) -> Event:
+    """The fields both clients name alike; each client module works out the failure."""
+    tool_input = data.get("tool_input")
+    return Event(
+        client=client,
+        name=data.get("hook_event_name") or name,
+        session_id=str(data.get("session_id") or ""),
+        cwd=data.get("cwd"),
+        source=data.get("source"),
+        prompt=data.get("prompt"),
+        tool_name=data.get("tool_name"),
+        tool_input=tool_input if isinstance(tool_input, dict) else None,
+        tool_response=data.get("tool_response"),
+        failed=failed,
+        exit_code=exit_code,
+        error=error if isinstance(error, str) else None,
+        stop_hook_active=bool(data.get("stop_hook_active")),
+        reason=data.get("reason") or data.get("trigger"),
+    )
+
+
 def shell_command(event: Event) -> str | None:
     """The command of a shell tool call, whichever name the client gives the tool."""
     if event.tool_name in ("Bash", "shell", "exec_command", "shell_command", "local_shell"):

@@ -126,6 +126,14 @@ def note_git_changes(conn: apsw.Connection, project: Project, session_id: str) -
         )
 
 
+def settle(conn: apsw.Connection, project: Project, event: Event) -> str | None:
+    """Bring the session's record of changes up to date (edits, and shell work git shows);
+    then the time of its last change if no checkpoint was saved after it, else None."""
+    ensure_session(conn, project, event)
+    note_git_changes(conn, project, event.session_id)
+    return unsaved(conn, project, event.session_id)
+
+
 def unsaved(conn: apsw.Connection, project: Project, session_id: str) -> str | None:
     """The session's last change time when no checkpoint revision was saved after it."""
     row = conn.execute("SELECT last_change_at FROM sessions WHERE id = ?", (session_id,)).fetchone()

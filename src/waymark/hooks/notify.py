@@ -34,8 +34,7 @@ def main() -> None:
             if ctx.event.session_id and ctx.capturing():
                 from . import ledger
 
-                ledger.note_git_changes(ctx.conn, ctx.project, ctx.event.session_id)
-                if ledger.unsaved(ctx.conn, ctx.project, ctx.event.session_id):
+                if ledger.settle(ctx.conn, ctx.project, ctx.event):
                     ledger.mark_handoff_needed(
                         ctx.conn,
                         ctx.project,

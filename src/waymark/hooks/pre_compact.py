@@ -16,9 +16,7 @@ def handle(ctx: Context) -> None:
     from . import ledger
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    ledger.ensure_session(conn, project, event)
-    ledger.note_git_changes(conn, project, event.session_id)
-    if ledger.unsaved(conn, project, event.session_id):
+    if ledger.settle(conn, project, event):
         ledger.mark_handoff_needed(
             conn, project, event.session_id, "context compacted with changes and no checkpoint"
         )

@@ -19,9 +19,7 @@ def handle(ctx: Context) -> None:
     from .session_start import _head
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    ledger.ensure_session(conn, project, event)
-    ledger.note_git_changes(conn, project, event.session_id)
-    if ledger.unsaved(conn, project, event.session_id):
+    if ledger.settle(conn, project, event):
         ledger.mark_handoff_needed(
             conn, project, event.session_id, "ended with changes and no checkpoint"
         )

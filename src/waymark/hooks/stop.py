@@ -23,9 +23,7 @@ def handle(ctx: Context) -> str | None:
     from . import ledger
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    ledger.ensure_session(conn, project, event)
-    ledger.note_git_changes(conn, project, event.session_id)
-    since = ledger.unsaved(conn, project, event.session_id)
+    since = ledger.settle(conn, project, event)
     if since is None:
         return None
     asked = conn.execute(

@@ -13,12 +13,11 @@ import sys
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from .. import __version__, db, embed, status
+from .. import __version__, db, status
 from . import checkpoint_tool, memory_tools
-from .state import State, tool_errors
+from .state import READ_ONLY, State, tool_errors
 
 INSTRUCTIONS = (
     "Waymark is this project's memory across sessions. Call `recall` before starting a task "
@@ -36,9 +35,7 @@ def build_server(state: State | None = None) -> tuple[MCPServer, State]:
 
     @server.tool(
         name="status",
-        annotations=ToolAnnotations(
-            read_only_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=READ_ONLY,
     )
     @tool_errors
     def status_tool(
@@ -81,4 +78,4 @@ def main() -> int:
         os._exit(code)
 
 
-__all__ = ["build_server", "main", "embed"]
+__all__ = ["build_server", "main"]

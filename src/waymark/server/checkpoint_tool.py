@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from .. import checkpoints
 from ..errors import InvalidArgument
-from .state import State, tool_errors
+from .state import WRITES, State, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
 FIELD_NAMES = (
@@ -28,14 +27,7 @@ FIELD_NAMES = (
 
 
 def register(server: MCPServer, state: State) -> None:
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=WRITES)
     @tool_errors
     def checkpoint(
         operation: Annotated[

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from .. import briefing, browse, links, recall, store, tokens
 from ..errors import InvalidArgument
 from ..records import make_draft
-from .state import State, tool_errors
+from .state import ADDS, DESTROYS, READ_ONLY, State, tool_errors
 
 ProjectArg = Annotated[
     str | None,
@@ -40,9 +39,7 @@ def _many(value: OneOrMany) -> list[str]:
 def register(server: MCPServer, state: State) -> None:
     @server.tool(
         name="recall",
-        annotations=ToolAnnotations(
-            read_only_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=READ_ONLY,
     )
     @tool_errors
     def recall_tool(
@@ -115,14 +112,7 @@ def register(server: MCPServer, state: State) -> None:
                 )
             return out
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=ADDS)
     @tool_errors
     def remember(
         type: MemoryType,
@@ -184,14 +174,7 @@ def register(server: MCPServer, state: State) -> None:
         state.index_missing(proj.id)
         return saved.to_dict()
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=False,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=DESTROYS)
     @tool_errors
     def forget(
         id: Annotated[str, Field(description="The memory's id.")],
@@ -215,11 +198,7 @@ def register(server: MCPServer, state: State) -> None:
                 return store.erase(conn, proj, id, reason=reason, actor="agent").to_dict()
             return store.archive(conn, proj, id, actor="agent", reason=reason).to_dict()
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=True, idempotent_hint=True, open_world_hint=False
-        )
-    )
+    @server.tool(annotations=READ_ONLY)
     @tool_errors
     def history(
         id: Annotated[str, Field(description="Any memory of the chain.")],
@@ -229,14 +208,7 @@ def register(server: MCPServer, state: State) -> None:
             chain = store.history(conn, id)
             return {"chain": [m.to_dict() for m in chain], "links": links.links_of(conn, id)}
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        )
-    )
+    @server.tool(annotations=ADDS)
     @tool_errors
     def relate(
         src: str,
@@ -256,9 +228,7 @@ def register(server: MCPServer, state: State) -> None:
 
     @server.tool(
         name="list",
-        annotations=ToolAnnotations(
-            read_only_hint=True, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=READ_ONLY,
     )
     @tool_errors
     def list_tool(

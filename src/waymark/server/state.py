@@ -19,12 +19,26 @@ from typing import Any, TypeVar
 
 import apsw
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 from .. import db, embed, semantic, vectors, warm
 from ..errors import WaymarkError
 from ..projects import Project, resolve
 
 log = logging.getLogger("waymark.server")
+
+# Honest hints for the model and the client (hints, not security). Nothing here reaches
+# beyond this machine, so no tool is open-world.
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)  # same call twice: same state (dedup, keys)
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DESTROYS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 T = TypeVar("T")
 
 
