@@ -328,3 +328,13 @@ def test_words_in_a_large_share_of_memories_can_be_left_out_of_the_search(conn, 
     assert kept is not None and kept.count('"') == 2 * fts.MIN_KEPT  # the rarest still search
     full = fts.focused_expression(conn, "common zanzibar words appear")
     assert full is not None and '"common"' in full
+
+
+def test_a_large_store_leaves_its_commonest_words_out_of_the_search(conn, project, monkeypatch):
+    for i in range(30):
+        add(conn, project, f"shared word everywhere {i}")
+    assert recall._max_share(conn, recall.DEFAULT) == 1.0  # a small store keeps every word
+    monkeypatch.setattr(recall, "LARGE_STORE", 10)  # pretend this store is large
+    assert recall._max_share(conn, recall.DEFAULT) == recall.LARGE_STORE_SHARE
+    hooks = recall.DEFAULT._replace(query_max_share=0.05)
+    assert recall._max_share(conn, hooks) == 0.05  # an explicit setting wins

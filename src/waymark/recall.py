@@ -85,6 +85,21 @@ Settings = namedtuple(
 DEFAULT = Settings()
 
 
+# In a large store a word found in a tenth of all memories matches tens of thousands of rows
+# (most of a query's cost) and barely moves the ranking; small stores keep every word.
+LARGE_STORE = 20_000
+LARGE_STORE_SHARE = 0.10
+
+
+def _max_share(conn: apsw.Connection, settings: Settings) -> float:
+    if settings.query_max_share < 1.0:
+        return float(settings.query_max_share)
+    from .db import scalar
+
+    size = scalar(conn, "SELECT max(rowid) FROM memories") or 0
+    return LARGE_STORE_SHARE if size > LARGE_STORE else 1.0
+
+
 def settings_for(conn: apsw.Connection) -> Settings:
     """The defaults, with the user's `recall.*` settings (`waymark config`) applied."""
     from . import settings
@@ -125,7 +140,7 @@ def recall(
     query = _clean(query)
     named = pathnames.normalise(project, [*paths, *pathnames.mentioned(query)])
     expr = fts.focused_expression(
-        conn, query, keep=settings.query_terms, max_share=settings.query_max_share
+        conn, query, keep=settings.query_terms, max_share=_max_share(conn, settings)
     )
     tiers: dict[str, list[tuple[int, float]]] = {
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
