@@ -85,9 +85,9 @@ Settings = namedtuple(
 DEFAULT = Settings()
 
 
-# In a large store a word found in a tenth of all memories matches tens of thousands of rows
+# In a large store a word found in a tenth of all memories matches thousands of rows
 # (most of a query's cost) and barely moves the ranking; small stores keep every word.
-LARGE_STORE = 20_000
+LARGE_STORE = 5_000
 LARGE_STORE_SHARE = 0.10
 
 
