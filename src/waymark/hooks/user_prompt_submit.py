@@ -19,8 +19,9 @@ RELATIVE_MIN = 0.35  # of the best hit's score
 # A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
 # they cost the most and rank the least.
 PROMPT_MAX_SHARE = 0.05
-# Typo repair (rapidfuzz, a vocabulary scan) only when the prompt's words found nothing.
-PROMPT_FUZZY_BELOW = 1
+# No typo repair on every prompt: rapidfuzz's import and a vocabulary scan cost 20 ms at
+# 100k memories, most often for a prompt that simply has no memory. `recall` still repairs.
+PROMPT_FUZZY_BELOW = 0
 
 
 def handle(ctx: Context) -> str | None:
