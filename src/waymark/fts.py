@@ -8,7 +8,6 @@ pass's best hits, for a second query.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -240,7 +239,7 @@ def focused_expression(
     count = [df.get(stem or "", 0) for stem in stems]
     ranked = sorted(range(len(words)), key=lambda i: (count[i] == 0, count[i], i))  # absent: last
     if max_share < 1.0:  # words in a large share of all memories: costly, and say little
-        limit = max_share * (conn.execute("SELECT count(*) FROM memories").fetchone()[0] or 1)
+        limit = max_share * _total(conn)
         ranked = [i for n, i in enumerate(ranked) if n < MIN_KEPT or count[i] <= limit]
     return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep])) or None
 
@@ -298,13 +297,15 @@ def _stem(tokenize: Any, word: str) -> str | None:
 
 
 def _total(conn: Any) -> int:
-    return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]) or 1
+    """About how many memories there are (every row ever written: a cheap upper bound)."""
+    return int(conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) or 1
 
 
 def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """How many memories hold each stem; stems the index lacks are left out."""
-    rows = conn.execute(
-        "SELECT term, doc FROM memories_fts_vocab WHERE term IN (SELECT value FROM json_each(?))",
-        (json.dumps(stems),),
-    )
-    return {str(term): int(n) for term, n in rows}
+    found: dict[str, int] = {}
+    for stem in dict.fromkeys(stems):  # `term = ?` is a lookup; `term IN (...)` scans it all
+        row = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)).fetchone()
+        if row is not None:
+            found[stem] = int(row[0])
+    return found

@@ -154,7 +154,8 @@ def recall(
     if len(tiers["lexical"]) < settings.fuzzy_below:
         tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
     fused = fusion.fuse(tiers, settings)
-    if tiers["lexical"]:  # feedback needs a first pass that found the query's own words
+    # Feedback needs a first pass that found the query's own words (and a weight to matter).
+    if tiers["lexical"] and settings.expansion_weight > 0:
         tiers["expansion"] = _expansion(conn, project, query, fused, settings, include_inactive)
     tiers["graph"] = _graph(conn, fused, settings)
     fused = fusion.fuse(tiers, settings)

@@ -46,7 +46,9 @@ def handle(ctx: Context) -> str | None:
         paths=named,
         semantic=lambda: _first(collect()),
         settings=recall.settings_for(conn)._replace(
-            query_max_share=PROMPT_MAX_SHARE, fuzzy_below=PROMPT_FUZZY_BELOW
+            query_max_share=PROMPT_MAX_SHARE,
+            fuzzy_below=PROMPT_FUZZY_BELOW,
+            expansion_weight=0.0,  # feedback words find weak matches; a prompt needs strong ones
         ),
     )
     shown_scoped = {m.id for m in scoped}
