@@ -134,6 +134,12 @@ def settle(conn: apsw.Connection, project: Project, event: Event) -> str | None:
     return unsaved(conn, project, event.session_id)
 
 
+def mark_if_unsaved(conn: apsw.Connection, project: Project, event: Event, why: str) -> None:
+    """Leave the "handoff needed" marker when the session's changes have no checkpoint."""
+    if settle(conn, project, event):
+        mark_handoff_needed(conn, project, event.session_id, why)
+
+
 def unsaved(conn: apsw.Connection, project: Project, session_id: str) -> str | None:
     """The session's last change time when no checkpoint revision was saved after it."""
     row = conn.execute("SELECT last_change_at FROM sessions WHERE id = ?", (session_id,)).fetchone()

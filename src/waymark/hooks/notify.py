@@ -34,13 +34,9 @@ def main() -> None:
             if ctx.event.session_id and ctx.capturing():
                 from . import ledger
 
-                if ledger.settle(ctx.conn, ctx.project, ctx.event):
-                    ledger.mark_handoff_needed(
-                        ctx.conn,
-                        ctx.project,
-                        ctx.event.session_id,
-                        "turn ended with changes and no checkpoint",
-                    )
+                ledger.mark_if_unsaved(
+                    ctx.conn, ctx.project, ctx.event, "turn ended with changes and no checkpoint"
+                )
         finally:
             ctx.close()
     except BaseException as exc:  # fail open, as every hook

@@ -15,11 +15,9 @@ def handle(ctx: Context) -> None:
         return
     from . import ledger
 
-    event, conn, project = ctx.event, ctx.conn, ctx.project
-    if ledger.settle(conn, project, event):
-        ledger.mark_handoff_needed(
-            conn, project, event.session_id, "context compacted with changes and no checkpoint"
-        )
+    ledger.mark_if_unsaved(
+        ctx.conn, ctx.project, ctx.event, "context compacted with changes and no checkpoint"
+    )
 
 
 def main() -> None:

@@ -19,10 +19,7 @@ def handle(ctx: Context) -> None:
     from .session_start import _head
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    if ledger.settle(conn, project, event):
-        ledger.mark_handoff_needed(
-            conn, project, event.session_id, "ended with changes and no checkpoint"
-        )
+    ledger.mark_if_unsaved(conn, project, event, "ended with changes and no checkpoint")
     with db.write(conn):
         conn.execute(
             "UPDATE sessions SET ended_at = ?, end_reason = ?, git_head_end = ? WHERE id = ?",
