@@ -63,6 +63,29 @@ def ask_warm(
     return collect
 
 
+def overlapped(
+    conn: apsw.Connection, project_id: str, query: str, embedder: Any
+) -> Callable[[], list[tuple[int, float]]]:
+    """Embed `query` on a thread now (onnxruntime runs without the GIL); the returned
+    function, which `recall` calls once its lexical tiers are done, searches the vectors.
+    In a warm process the embedding then costs almost nothing on top of the lexical work."""
+    import threading
+
+    box: list[Any] = []
+    worker = threading.Thread(target=lambda: box.append(embedder.embed_query(query)), daemon=True)
+    worker.start()
+
+    def neighbours() -> list[tuple[int, float]]:
+        from . import vectors
+
+        worker.join()
+        if not box:  # the embedding failed on its thread: recall stays lexical
+            return []
+        return vectors.search(conn, project_id, box[0], CANDIDATES, embedder.model)
+
+    return neighbours
+
+
 def local(
     conn: apsw.Connection, project_id: str, queries: Sequence[str]
 ) -> list[list[tuple[int, float]]] | None:

@@ -63,12 +63,12 @@ class State:
 
     def semantic_for(
         self, conn: apsw.Connection, project: Project, query: str
-    ) -> list[tuple[int, float]] | None:
-        """Neighbours from the loaded model; None (lexical) while it is not ready."""
+    ) -> Callable[[], list[tuple[int, float]]] | None:
+        """Neighbours from the loaded model, embedded while recall runs its lexical tiers;
+        None (lexical) while the model is not ready."""
         if self.embedder is None:
             return None
-        vec = self.embedder.embed_query(query)
-        return vectors.search(conn, project.id, vec, semantic.CANDIDATES, self.embedder.model)
+        return semantic.overlapped(conn, project.id, query, self.embedder)
 
     def start_background(self) -> None:
         """Own the warm socket if nobody does, then load the model and index what is missing."""
