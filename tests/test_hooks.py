@@ -13,19 +13,12 @@ import uuid
 import pytest
 
 from waymark import capture, checkpoints, db, home, store
+from waymark.install.commands import HOOKS
 from waymark.projects import resolve
 from waymark.records import make_draft
 
 PAYLOADS = pathlib.Path(__file__).parent / "fixtures" / "payloads"
-MODULES = {
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "user_prompt_submit",
-    "PostToolUse": "post_tool_use",
-    "PostToolUseFailure": "post_tool_use_failure",
-    "PreCompact": "pre_compact",
-    "Stop": "stop",
-    "SessionEnd": "session_end",
-}
+MODULES = {spec.event: spec.module for spec in HOOKS}
 CODEX_KEYS = {
     "continue",
     "stopReason",

@@ -8,17 +8,11 @@ import pathlib
 import subprocess
 import sys
 
+from waymark.install.commands import HOOKS
+
 ROOT = pathlib.Path(__file__).parents[1]
 PLUGIN = ROOT / "plugin"
-MODULES = {
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "user_prompt_submit",
-    "PostToolUse": "post_tool_use",
-    "PostToolUseFailure": "post_tool_use_failure",
-    "PreCompact": "pre_compact",
-    "Stop": "stop",
-    "SessionEnd": "session_end",
-}
+MODULES = {spec.event: spec.module for spec in HOOKS}
 
 
 def load(path: pathlib.Path) -> dict:

@@ -96,6 +96,18 @@ class Clients:
         return result
 
 
+def enabled_project(clients: Clients, monkeypatch: Any, project_dir: Path) -> Any:
+    """Point this test at the clients' data home and enable capture in `project_dir`."""
+    from waymark import capture, db
+    from waymark.projects import resolve
+
+    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
+    conn = db.connect()
+    project = resolve(conn, str(project_dir))
+    capture.set_enabled(conn, project, True)
+    return conn, project
+
+
 def tool_texts(result: Any) -> list[str]:
     from stub_llm import tool_results
 

@@ -7,9 +7,10 @@ import subprocess
 
 import pytest
 
-from waymark import capture, checkpoints, db, store
-from waymark.projects import resolve
+from waymark import checkpoints, store
 from waymark.records import make_draft
+
+from .conftest import enabled_project
 
 CLIENTS = ["claude", "codex"]
 
@@ -23,10 +24,7 @@ def prepare(clients, monkeypatch, run_dir):
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "start"], check=True)
-    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
-    conn = db.connect()
-    project = resolve(conn, str(project_dir))
-    capture.set_enabled(conn, project, True)
+    conn, project = enabled_project(clients, monkeypatch, project_dir)
     store.remember(
         conn,
         project,

@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
-from waymark import capture, db, store
-from waymark.projects import resolve
+from waymark import store
 from waymark.records import make_draft
 
-from .conftest import tool_texts
+from .conftest import enabled_project, tool_texts
 
 PLUGIN = pathlib.Path(__file__).parents[2] / "plugin"
 
@@ -20,10 +19,7 @@ PLUGIN = pathlib.Path(__file__).parents[2] / "plugin"
 def enable(clients, monkeypatch, run_dir):
     project_dir = run_dir / "project"
     project_dir.mkdir(parents=True)
-    monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
-    conn = db.connect()
-    project = resolve(conn, str(project_dir))
-    capture.set_enabled(conn, project, True)
+    conn, project = enabled_project(clients, monkeypatch, project_dir)
     store.remember(
         conn,
         project,
