@@ -33,6 +33,7 @@ from typing import IO
 
 import corpus
 from waymark import capture, checkpoints, db, embed, semantic, store, warm
+from waymark.hooks import user_prompt_submit
 from waymark.projects import resolve
 from waymark.records import make_draft
 
@@ -285,6 +286,7 @@ def ask_times(env: dict, n: int) -> dict:
             "project_id": env["project"].id,
             "queries": [prompt],
             "k": semantic.CANDIDATES,
+            "max_tokens": user_prompt_submit.PROMPT_SEMANTIC_TOKENS,
         }
         started = time.perf_counter()
         reply = warm.ask(request, 1.0)

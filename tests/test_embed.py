@@ -94,3 +94,13 @@ def test_real_model_truncates_at_256_tokens():
     head = " ".join(["house"] * 300)  # 300 tokens: past 256, well short of 512
     a, b = embedder.embed([head + " apples and pears", head + " a different ending"])
     assert np.dot(a, b) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_real_model_max_tokens_cuts_each_text_then_restores_the_default():
+    embedder = embed.open_embedder(allow_download=True)
+    head = "rotate the signing keys"
+    long = head + " while the nightly job uploads unrelated archives" * 30
+    cut, alone = embedder.embed([long], max_tokens=8)[0], embedder.embed([head])[0]
+    assert np.dot(cut, alone) > 0.9
+    assert np.dot(embedder.embed([long])[0], alone) < 0.8  # the default length is back
+    assert embed._tokenizer(embedder._backend).truncation["max_length"] == embed.MAX_TOKENS

@@ -338,3 +338,36 @@ def test_a_large_store_leaves_its_commonest_words_out_of_the_search(conn, projec
     assert recall._max_share(conn, recall.DEFAULT) == recall.LARGE_STORE_SHARE
     hooks = recall.DEFAULT._replace(query_max_share=0.05)
     assert recall._max_share(conn, hooks) == 0.05  # an explicit setting wins
+
+
+def test_cached_document_counts_follow_writes_from_any_connection(conn, project):
+    from waymark import db
+
+    add(conn, project, "zeppelin maintenance")
+    assert fts._frequencies(conn, ["zeppelin", "absent"]) == {"zeppelin": 1}
+    other = db.connect()
+    try:
+        add(other, project, "zeppelin hangar")  # another connection commits
+        assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 2}
+        assert fts._frequencies(other, ["zeppelin"]) == {"zeppelin": 2}  # and back again
+        add(conn, project, "zeppelin crew")  # this connection writes
+        assert fts._frequencies(other, ["zeppelin"]) == {"zeppelin": 3}
+        assert fts._frequencies(conn, ["zeppelin", "absent"]) == {"zeppelin": 3}
+    finally:
+        other.close()
+
+
+def test_the_lexical_tier_filters_through_the_live_index(conn, project):
+    add(conn, project, "zeppelin maintenance")
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "memories_live" in names
+    plan = " ".join(
+        str(row[3])
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT f.rowid FROM memories_fts f"
+            " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
+            " WHERE memories_fts MATCH 'zeppelin' AND m.project_id = ? AND m.status = 'active'",
+            (project.id,),
+        )
+    )
+    assert "COVERING INDEX memories_live" in plan

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from .memory import Memory
-    from .recall import Settings
+    from .recall import Light, Settings
 
     T = TypeVar("T")
 
@@ -52,13 +52,16 @@ def normalise(ranked: Ranked, cap: int | None) -> list[float]:
     return [(max(score, floor) - floor) / (best - floor) for _, score in ranked]
 
 
-def fuse(tiers: dict[str, Ranked], s: Settings) -> dict[int, dict[str, Any]]:
+def fuse(
+    tiers: dict[str, Ranked], s: Settings, into: dict[int, dict[str, Any]] | None = None
+) -> dict[int, dict[str, Any]]:
     """rowid -> {"fused": sum of parts, "tiers": {name: (rank, raw, norm, part)}}.
 
     A tier's part is its weight (`s.<tier>_weight`) times the candidate's normalised score
-    there, so `fused` is exactly the sum of the parts; `explain` spells an entry out.
+    there, so `fused` is exactly the sum of the parts; `explain` spells an entry out. Each
+    tier is normalised on its own, so tiers found later are added `into` an earlier result.
     """
-    fused: dict[int, dict[str, Any]] = {}
+    fused: dict[int, dict[str, Any]] = {} if into is None else into
     for name, ranked in tiers.items():
         weight = getattr(s, f"{name}_weight")
         cap = None if name in ABSOLUTE else getattr(s, CAPS.get(name, "candidates"))
@@ -113,7 +116,7 @@ def top(
 
 
 def multipliers(
-    memory: Memory,
+    memory: Memory | Light,
     uses: int,
     last_used: str | None,
     named: list[str],
@@ -143,7 +146,7 @@ def _age_days(stamp: str | None, now: float | None) -> float:
     return max(0.0, ((now or time.time()) - then) / 86400.0)
 
 
-def _recency(memory: Memory, s: Settings, now: float | None) -> float:
+def _recency(memory: Memory | Light, s: Settings, now: float | None) -> float:
     if memory.pinned or memory.type in NEVER_DECAY:
         return 1.0
     decay = 0.5 ** (_age_days(memory.event_time, now) / s.half_life_days)
@@ -158,7 +161,7 @@ def _use(uses: int, last_used: str | None, s: Settings, now: float | None) -> fl
     return 1.0 + s.use_boost * frequency * (0.5 + 0.5 * freshness)
 
 
-def _scope_fit(memory: Memory, named: list[str], s: Settings) -> float:
+def _scope_fit(memory: Memory | Light, named: list[str], s: Settings) -> float:
     if not named or memory.scope_type not in ("file", "directory", "symbol"):
         return 1.0
     target = (memory.scope_target or "").partition("::")[0]

@@ -10,7 +10,9 @@ Tiers, each a ranked list of candidates:
 - graph: one hop from the top hits along explicit links and shared tags, at a discount.
 
 They meet in a weighted sum of normalised scores; bounded multipliers (recency, use, priority
-and pin, scope fit) then adjust (`fusion`). Recall never writes: ranking state changes only
+and pin, scope fit) then adjust (`fusion`). The semantic tier is collected last, so a warm
+caller embeds the query on a thread while every other tier runs; candidates are ranked on a
+few light columns and only the winners are read whole. Recall never writes: ranking state changes only
 through `mark_used`, called when a memory is really used, so results never depend on query
 order.
 """
@@ -144,32 +146,49 @@ def recall(
     )
     tiers: dict[str, list[tuple[int, float]]] = {
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
-        "semantic": [],
         "path": _by_path(conn, project, named, settings),
     }
-    # Collected only now: a warm server has been embedding while the lexical tiers ran.
-    neighbours = semantic() if callable(semantic) else semantic
-    tiers["semantic"] = list(neighbours or [])[: settings.semantic_candidates]
     # Typo repair only where it can help: when the words as typed found (almost) nothing.
     if len(tiers["lexical"]) < settings.fuzzy_below:
         tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
     fused = fusion.fuse(tiers, settings)
     # Feedback needs a first pass that found the query's own words (and a weight to matter).
     if tiers["lexical"] and settings.expansion_weight > 0:
-        tiers["expansion"] = _expansion(conn, project, query, fused, settings, include_inactive)
-    tiers["graph"] = _graph(conn, fused, settings)
-    fused = fusion.fuse(tiers, settings)
+        expansion = _expansion(conn, project, query, fused, settings, include_inactive)
+        fusion.fuse({"expansion": expansion}, settings, into=fused)
+    fusion.fuse({"graph": _graph(conn, fused, settings)}, settings, into=fused)
+    # Collected last: a warm server has been embedding while the lexical tiers ran.
+    neighbours = semantic() if callable(semantic) else semantic
+    found = list(neighbours or [])[: settings.semantic_candidates]
+    fusion.fuse({"semantic": found}, settings, into=fused)
 
-    def score(rowids: list[int]) -> list[tuple[float, Hit]]:
-        rows = _load(conn, project, rowids, types, tags, include_inactive, now)
-        hits = [_score(*rows[r], fused[r], named, settings, now) for r in rowids if r in rows]
-        return [(hit.score, hit) for hit in hits]
+    # Candidates are scored on a few light columns; only the winners are read whole.
+    def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
+        rows = _light(conn, project, rowids, types, tags, include_inactive, now)
+        out = []
+        for rowid in rowids:
+            if rowid in rows:
+                light, uses, last_used = rows[rowid]
+                multipliers = fusion.multipliers(light, uses, last_used, named, settings, now)
+                final = fused[rowid]["fused"]
+                for value in multipliers.values():
+                    final *= value
+                out.append((final, (final, light.id, rowid, multipliers)))
+        return out
 
     ceiling = fusion.ceiling(named, settings)
-    hits = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
+    scored = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    if not include_inactive:
+        scored = scored[:limit]
+    memories = _memories(conn, [rowid for _, _, rowid, _ in scored])
+    hits = [
+        _hit(memories[rowid], final, fused[rowid], multipliers)
+        for final, _, rowid, multipliers in scored
+    ]
     if include_inactive:  # demoting a superseded record needs its successor scored too
         hits = _successors_first(hits)
-    hits.sort(key=lambda h: (-h.score, h.memory.id))
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
     return hits[:limit]
 
 
@@ -218,7 +237,8 @@ def _bm25(
         (int(rowid), -float(score))
         for rowid, score in conn.execute(
             f"SELECT f.rowid, bm25(memories_fts, {weights}) AS s FROM memories_fts f"
-            " JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?"
+            " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
+            " WHERE memories_fts MATCH ?"
             f" AND (m.project_id = ? OR m.project_id IS NULL){active} ORDER BY s LIMIT ?",
             (expr, project.id, n),
         )
@@ -378,7 +398,11 @@ def _same_tags(conn: apsw.Connection, seeds: list[int], n: int) -> list[tuple[in
     return found
 
 
-def _load(
+# What the multipliers read (fusion.multipliers): enough to rank a candidate without its text.
+Light = namedtuple("Light", "id type priority pinned scope_type scope_target event_time")
+
+
+def _light(
     conn: apsw.Connection,
     project: Project,
     rowids: list[int],
@@ -386,7 +410,8 @@ def _load(
     tags: Sequence[str],
     include_inactive: bool,
     now: float | None,
-) -> dict[int, tuple[Memory, int, str | None]]:
+) -> dict[int, tuple[Light, int, str | None]]:
+    """The candidates that pass the filters: rowid -> (light columns, uses, last used)."""
     if not rowids:
         return {}
     where = ["(m.project_id = ? OR m.project_id IS NULL)"]
@@ -402,36 +427,36 @@ def _load(
         params.append(tag)
     # CROSS JOIN: look the candidates up by rowid, never scan the project's index for them.
     rows = conn.execute(
-        f"SELECT m.rowid, {', '.join('m.' + name for name in FIELDS)}, u.uses, u.last_used"
-        " FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+        f"SELECT m.rowid, {', '.join('m.' + name for name in Light._fields)}, u.uses,"
+        " u.last_used FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
         " LEFT JOIN memory_use u ON u.memory_rowid = m.rowid"
         f" WHERE {' AND '.join(where)}",
         params,
     ).fetchall()
-    out: dict[int, tuple[Memory, int, str | None]] = {}
+    out: dict[int, tuple[Light, int, str | None]] = {}
     for row in rows:
         values: list[Any] = list(row)
-        out[int(values[0])] = (from_row(tuple(values[1:-2])), int(values[-2] or 0), values[-1])
+        out[int(values[0])] = (Light(*values[1:-2]), int(values[-2] or 0), values[-1])
     return out
+
+
+def _memories(conn: apsw.Connection, rowids: list[int]) -> dict[int, Memory]:
+    if not rowids:
+        return {}
+    rows = conn.execute(
+        f"SELECT m.rowid, {', '.join('m.' + name for name in FIELDS)}"
+        " FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value",
+        (_json_list(rowids),),
+    ).fetchall()
+    found: list[Any] = rows
+    return {int(row[0]): from_row(tuple(row[1:])) for row in found}
 
 
 def _json_list(values: Iterable[int]) -> str:
     return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
-def _score(
-    memory: Memory,
-    uses: int,
-    last_used: str | None,
-    fused: dict[str, Any],
-    named: list[str],
-    s: Settings,
-    now: float | None,
-) -> Hit:
-    multipliers = fusion.multipliers(memory, uses, last_used, named, s, now)
-    score = fused["fused"]
-    for value in multipliers.values():
-        score *= value
+def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[str, float]) -> Hit:
     explain = {
         "tiers": fusion.explain(fused),
         "fused": fused["fused"],

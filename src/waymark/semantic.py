@@ -43,16 +43,25 @@ def neighbours(
 
 
 def ask_warm(
-    project: Project, queries: Sequence[str], deadline_s: float = WARM_DEADLINE_S
+    project: Project,
+    queries: Sequence[str],
+    deadline_s: float = WARM_DEADLINE_S,
+    max_tokens: int | None = None,
 ) -> Callable[[], list[list[tuple[int, float]]] | None]:
     """Ask the warm server now; the returned function collects its answer (or None) later,
-    so a hook can do its lexical work while the server embeds and searches."""
+    so a hook can do its lexical work while the server embeds and searches. `max_tokens`
+    bounds what the server embeds of each query (its cost grows with the length)."""
     from . import warm
 
-    pending = warm.send(
-        {"op": "semantic", "project_id": project.id, "queries": list(queries), "k": CANDIDATES},
-        deadline_s,
-    )
+    request: dict[str, Any] = {
+        "op": "semantic",
+        "project_id": project.id,
+        "queries": list(queries),
+        "k": CANDIDATES,
+    }
+    if max_tokens is not None:
+        request["max_tokens"] = int(max_tokens)
+    pending = warm.send(request, deadline_s)
 
     def collect() -> list[list[tuple[int, float]]] | None:
         reply = pending.reply() if pending is not None else None
@@ -66,28 +75,46 @@ def ask_warm(
 def overlapped(
     conn: apsw.Connection, project_id: str, query: str, embedder: Any
 ) -> Callable[[], list[tuple[int, float]]]:
-    """Embed `query` on a thread now (onnxruntime runs without the GIL); the returned
-    function, which `recall` calls once its lexical tiers are done, searches the vectors.
-    In a warm process the embedding then costs almost nothing on top of the lexical work."""
+    """Embed `query` and scan the vectors on a thread now (onnxruntime and numpy run without
+    the GIL); the returned function, which `recall` calls once its lexical tiers are done,
+    collects the neighbours. In a warm process the semantic tier then costs little more than
+    the lexical work it runs beside."""
     import threading
 
+    from . import vectors
+
+    # The snapshot is refreshed here, on this thread: the worker never touches the database.
+    scan = vectors.index_for(conn).prepare(project_id, CANDIDATES, embedder.model, embedder.dim)
     box: list[Any] = []
-    worker = threading.Thread(target=lambda: box.append(embedder.embed_query(query)), daemon=True)
+
+    def work() -> None:
+        try:
+            vec = embedder.embed_query(query)
+            box.append(scan(vec) if scan is not None else vec)
+        except Exception as exc:  # recall goes on without this tier; the server logs why
+            import logging
+
+            logging.getLogger("waymark.semantic").warning("query embedding failed: %r", exc)
+
+    worker = threading.Thread(target=work, daemon=True)
     worker.start()
 
     def neighbours() -> list[tuple[int, float]]:
-        from . import vectors
-
         worker.join()
         if not box:  # the embedding failed on its thread: recall stays lexical
             return []
+        if scan is not None:
+            return list(box[0])
         return vectors.search(conn, project_id, box[0], CANDIDATES, embedder.model)
 
     return neighbours
 
 
 def local(
-    conn: apsw.Connection, project_id: str, queries: Sequence[str]
+    conn: apsw.Connection,
+    project_id: str,
+    queries: Sequence[str],
+    max_tokens: int | None = None,
 ) -> list[list[tuple[int, float]]] | None:
     """Embed in this process with a model already on disk; None if there is none."""
     from . import embed, vectors
@@ -95,7 +122,7 @@ def local(
     embedder = embed.load_embedder(allow_download=False)
     if embedder is None:
         return None
-    matrix = embedder.embed(list(queries))
+    matrix = embedder.embed(list(queries), max_tokens=max_tokens)
     return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
 
 
@@ -109,7 +136,12 @@ def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": "queries must be a list of strings"}
     if not isinstance(project_id, str):
         return {"ok": False, "error": "project_id must be a string"}
-    hits = local(conn, project_id, queries[:32])
+    max_tokens = request.get("max_tokens")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8
+    ):
+        return {"ok": False, "error": "max_tokens must be an integer of at least 8"}
+    hits = local(conn, project_id, queries[:32], max_tokens)
     if hits is None:
         return {"ok": False, "error": "no embedding model loaded"}
     return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits]}

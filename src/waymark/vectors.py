@@ -267,6 +267,26 @@ class VectorIndex:
                 return _numpy_top(snap, query_vec, k)
             return self._vec0_top(snap, query_vec, k)
 
+    def prepare(
+        self, project_id: str | None, k: int, model: str, dim: int
+    ) -> Callable[[Any], list[tuple[int, float]]] | None:
+        """Bring the scope's numpy snapshot up to date now, on the caller's thread, and
+        return its top-k scan as a function of the query vector: pure numpy, no database,
+        so a worker thread can run it beside the caller's queries. None when the scan
+        would be vec0's (that one reads the database)."""
+        if k < 1:
+            raise InvalidArgument(f"k must be at least 1 (got {k})")
+        with self._lock:
+            if self._method("auto") != "numpy":
+                return None
+            snap = self._fresh("numpy", project_id, model, dim)
+
+        def top(query_vec: Any) -> list[tuple[int, float]]:
+            with self._lock:  # a refresh on another thread rewrites the snapshot
+                return _numpy_top(snap, query_vec, k)
+
+        return top
+
     def vec0_available(self) -> bool:
         if self._vec0 is None:
             self._vec0 = load_vec0(self.conn)

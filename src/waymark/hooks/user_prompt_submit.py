@@ -22,6 +22,10 @@ PROMPT_MAX_SHARE = 0.05
 # No typo repair on every prompt: rapidfuzz's import and a vocabulary scan cost 20 ms at
 # 100k memories, most often for a prompt that simply has no memory. `recall` still repairs.
 PROMPT_FUZZY_BELOW = 0
+# The server embeds a prompt's first 64 tokens: a 30-token prompt costs it ~9 ms, an 86-token
+# one ~27 ms, and a pasted log of 256 tokens would always miss the 50 ms deadline. The opening
+# usually says what the prompt is about; lexical recall still reads all of it.
+PROMPT_SEMANTIC_TOKENS = 64
 
 
 def handle(ctx: Context) -> str | None:
@@ -33,8 +37,9 @@ def handle(ctx: Context) -> str | None:
     from . import ledger, sections
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
+    # The server embeds while we work.
+    collect = semantic.ask_warm(project, [prompt], max_tokens=PROMPT_SEMANTIC_TOKENS)
     ledger.ensure_session(conn, project, event)
-    collect = semantic.ask_warm(project, [prompt])  # the server embeds while we work
     seen = sections.injected(conn, event.session_id)
     named = pathnames.mentioned(prompt)
     scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]

@@ -1,0 +1,74 @@
+"""The semantic tier's plumbing: the server's overlapped path and the warm request's options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_vectors import FakeEmbedder, remember
+from waymark import embed, recall, semantic, vectors
+
+
+class FailingEmbedder(FakeEmbedder):
+    def embed_query(self, text: str) -> np.ndarray:
+        raise RuntimeError("the model fell over")
+
+
+@pytest.fixture
+def indexed(conn, project):
+    embedder = FakeEmbedder(dim=32)
+    for text in ("deploy the billing worker", "rotate the signing keys", "flaky upload test"):
+        remember(conn, project, text)
+    vectors.index_missing(conn, embedder, project.id)
+    return embedder
+
+
+def test_overlapped_finds_what_embedding_then_searching_finds(conn, project, indexed):
+    for query in ("billing deploy", "signing keys rotation", "upload"):
+        collect = semantic.overlapped(conn, project.id, query, indexed)
+        sequential = vectors.search(
+            conn, project.id, indexed.embed_query(query), semantic.CANDIDATES, indexed.model
+        )
+        assert collect() == sequential and sequential
+
+
+def test_overlapped_sees_a_memory_written_just_before_it_was_asked(conn, project, indexed):
+    fresh = remember(conn, project, "cache invalidation on deploy")
+    vectors.index_missing(conn, indexed, project.id)
+    rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (fresh.id,)).fetchone()[0]
+    found = semantic.overlapped(conn, project.id, "cache invalidation on deploy", indexed)()
+    assert found[0][0] == rowid and found[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_overlapped_with_a_failing_model_leaves_recall_lexical(conn, project, indexed):
+    collect = semantic.overlapped(conn, project.id, "billing", FailingEmbedder(dim=32))
+    assert collect() == []
+    hits = recall.recall(
+        conn, project, "billing", semantic=semantic.overlapped(
+            conn, project.id, "billing", FailingEmbedder(dim=32)))  # fmt: skip
+    assert hits and all("semantic" not in h.explain["tiers"] for h in hits)
+
+
+def test_prepare_refuses_a_k_below_one(conn, project, indexed):
+    with pytest.raises(Exception, match="k must be at least 1"):
+        vectors.index_for(conn).prepare(project.id, 0, indexed.model, indexed.dim)
+
+
+@pytest.mark.parametrize("bad", [0, 7, "64", 12.5, True])
+def test_answer_refuses_a_bad_max_tokens(conn, project, bad):
+    reply = semantic.answer(
+        conn, {"op": "semantic", "project_id": project.id, "queries": ["x"], "max_tokens": bad}
+    )
+    assert reply == {"ok": False, "error": "max_tokens must be an integer of at least 8"}
+
+
+def test_answer_with_max_tokens_embeds_only_the_opening_of_a_long_prompt(conn, project):
+    embedder = embed.open_embedder(allow_download=True)  # WAYMARK_EMBED_MODEL_DIR, or fetched
+    remember(conn, project, "deploy the billing worker to staging")
+    vectors.index_missing(conn, embedder, project.id)
+    prompt = "deploy the billing worker " + "and then a long pasted log line " * 40
+    ask = {"op": "semantic", "project_id": project.id, "queries": [prompt], "k": 5}
+    whole = semantic.answer(conn, ask)
+    opening = semantic.answer(conn, dict(ask, max_tokens=8))
+    assert whole["ok"] and opening["ok"]
+    assert opening["hits"][0][0][1] > whole["hits"][0][0][1] + 0.2
