@@ -419,7 +419,8 @@ def test_prompt_recall_uses_the_warm_servers_neighbours(conn, enabled, repo):
         )
     finally:
         server.stop()
-    assert asked and asked[0]["op"] == "semantic" and asked[0]["project_id"] == enabled.id
+    assert asked and asked[0]["op"] == "semantic" and asked[0]["cwd"] == str(repo)
+    assert asked[0]["queries"] == ["when do bills get produced?"] and asked[0]["max_tokens"] == 64
     assert hidden.id in context_of(done)  # no word in common: only the server could find it
 
 

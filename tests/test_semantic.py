@@ -72,3 +72,32 @@ def test_answer_with_max_tokens_embeds_only_the_opening_of_a_long_prompt(conn, p
     opening = semantic.answer(conn, dict(ask, max_tokens=8))
     assert whole["ok"] and opening["ok"]
     assert opening["hits"][0][0][1] > whole["hits"][0][0][1] + 0.2
+
+
+def test_answer_finds_the_project_by_cwd_only_where_capture_is_on(conn, project, repo, tmp_path):
+    from waymark import capture
+
+    embedder = embed.open_embedder(allow_download=True)
+    remember(conn, project, "deploy the billing worker to staging")
+    vectors.index_missing(conn, embedder, project.id)
+    ask = {"op": "semantic", "cwd": str(repo / "src"), "queries": ["billing deploy"], "k": 3}
+
+    off = semantic.answer(conn, ask)
+    assert off["ok"] is False and "capture is off" in off["error"]
+
+    capture.set_enabled(conn, project, True)
+    on = semantic.answer(conn, ask)
+    assert (
+        on["ok"]
+        and on["hits"][0][0][0]
+        == conn.execute(
+            "SELECT rowid FROM memories WHERE content LIKE 'deploy the billing%'"
+        ).fetchone()[0]
+    )
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    projects = conn.execute("SELECT count(*) FROM projects").fetchone()[0]
+    refused = semantic.answer(conn, dict(ask, cwd=str(elsewhere)))
+    assert refused["ok"] is False and "no Waymark project" in refused["error"]
+    assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == projects  # nothing bound

@@ -7,14 +7,14 @@ one for a query. The warm server answers with `answer`, the same code the CLI ru
 
 from __future__ import annotations
 
-import apsw
-
-from .projects import Project
-
-TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms; apsw is loaded only when used
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
+
+    import apsw
+
+    from .projects import Project
 
 CANDIDATES = 200  # recall.Settings.semantic_candidates: the pool its min-max scale spans
 WARM_DEADLINE_S = 0.05
@@ -43,22 +43,25 @@ def neighbours(
 
 
 def ask_warm(
-    project: Project,
+    project: Project | None,
     queries: Sequence[str],
     deadline_s: float = WARM_DEADLINE_S,
     max_tokens: int | None = None,
+    *,
+    cwd: str | None = None,
 ) -> Callable[[], list[list[tuple[int, float]]] | None]:
     """Ask the warm server now; the returned function collects its answer (or None) later,
-    so a hook can do its lexical work while the server embeds and searches. `max_tokens`
-    bounds what the server embeds of each query (its cost grows with the length)."""
+    so a hook can do its lexical work while the server embeds and searches. The project is
+    `project`, or the one the server finds at `cwd` (a hook asks before it has opened the
+    database) if capture is on there. `max_tokens` bounds what the server embeds of each
+    query (its cost grows with the length)."""
     from . import warm
 
-    request: dict[str, Any] = {
-        "op": "semantic",
-        "project_id": project.id,
-        "queries": list(queries),
-        "k": CANDIDATES,
-    }
+    request: dict[str, Any] = {"op": "semantic", "queries": list(queries), "k": CANDIDATES}
+    if project is not None:
+        request["project_id"] = project.id
+    else:
+        request["cwd"] = cwd
     if max_tokens is not None:
         request["max_tokens"] = int(max_tokens)
     pending = warm.send(request, deadline_s)
@@ -134,8 +137,12 @@ def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
     project_id = request.get("project_id")
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
         return {"ok": False, "error": "queries must be a list of strings"}
+    if project_id is None and isinstance(request.get("cwd"), str):
+        project_id, why = _capturing_project(conn, request["cwd"])
+        if project_id is None:
+            return {"ok": False, "error": why}
     if not isinstance(project_id, str):
-        return {"ok": False, "error": "project_id must be a string"}
+        return {"ok": False, "error": "project_id (or cwd) must be a string"}
     max_tokens = request.get("max_tokens")
     if max_tokens is not None and (
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8
@@ -145,3 +152,18 @@ def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
     if hits is None:
         return {"ok": False, "error": "no embedding model loaded"}
     return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits]}
+
+
+def _capturing_project(conn: apsw.Connection, cwd: str) -> tuple[str | None, str]:
+    """The id of the project at `cwd` when capture is on there; else None and why. Never
+    binds or creates a project: that is the hook's decision, made with its own checks."""
+    from .capture import policy
+    from .errors import WaymarkError
+    from .projects import resolve
+
+    try:
+        project = resolve(conn, None, cwd=cwd, bind=False)
+    except WaymarkError as exc:
+        return None, f"no Waymark project at {cwd}: {exc.message}"
+    found = policy(conn, project)
+    return (project.id, "") if found["enabled"] else (None, f"capture is off: {found['why']}")

@@ -8,6 +8,8 @@ from the warm MCP server when it answers within its deadline; otherwise recall i
 
 from __future__ import annotations
 
+import os
+
 from .packet import Section, render
 from .runtime import Context, context_output, run
 
@@ -30,15 +32,22 @@ PROMPT_SEMANTIC_TOKENS = 64
 
 def handle(ctx: Context) -> str | None:
     prompt = (ctx.event.prompt or "").strip()
-    if not prompt or not ctx.capturing():
+    if not prompt:
         return None
-    from .. import pathnames, recall, semantic, settings
+    from .. import semantic
+
+    # Asked first, naming the project by its directory: the server embeds while this process
+    # opens the database and runs the lexical tiers. It answers only where capture is on.
+    collect = semantic.ask_warm(
+        None, [prompt], max_tokens=PROMPT_SEMANTIC_TOKENS, cwd=ctx.event.cwd or os.getcwd()
+    )
+    if not ctx.capturing():
+        return None
+    from .. import pathnames, recall, settings
     from ..briefing import file_memories
     from . import ledger, sections
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    # The server embeds while we work.
-    collect = semantic.ask_warm(project, [prompt], max_tokens=PROMPT_SEMANTIC_TOKENS)
     ledger.ensure_session(conn, project, event)
     seen = sections.injected(conn, event.session_id)
     named = pathnames.mentioned(prompt)
