@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from . import db
+from . import jsonlite as json  # `import json` costs a hook ~8 ms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

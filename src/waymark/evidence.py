@@ -9,10 +9,13 @@ never UNCHANGED. Hashes live in immutable revisions, so an old hash is never ove
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from .errors import InvalidArgument, InvalidScope, TargetNotFound
 from .scope import project_relative
+
+TYPE_CHECKING = False  # SessionStart checks evidence: typing would cost it ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_LIMIT = 2 * 1024 * 1024
 REQUEST_LIMIT = 8 * 1024 * 1024
@@ -55,6 +58,19 @@ def hash_links(root: str | None, items: list[dict[str, str]]) -> list[dict[str, 
     return out
 
 
+def _sha256() -> Any:
+    """A SHA-256 hasher. hashlib loads OpenSSL (~3 ms in a hook); the builtin module is
+    the same algorithm without it."""
+    try:
+        from _sha2 import sha256  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.10, 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
+
+
 def _hash(path: str, budget: _Budget) -> tuple[str | None, int | None, str | None]:
     try:
         size = os.path.getsize(path)
@@ -62,9 +78,7 @@ def _hash(path: str, budget: _Budget) -> tuple[str | None, int | None, str | Non
             return None, size, "larger than 2 MiB"
         if not budget.take(size):
             return None, size, "request budget of 8 MiB exhausted"
-        import hashlib  # only a checkpoint with evidence pays for it
-
-        h = hashlib.sha256()
+        h = _sha256()
         with open(path, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 16), b""):
                 h.update(chunk)

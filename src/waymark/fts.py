@@ -9,7 +9,6 @@ pass's best hits, for a second query.
 from __future__ import annotations
 
 import math
-import re
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ MAX_TERMS = 24
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 MIN_DF_CAP = 10  # in a small store every word is rare enough to expand with
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_TOKEN = r"[^\W_]+(?:['’][^\W_]+)*"  # compiled on first use: `re` costs a hook ~6 ms
 
 STOP_WORDS = frozenset(
     [
@@ -194,8 +193,10 @@ STOP_WORDS = frozenset(
 
 def tokens(text: str, *, limit: int = MAX_TERMS) -> list[str]:
     """Distinct lower-cased content words of `text`, in order of first appearance."""
+    import re  # the compiled pattern is cached by `re` itself
+
     seen: dict[str, None] = {}
-    for match in _TOKEN_RE.finditer(text):
+    for match in re.finditer(_TOKEN, text):
         word = match.group().lower().replace("’", "'")
         word = word.split("'")[0]  # "caroline's" -> "caroline"; porter drops the rest anyway
         if len(word) < 2 and not word.isdigit():

@@ -8,7 +8,6 @@ main field is filled from the string, so a model's natural call works.
 
 from __future__ import annotations
 
-from . import redact
 from .errors import InvalidArgument
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
@@ -57,6 +56,8 @@ def normalise(fields: dict[str, Any]) -> tuple[dict[str, Any], int]:
         if value is None:
             continue
         out[name] = _text(name, value) if name in TEXT_FIELDS else _list(name, value)
+    from . import redact  # its patterns need `re`: a SessionStart that only renders skips it
+
     clean, redactions = redact.scrub_value(out)
     assert isinstance(clean, dict)
     return clean, redactions

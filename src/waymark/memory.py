@@ -6,8 +6,9 @@ costs a short-lived process about 8 ms to import.
 
 from __future__ import annotations
 
-import json
 from collections import namedtuple
+
+from . import jsonlite as json  # `import json` costs a hook ~8 ms
 
 TYPES = (
     "decision", "fact", "convention", "warning", "lesson",

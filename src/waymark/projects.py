@@ -8,7 +8,6 @@ the database, so nothing is written into the user's repository. A `.waymark.toml
 from __future__ import annotations
 
 import os
-import re
 from collections import namedtuple
 
 import apsw
@@ -17,7 +16,13 @@ from . import db
 from .errors import NotFound, ProjectError
 from .locate import Location, locate
 
-NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+NAME_CHARS = frozenset(_LETTERS + _LETTERS.upper() + "0123456789._-")
+
+
+def valid_name(name: str) -> bool:
+    """1-100 of A-Z a-z 0-9 . _ - (checked without `re`: hooks load this module)."""
+    return 0 < len(name) <= 100 and all(c in NAME_CHARS for c in name)
 
 
 _ProjectFields = namedtuple("_ProjectFields", "id kind name root how tree", defaults=(None,))
@@ -61,7 +66,7 @@ def resolve(
     is created only when `create`, so a typo in a read leaves no empty project behind.
     """
     if spec is not None and not _looks_like_path(spec, cwd):
-        if not NAME_RE.match(spec):
+        if not valid_name(spec):
             raise ProjectError(
                 f"{spec!r} is neither an existing directory nor a valid project name "
                 "(1-100 of A-Z a-z 0-9 . _ -)",

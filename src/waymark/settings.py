@@ -5,11 +5,10 @@ Defaults live here, in one table; `waymark config` reads and writes them.
 
 from __future__ import annotations
 
-import json
-
 import apsw
 
 from . import db
+from . import jsonlite as json  # `import json` costs a hook ~8 ms
 from .errors import InvalidArgument
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms

@@ -30,13 +30,18 @@ from __future__ import annotations
 # `_socket`, not `socket`: the wrapper's enum and selectors imports cost a hook ~5 ms.
 import _socket
 import atexit  # built in: free
-import json
 import os
 import sys
 import time
-from collections.abc import Callable  # ~0.1 ms: json has already loaded `collections`
 
+from . import jsonlite as json  # `import json` costs a hook ~8 ms
 from .home import data_home, ensure_home
+
+TYPE_CHECKING = False  # collections.abc would cost a hook ~1 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Handler = Callable[[dict], dict]
 
 VERSION = 1
 MAX_MESSAGE = 1 << 20
@@ -155,9 +160,6 @@ def _parse(data: bytes) -> dict:
 
 # Server: runs in the MCP server process. Its modules are imported inside functions so that
 # hooks, which import this module for `ask()`, never pay for them.
-
-
-Handler = Callable[[dict], dict]
 
 
 def start(

@@ -3,10 +3,10 @@ whether its work was handed off. Small rows, no transcript, nothing of the promp
 
 from __future__ import annotations
 
-import json
 import os
 
-from .. import db, redact
+from .. import db
+from .. import jsonlite as json  # `import json` costs a hook ~8 ms
 from .event import Event
 
 TYPE_CHECKING = False
@@ -63,6 +63,8 @@ def record_tool(conn: apsw.Connection, project: Project, event: Event) -> None:
                 "UPDATE sessions SET last_shell_at = ? WHERE id = ?", (stamp, event.session_id)
             )
         if event.failed and (command or event.tool_name):
+            from .. import redact  # its patterns need `re` (~6 ms): only failures pay
+
             cmd, _ = redact.scrub((command or event.tool_name or "")[:COMMAND_MAX])
             tail, _ = redact.scrub((event.error or "")[-ERROR_TAIL:])
             conn.execute(

@@ -7,12 +7,12 @@ with nothing on stdout. Only the standard library and apsw are imported here.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from .. import home
+from .. import jsonlite as json  # `import json` costs a hook ~8 ms
 from .event import CLIENTS, Event
 
 TYPE_CHECKING = False
