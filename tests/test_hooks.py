@@ -384,6 +384,33 @@ def test_the_hook_path_imports_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("name", ["PostToolUse-write", "PostToolUse-bash"])
+def test_a_tool_hook_run_loads_neither_json_nor_re(conn, enabled, repo, name):
+    """Each costs a hook ~6-8 ms; a recorded edit or command needs neither."""
+    code = (
+        "import sys\n"
+        "sys.argv = ['post_tool_use', 'claude-code']\n"
+        "import waymark.hooks.post_tool_use as hook\n"
+        "try:\n"
+        "    hook.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = ('json', 're', 'typing', 'hashlib', 'dataclasses', 'datetime', 'logging')\n"
+        "print(sorted(m for m in loaded if m in sys.modules), file=sys.stderr)\n"
+    )
+    data = {**payload("claude-code", name, cwd=str(repo)), "turn_id": uuid.uuid4().hex}
+    if name == "PostToolUse-write":
+        data["tool_input"] = {"file_path": str(repo / "README.md"), "content": "x"}
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=20,
+    )
+    assert done.returncode == 0 and done.stderr.decode().strip() == "[]", done.stderr
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1  # it did run
+
+
 def test_the_same_event_delivered_twice_runs_once(conn, enabled, repo):
     """The plugin route and the installed route may both be registered: one run per event."""
     edit(repo)
