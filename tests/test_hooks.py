@@ -468,3 +468,10 @@ def test_codex_notify_leaves_the_marker_for_an_unsaved_turn(conn, enabled, repo)
     )
     assert (done.returncode, done.stdout) == (0, b"")
     assert markers(conn) == [("thread-1",)]
+
+
+def test_the_prompt_hook_asks_for_the_same_token_cap_as_every_query():
+    from waymark import embed
+    from waymark.hooks import user_prompt_submit
+
+    assert user_prompt_submit.PROMPT_SEMANTIC_TOKENS == embed.QUERY_MAX_TOKENS

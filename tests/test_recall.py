@@ -371,3 +371,18 @@ def test_the_lexical_tier_filters_through_the_live_index(conn, project):
         )
     )
     assert "COVERING INDEX memories_live" in plan
+
+
+def test_cached_document_counts_do_not_keep_a_connection_alive():
+    import gc
+    import weakref
+
+    from waymark import db
+
+    other = db.connect()
+    fts._frequencies(other, ["anything"])
+    gone = weakref.ref(other)
+    other.close()
+    del other
+    gc.collect()
+    assert gone() is None

@@ -305,19 +305,26 @@ def _total(conn: Any) -> int:
 # fts5vocab counts a term's documents by reading its whole posting list: 40 us for a rare
 # word, 740 us for one in 23,000 memories. A long-lived process (the MCP server) keeps the
 # counts while the database is unchanged: the same numbers, so results never depend on which
-# queries came first. One connection's (held, so its identity cannot be reused); emptied by
-# any write, from this connection or another.
-_DF_CACHE: list[Any] = [(None, None, {})]  # (connection, generation, {stem: doc count})
+# queries came first. One connection's, held weakly (a dead reference never matches a new
+# connection that reuses the address); emptied by any write, from this connection or another.
+_DF_CACHE: list[Any] = [(None, None, {})]  # (weak connection, generation, {stem: doc count})
 _DF_CACHE_TERMS = 50_000
 
 
 def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """How many memories hold each stem; stems the index lacks are left out."""
+    from _weakref import ref  # builtin; the weakref module would cost a hook ~1.5 ms
+
     version = conn.execute("PRAGMA data_version").fetchone()[0]
     generation = (version, conn.total_changes())
     entry = _DF_CACHE[0]  # one read: another thread may replace the entry meanwhile
-    if entry[0] is not conn or entry[1] != generation or len(entry[2]) > _DF_CACHE_TERMS:
-        entry = _DF_CACHE[0] = (conn, generation, {})
+    if (
+        entry[0] is None
+        or entry[0]() is not conn
+        or entry[1] != generation
+        or len(entry[2]) > _DF_CACHE_TERMS
+    ):
+        entry = _DF_CACHE[0] = (ref(conn), generation, {})
     known = entry[2]
     found: dict[str, int] = {}
     for stem in dict.fromkeys(stems):  # `term = ?` is a lookup; `term IN (...)` scans it all

@@ -125,7 +125,7 @@ def local(
     embedder = embed.load_embedder(allow_download=False)
     if embedder is None:
         return None
-    matrix = embedder.embed(list(queries), max_tokens=max_tokens)
+    matrix = embedder.embed(list(queries), max_tokens=max_tokens or embed.QUERY_MAX_TOKENS)
     return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
 
 

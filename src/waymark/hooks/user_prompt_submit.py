@@ -24,9 +24,8 @@ PROMPT_MAX_SHARE = 0.05
 # No typo repair on every prompt: rapidfuzz's import and a vocabulary scan cost 20 ms at
 # 100k memories, most often for a prompt that simply has no memory. `recall` still repairs.
 PROMPT_FUZZY_BELOW = 0
-# The server embeds a prompt's first 64 tokens: a 30-token prompt costs it ~9 ms, an 86-token
-# one ~27 ms, and a pasted log of 256 tokens would always miss the 50 ms deadline. The opening
-# usually says what the prompt is about; lexical recall still reads all of it.
+# The server embeds a prompt's first 64 tokens (embed.QUERY_MAX_TOKENS, said here so the hook
+# need not import embed): a pasted log of 256 tokens would always miss the 50 ms deadline.
 PROMPT_SEMANTIC_TOKENS = 64
 
 
