@@ -157,13 +157,6 @@ def recall(
         expansion = _expansion(conn, project, query, fused, settings, include_inactive)
         fusion.fuse({"expansion": expansion}, settings, into=fused)
     fusion.fuse({"graph": _graph(conn, fused, settings)}, settings, into=fused)
-    # While a warm caller is still embedding, read what ranking the best candidates needs.
-    known: dict[int, tuple[Light, int, str | None]] = {}
-    checked: set[int] = set()
-    if callable(semantic):
-        ahead = fusion.best(fused, max(2 * limit, 20))
-        known.update(_light(conn, project, ahead, types, tags, include_inactive, now))
-        checked.update(ahead)
     # Collected last: a warm server has been embedding while the lexical tiers ran.
     neighbours = semantic() if callable(semantic) else semantic
     found = list(neighbours or [])[: settings.semantic_candidates]
@@ -171,8 +164,7 @@ def recall(
 
     # Candidates are scored on a few light columns; only the winners are read whole.
     def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
-        missing = [r for r in rowids if r not in checked]
-        rows = {**known, **_light(conn, project, missing, types, tags, include_inactive, now)}
+        rows = _light(conn, project, rowids, types, tags, include_inactive, now)
         out = []
         for rowid in rowids:
             if rowid in rows:
