@@ -386,3 +386,38 @@ def test_cached_document_counts_do_not_keep_a_connection_alive():
     del other
     gc.collect()
     assert gone() is None
+
+
+def test_file_memories_most_specific_first_then_priority_without_expired(conn, project):
+    from waymark import briefing
+
+    here = add(conn, project, "core: keep run() pure", scope="file", target="src/pkg/core.py")
+    symbol = add(
+        conn, project, "run: no I/O", scope="symbol", target="src/pkg/core.py::run", priority=1
+    )
+    folder_low = add(conn, project, "pkg: low", scope="directory", target="src/pkg")
+    folder_high = add(conn, project, "pkg: high", scope="directory", target="src/pkg", priority=3)
+    root = add(conn, project, "repo-wide rule", scope="directory", target=".")
+    add(conn, project, "expired", scope="file", target="src/pkg/core.py", valid_until="2001-01-01")
+    add(conn, project, "unrelated", scope="file", target="README.md")
+    found = [m.id for m in briefing.file_memories(conn, project, ["src/pkg/core.py"])]
+    assert found == [symbol.id, here.id, folder_high.id, folder_low.id, root.id]
+    assert [m.id for m in briefing.file_memories(conn, project, ["src/pkg/core.py"], 2)] == [
+        symbol.id,
+        here.id,
+    ]
+    full = briefing.file_memories(conn, project, ["src/pkg/core.py"], 1)[0]
+    assert full.content == "run: no I/O" and full.tags == []  # read whole, not just ranked
+
+
+def test_path_memories_are_found_through_the_covering_index(conn, project):
+    add(conn, project, "core: keep run() pure", scope="file", target="src/pkg/core.py")
+    plan = " ".join(
+        str(row[3])
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT rowid, scope_target FROM memories WHERE project_id = ?"
+            " AND status = 'active' AND scope_target IS NOT NULL AND scope_target IN (?, ?)",
+            (project.id, "src/pkg/core.py", "src"),
+        )
+    )
+    assert "COVERING INDEX memories_by_target" in plan

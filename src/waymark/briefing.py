@@ -74,18 +74,32 @@ def file_memories(
         targets += [path, *pathnames.ancestors(path)]
     if not targets:
         return []
-    base = f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND {TARGET_WHERE}"
+    # Ranked on what memories_by_target holds; only the chosen rows are read whole.
+    base = (
+        "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
+        f" WHERE project_id = ? AND {TARGET_WHERE}"
+    )
     marks = ", ".join("?" * len(targets))
-    rows = conn.execute(f"{base} AND scope_target IN ({marks})", (project.id, *targets)).fetchall()
+    rows: list[Any] = conn.execute(
+        f"{base} AND scope_target IN ({marks})", (project.id, *targets)
+    ).fetchall()
     for path in named:  # `path::Symbol` targets: a range the memories_by_target index serves
         rows += conn.execute(
             f"{base} AND scope_target >= ? AND scope_target < ?",
             (project.id, path + "::", path + ":;"),
         ).fetchall()
     now = _now_iso()
-    memories = [m for m in map(from_row, rows) if not m.valid_until or m.valid_until > now]
-    memories.sort(key=lambda m: (len(m.scope_target), m.priority, m.created_at, m.id), reverse=True)
-    return memories[:limit]
+    found = [r for r in rows if not r[5] or r[5] > now]
+    found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
+    chosen = [int(r[0]) for r in found[:limit]]
+    by_rowid = {
+        int(row[0]): from_row(tuple(row[1:]))
+        for row in conn.execute(
+            f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+            ("[" + ",".join(map(str, chosen)) + "]",),
+        )
+    }
+    return [by_rowid[r] for r in chosen]
 
 
 def _now_iso() -> str:

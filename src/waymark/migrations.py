@@ -270,6 +270,16 @@ M008_LIVE_INDEX = """
 CREATE INDEX memories_live ON memories (rowid, project_id, status);
 """
 
+M009_COVERING_TARGETS = """
+-- Path recall and the prompt hook's file memories read only these columns of the path-scoped
+-- memories they find (often hundreds, for a directory near the root): covered here, they
+-- cost no lookups of the wide rows (a prompt naming one file at 100k: 14.7 ms -> 0.3 ms).
+DROP INDEX memories_by_target;
+CREATE INDEX memories_by_target ON memories (project_id, scope_target, priority, created_at,
+                                             id, valid_until)
+WHERE status = 'active' AND scope_target IS NOT NULL;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -280,6 +290,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m006_sessions", M006_SESSIONS),
     ("m007_read_path_indexes", M007_READ_PATH_INDEXES),
     ("m008_live_index", M008_LIVE_INDEX),
+    ("m009_covering_targets", M009_COVERING_TARGETS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -255,7 +255,7 @@ def _by_path(
     # memories_by_target index (a LIKE would scan the project).
     base_sql = (
         "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
-        " AND scope_target IS NOT NULL AND scope_type IN ('file', 'directory', 'symbol')"
+        " AND scope_target IS NOT NULL"  # only path scopes have a target
     )
     for path in named:
         above = pathnames.ancestors(path)
