@@ -421,3 +421,19 @@ def test_path_memories_are_found_through_the_covering_index(conn, project):
         )
     )
     assert "COVERING INDEX memories_by_target" in plan
+
+
+def test_a_posting_budget_drops_the_commonest_words_first(conn, project):
+    for n in range(30):
+        add(conn, project, f"common words everywhere {n}")
+    add(conn, project, "common words and one zebra")
+    full = fts.focused_expression(conn, "zebra common words everywhere", keep=12)
+    assert set(full.split(" OR ")) == {'"zebra"', '"common"', '"words"', '"everywhere"'}
+    budget = fts.focused_expression(conn, "zebra common words everywhere", keep=12, max_rows=40)
+    assert budget.split(" OR ") == ['"zebra"', '"everywhere"']  # rarest kept, in query order
+    # However tight, the query's two rarest words still search.
+    assert fts.focused_expression(conn, "common words", keep=12, max_rows=1).count('"') == 4
+    hits = recall.recall(
+        conn, project, "zebra common words everywhere", settings=recall.DEFAULT._replace(
+            query_max_rows=40))  # fmt: skip
+    assert hits[0].memory.content == "common words and one zebra"

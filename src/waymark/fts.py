@@ -221,7 +221,7 @@ MIN_KEPT = 2  # however common, the query's rarest words still search
 
 
 def focused_expression(
-    conn: Any, text: str, *, keep: int = 12, max_share: float = 1.0
+    conn: Any, text: str, *, keep: int = 12, max_share: float = 1.0, max_rows: int = 0
 ) -> str | None:
     """Like `match_expression`, for ranking; but a query of more than `keep` words keeps only
     its `keep` rarest.
@@ -229,11 +229,12 @@ def focused_expression(
     An OR query costs what its words' posting lists hold: a 24-word prompt full of `test`,
     `src` and `py` scored 36,000 rows (18 ms at 10k memories; 7 ms for its 12 rarest words)
     for words whose low IDF barely moves the ranking. Every word is kept when this APSW
-    cannot run FTS5 tokenizers (before 3.47).
+    cannot run FTS5 tokenizers (before 3.47). `max_rows` (when set) also stops adding words,
+    rarest first, once their posting lists would hold more rows than that: a hook's budget.
     """
     words = tokens(text)
     tokenize = _tokenizer(conn)
-    if (len(words) <= keep and max_share >= 1.0) or tokenize is None:
+    if (len(words) <= keep and max_share >= 1.0 and not max_rows) or tokenize is None:
         return match_expression(text)
     stems = [_stem(tokenize, word) for word in words]
     df = _frequencies(conn, [stem for stem in stems if stem])
@@ -242,6 +243,14 @@ def focused_expression(
     if max_share < 1.0:  # words in a large share of all memories: costly, and say little
         limit = max_share * _total(conn)
         ranked = [i for n, i in enumerate(ranked) if n < MIN_KEPT or count[i] <= limit]
+    if max_rows:
+        kept, rows = [], 0
+        for i in ranked[:keep]:
+            rows += count[i]
+            if rows > max_rows and len(kept) >= MIN_KEPT:
+                break
+            kept.append(i)
+        ranked = kept
     return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep])) or None
 
 

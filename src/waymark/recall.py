@@ -53,12 +53,13 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   file_fit, dir_fit    the query names this memory's file, or a directory around it
 #   query_max_share      words in more of all memories are not searched (hooks: 0.05)
 #   fuzzy_below          typo repair runs when the words as typed found fewer memories
+#   query_max_rows       words stop, rarest first, past this many postings (0: no limit)
 Settings = namedtuple(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit query_max_share fuzzy_below",
+    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows",
     defaults=[
         1.0,
         0.8,
@@ -82,6 +83,7 @@ Settings = namedtuple(
         0.2,
         1.0,
         5,
+        0,
     ],
 )
 DEFAULT = Settings()
@@ -142,7 +144,11 @@ def recall(
     query = _clean(query)
     named = pathnames.normalise(project, [*paths, *pathnames.mentioned(query)])
     expr = fts.focused_expression(
-        conn, query, keep=settings.query_terms, max_share=_max_share(conn, settings)
+        conn,
+        query,
+        keep=settings.query_terms,
+        max_share=_max_share(conn, settings),
+        max_rows=settings.query_max_rows,
     )
     tiers: dict[str, list[tuple[int, float]]] = {
         "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),

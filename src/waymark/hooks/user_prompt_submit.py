@@ -21,6 +21,10 @@ RELATIVE_MIN = 0.35  # of the best hit's score
 # A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
 # they cost the most and rank the least.
 PROMPT_MAX_SHARE = 0.05
+# And the words searched stop, rarest first, at 20,000 postings: at 100k memories a long
+# prompt's mid-frequency words scored 30,000+ rows. Measured on 120 prompts at 100k: recall
+# p95 29.6 -> 20.7 ms, 97% of packets identical, every relevant memory still found.
+PROMPT_MAX_ROWS = 20_000
 # No typo repair on every prompt: rapidfuzz's import and a vocabulary scan cost 20 ms at
 # 100k memories, most often for a prompt that simply has no memory. `recall` still repairs.
 PROMPT_FUZZY_BELOW = 0
@@ -61,6 +65,7 @@ def handle(ctx: Context) -> str | None:
         settings=recall.settings_for(conn)._replace(
             query_max_share=PROMPT_MAX_SHARE,
             fuzzy_below=PROMPT_FUZZY_BELOW,
+            query_max_rows=PROMPT_MAX_ROWS,
             expansion_weight=0.0,  # feedback words find weak matches; a prompt needs strong ones
         ),
     )
