@@ -244,7 +244,8 @@ def focused_expression(
         limit = max_share * _total(conn)
         ranked = [i for n, i in enumerate(ranked) if n < MIN_KEPT or count[i] <= limit]
     if max_rows:
-        kept, rows = [], 0
+        kept: list[int] = []
+        rows = 0
         for i in ranked[:keep]:
             rows += count[i]
             if rows > max_rows and len(kept) >= MIN_KEPT:
