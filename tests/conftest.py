@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -57,3 +58,11 @@ def conn():
 @pytest.fixture
 def project(conn, repo) -> Project:
     return resolve(conn, str(repo))
+
+
+def isolated(code: str) -> str:
+    """What `code` prints in a fresh `python -I` process, as a hook process starts."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
+    )
+    return done.stdout

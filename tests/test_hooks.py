@@ -12,6 +12,7 @@ import uuid
 
 import pytest
 
+from conftest import isolated
 from waymark import capture, checkpoints, db, home, store
 from waymark.install.commands import HOOKS
 from waymark.projects import resolve
@@ -378,10 +379,7 @@ def test_the_hook_path_imports_nothing_heavy():
         "print(sorted(m for m in ('pydantic', 'mcp', 'fastembed', 'numpy', 'sqlite_vec',"
         " 'onnxruntime') if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "[]"
+    assert isolated(code).strip() == "[]"
 
 
 @pytest.mark.parametrize("name", ["PostToolUse-write", "PostToolUse-bash"])

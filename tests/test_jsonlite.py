@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
+from conftest import isolated
 from waymark import jsonlite
 
 VALUES = [
@@ -78,10 +77,7 @@ def test_other_arguments_go_to_json():
 
 def test_importing_jsonlite_loads_neither_json_nor_re():
     code = "import sys, waymark.jsonlite as j; j.dumps(j.loads('[1]')); print('json' in sys.modules, 're' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["False", "False"]
+    assert isolated(code).split() == ["False", "False"]
 
 
 def test_invalid_json_in_a_fresh_process_raises_a_value_error():
@@ -94,7 +90,4 @@ def test_invalid_json_in_a_fresh_process_raises_a_value_error():
         "    except ValueError as exc:\n"
         "        print(type(exc).__name__)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.split() == ["JSONDecodeError"] * 3
+    assert isolated(code).split() == ["JSONDecodeError"] * 3
