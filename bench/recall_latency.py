@@ -226,6 +226,11 @@ def print_tables(results: dict[int, dict], model_s: float) -> None:
         " directory and symbol scopes; B/rec = database file after a WAL checkpoint / records;"
         " 1st search = building the cached matrix on a fresh connection."
     )
+    print(
+        "In-process passes share one connection, as the MCP server does: term document counts"
+        " stay cached while the database is unchanged, and the vector matrix stays built. The"
+        " cold rows pay for both on every query."
+    )
 
 
 def main() -> int:
