@@ -12,9 +12,9 @@ Tiers, each a ranked list of candidates:
 They meet in a weighted sum of normalised scores; bounded multipliers (recency, use, priority
 and pin, scope fit) then adjust (`fusion`). The semantic tier is collected last, so a warm
 caller embeds the query on a thread while every other tier runs; candidates are ranked on a
-few light columns and only the winners are read whole. Recall never writes: ranking state changes only
-through `mark_used`, called when a memory is really used, so results never depend on query
-order.
+few light columns and only the winners are read whole. Recall never writes: ranking state
+changes only through `mark_used`, called when a memory is really used, so results never
+depend on query order.
 """
 
 from __future__ import annotations
@@ -191,6 +191,7 @@ def recall(
     hits = [
         _hit(memories[rowid], final, fused[rowid], multipliers)
         for final, _, rowid, multipliers in scored
+        if rowid in memories  # deleted by another connection since it was ranked
     ]
     if include_inactive:  # demoting a superseded record needs its successor scored too
         hits = _successors_first(hits)
