@@ -99,7 +99,7 @@ def file_memories(
             ("[" + ",".join(map(str, chosen)) + "]",),
         )
     }
-    return [by_rowid[r] for r in chosen]
+    return [by_rowid[r] for r in chosen if r in by_rowid]  # one may be gone since ranked
 
 
 def _now_iso() -> str:
