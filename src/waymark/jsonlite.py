@@ -83,8 +83,14 @@ def dumps(
     basestring = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
     if isinstance(value, str):
         return str(basestring(value))
-    # A new encoder per call, as json does: its circular-reference markers start empty.
-    encode = _json.make_encoder(
-        {}, _unserialisable, basestring, None, key_sep, item_sep, sort_keys, False, True
-    )
+    try:  # a new encoder per call, as json does: its circular-reference markers start empty
+        encode = _json.make_encoder(
+            {}, _unserialisable, basestring, None, key_sep, item_sep, sort_keys, False, True
+        )
+    except TypeError:  # another Python's _json takes other arguments: json knows them
+        import json
+
+        return json.dumps(
+            value, sort_keys=sort_keys, ensure_ascii=ensure_ascii, separators=separators
+        )
     return "".join(encode(value, 0))
