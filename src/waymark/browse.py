@@ -14,7 +14,7 @@ import apsw
 
 from . import db
 from .errors import InvalidArgument
-from .memory import COLUMNS, TYPES, Memory, from_row
+from .memory import COLUMNS, Memory, from_row, kind_filters
 from .projects import Project
 from .scope import PATH_SCOPES, SCOPES
 
@@ -52,9 +52,7 @@ def list_memories(
 ) -> Page:
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
-    bad = [t for t in types if t not in TYPES]
-    if bad:
-        raise InvalidArgument(f"unknown type {bad[0]!r}; valid types: {', '.join(TYPES)}")
+    kinds, kind_params = kind_filters(types, tags)
     if target is not None and scope not in PATH_SCOPES:
         raise InvalidArgument("--target needs --scope directory, file or symbol")
     if scope is not None and scope not in SCOPES:
@@ -64,12 +62,8 @@ def list_memories(
     params: list[Any] = [None if scope == "global" else project.id]
     if not include_inactive:
         where.append("m.status = 'active'")
-    if types:
-        where.append(f"m.type IN ({', '.join('?' * len(types))})")
-        params.extend(types)
-    for tag in tags:
-        where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)")
-        params.append(tag)
+    where += kinds
+    params += kind_params
     if scope is not None:
         where.append("m.scope_type = ?")
         params.append(scope)

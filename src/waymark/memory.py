@@ -10,6 +10,10 @@ from collections import namedtuple
 
 from . import jsonlite as json  # `import json` costs a hook ~8 ms
 
+TYPE_CHECKING = False  # typing costs a hook ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 TYPES = (
     "decision", "fact", "convention", "warning", "lesson",
     "solution", "incident", "todo", "note", "preference",
@@ -46,3 +50,16 @@ def from_row(row: tuple) -> Memory:
     values[9] = bool(values[9])  # pinned
     values[15] = json.loads(values[15])  # evidence
     return Memory(*values)
+
+
+def kind_filters(types: Sequence[str], tags: Sequence[str]) -> tuple[list[str], list[str]]:
+    """SQL conditions on memories `m` for any of `types` and every one of `tags`, and their
+    parameters; an unknown type is refused with the valid ones."""
+    bad = [t for t in types if t not in TYPES]
+    if bad:
+        from .errors import InvalidArgument
+
+        raise InvalidArgument(f"unknown type {bad[0]!r}; valid types: {', '.join(TYPES)}")
+    where = [f"m.type IN ({', '.join('?' * len(types))})"] if types else []
+    where += ["EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value = ?)"] * len(tags)
+    return where, [*types, *tags]

@@ -26,7 +26,7 @@ import apsw
 
 from . import fts, fusion, pathnames
 from . import jsonlite as json  # `import json` costs a hook ~8 ms
-from .memory import FIELDS, TYPES, Memory, from_row
+from .memory import FIELDS, Memory, from_row, kind_filters
 from .projects import Project
 
 TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
@@ -222,9 +222,7 @@ def _check(limit: int, types: Sequence[str]) -> None:
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
         raise InvalidArgument(f"limit must be an integer from 1 to 200 (got {limit!r})")
-    bad = [t for t in types if t not in TYPES]
-    if bad:
-        raise InvalidArgument(f"unknown type {bad[0]!r}; valid types: {', '.join(TYPES)}")
+    kind_filters(types, ())  # refuses an unknown type before any work
 
 
 def _clean(query: str) -> str:
@@ -426,12 +424,9 @@ def _light(
     if not include_inactive:
         where += ["m.status = 'active'", "(m.valid_until IS NULL OR m.valid_until > ?)"]
         params.append(_iso(now))
-    if types:
-        where.append(f"m.type IN ({', '.join('?' * len(types))})")
-        params.extend(types)
-    for tag in tags:
-        where.append("EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value = ?)")
-        params.append(tag)
+    kinds, kind_params = kind_filters(types, tags)
+    where += kinds
+    params += kind_params
     # CROSS JOIN: look the candidates up by rowid, never scan the project's index for them.
     rows = conn.execute(
         f"SELECT m.rowid, {', '.join('m.' + name for name in Light._fields)}, u.uses,"

@@ -9,21 +9,10 @@ from pydantic import Field
 
 from .. import checkpoints
 from ..errors import InvalidArgument
+from ..handoff import FIELDS
 from .state import WRITES, State, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
-FIELD_NAMES = (
-    "objective",
-    "progress",
-    "decisions",
-    "failed_approaches",
-    "blockers",
-    "tests",
-    "evidence",
-    "next_action",
-    "relevant_files",
-    "lessons",
-)
 
 
 def register(server: MCPServer, state: State) -> None:
@@ -95,7 +84,7 @@ def register(server: MCPServer, state: State) -> None:
         fit in about 600 tokens: summarise, never paste logs. Secrets are redacted.
         """
         values = locals()
-        fields = {name: values[name] for name in FIELD_NAMES if values[name] is not None}
+        fields = {name: values[name] for name in FIELDS if values[name] is not None}
         with state.conn() as conn:
             proj = state.project(conn, project)
             origin = checkpoints.Origin(actor="agent", client="mcp")
