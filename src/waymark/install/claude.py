@@ -12,16 +12,11 @@ import shutil
 from typing import Any
 
 from . import commands, hookconfig, jsonedit
-from .files import InstallRefused, display
+from .files import InstallRefused, client_dir, display
 
 
 def config_dir() -> str:
-    explicit = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-    return (
-        os.path.abspath(os.path.expanduser(explicit))
-        if explicit
-        else os.path.expanduser("~/.claude")
-    )
+    return client_dir("CLAUDE_CONFIG_DIR", "~/.claude")
 
 
 def settings_path() -> str:

@@ -13,7 +13,7 @@ import shutil
 from typing import Any
 
 from . import commands, hookconfig, tomledit
-from .files import InstallRefused, display
+from .files import InstallRefused, client_dir, display
 
 MCP_KEY = ("mcp_servers", commands.MCP_NAME)
 MCP_COMMENT = "Waymark's MCP server (added by `waymark install`; `waymark uninstall` removes it)"
@@ -27,12 +27,7 @@ TRUST_NOTE = (
 
 
 def home() -> str:
-    explicit = os.environ.get("CODEX_HOME", "").strip()
-    return (
-        os.path.abspath(os.path.expanduser(explicit))
-        if explicit
-        else os.path.expanduser("~/.codex")
-    )
+    return client_dir("CODEX_HOME", "~/.codex")
 
 
 def config_path() -> str:

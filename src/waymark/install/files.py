@@ -21,6 +21,13 @@ from ..errors import WaymarkError
 BOM = "\ufeff"
 
 
+def client_dir(variable: str, default: str) -> str:
+    """A client's config folder: the one its environment variable names (as the client
+    itself honours it), else its default under the home directory."""
+    explicit = os.environ.get(variable, "").strip()
+    return os.path.abspath(os.path.expanduser(explicit or default))
+
+
 class ConfigMalformed(WaymarkError):
     """A user's config file cannot be parsed; nothing was changed."""
 
