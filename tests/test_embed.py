@@ -26,7 +26,7 @@ def loads(monkeypatch):
     calls = []
     monkeypatch.delenv(embed.ENV_MODEL_DIR, raising=False)
     monkeypatch.setattr(embed, "_loaded", {})
-    monkeypatch.setattr(embed, "_load_backend", lambda folder, *, local_only: (
+    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only: (
         calls.append((folder, local_only)) or StubBackend()))  # fmt: skip
     return calls
 

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 import pytest
 
-from waymark import db, embed, records, store, vectors
+from waymark import db, embed, records, settings, store, vectors
 from waymark.errors import InvalidArgument
 from waymark.projects import resolve
 
@@ -397,6 +397,7 @@ def test_index_command_embeds_what_is_missing_then_nothing(
 ):
     fake = FakeEmbedder()
     monkeypatch.setattr(embed, "open_embedder", lambda allow_download=False: fake)
+    settings.set_value(conn, "recall.int8_queries", False)  # no int8 copy of a fake model
     remember(conn, project, "first")
     remember(conn, project, "second")
     assert waymark_cli(["index", "--project", str(repo), "--json"]) == 0
@@ -412,6 +413,7 @@ def test_index_command_embeds_what_is_missing_then_nothing(
 
 def test_index_command_all_projects(waymark_cli, conn, project, capsys, monkeypatch):
     monkeypatch.setattr(embed, "open_embedder", lambda allow_download=False: FakeEmbedder())
+    settings.set_value(conn, "recall.int8_queries", False)  # no int8 copy of a fake model
     remember(conn, project, "mine")
     remember(conn, resolve(conn, "elsewhere"), "theirs")
     assert waymark_cli(["index", "--all-projects", "--json"]) == 0

@@ -120,12 +120,13 @@ def local(
     max_tokens: int | None = None,
 ) -> list[list[tuple[int, float]]] | None:
     """Embed in this process with a model already on disk; None if there is none."""
-    from . import embed, vectors
+    from . import embed, settings, vectors
 
-    embedder = embed.load_embedder(allow_download=False)
+    int8 = bool(settings.get(conn, "recall.int8_queries"))
+    embedder = embed.load_embedder(allow_download=False, int8_queries=int8)
     if embedder is None:
         return None
-    matrix = embedder.embed(list(queries), max_tokens=max_tokens or embed.QUERY_MAX_TOKENS)
+    matrix = embedder.embed_queries(list(queries), max_tokens or embed.QUERY_MAX_TOKENS)
     return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
 
 

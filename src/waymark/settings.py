@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
+    "recall.int8_queries": True,  # queries through the int8 copy of the model (quantize.py)
     "capture.all_git_repos": False,
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,

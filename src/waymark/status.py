@@ -7,7 +7,7 @@ from typing import Any
 
 import apsw
 
-from . import db, embed, home
+from . import db, embed, home, quantize, settings
 from .projects import Project
 
 
@@ -44,7 +44,14 @@ def report(conn: apsw.Connection, project: Project) -> dict[str, Any]:
                 (project.id,),
             )
         },
-        "semantic": {"available": available, "model": note, "embedded": embedded},
+        "semantic": {
+            "available": available,
+            "model": note,
+            "embedded": embedded,
+            "queries": quantize.note(bool(settings.get(conn, "recall.int8_queries")))
+            if available
+            else None,
+        },
         "handoff": {
             "pending": [
                 {"session_id": s, "reason": r, "since": c}

@@ -78,6 +78,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"global      {data['global_memories']} active",
         f"semantic    {'on' if sem['available'] else 'off'}: {sem['model']}"
         f" ({sem['embedded']} embedded)",
+        *([f"queries     {sem['queries']}"] if sem["queries"] else []),
         f"capture     {'on' if data['capture']['enabled'] else 'off'}: {data['capture']['why']}",
         f"handoff     {len(pending)} pending" if pending else "handoff     none pending",
     ]

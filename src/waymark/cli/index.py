@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from .. import embed, vectors
+from .. import embed, quantize, settings, vectors
 from .admin import _progress_bar
 from .common import Context, add_command, emit
 
@@ -41,14 +41,31 @@ def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
         ctx.conn, model, project.id if project else None, progress=progress if show else None
     )
     elapsed = time.perf_counter() - started
+    queries = int8_queries(ctx, model)
     data = report | {
         "model": model.model,
         "project": project.to_dict() if project else None,
         "seconds": round(elapsed, 3),
+        "queries": queries,
     }
     where = f"{project.name or project.root}" if project else "all projects"
     rate = f", {report['embedded'] / elapsed:,.0f}/s" if report["embedded"] and elapsed else ""
     emit(data, ctx.as_json,
          f"{where}: embedded {report['embedded']}, {report['skipped']} already current "
-         f"({report['total']} active memories, model {model.model}{rate})")  # fmt: skip
+         f"({report['total']} active memories, model {model.model}{rate})\n"
+         f"queries: {queries['note']}")  # fmt: skip
     return 0
+
+
+def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:
+    """Build the int8 query model once (quantize.py) unless recall.int8_queries is off. A
+    failure leaves queries on the full model and is reported, not fatal: the index is done."""
+    if not settings.get(ctx.conn, "recall.int8_queries"):
+        return {"precision": "float32", "note": quantize.note(False)}
+    if sys.stderr.isatty() and not ctx.as_json and not quantize.built():
+        print("building the int8 query model (once per model file)...", file=sys.stderr)
+    try:
+        folder = quantize.attach(model)
+    except quantize.Unavailable as exc:
+        return {"precision": "float32", "note": f"full model: {exc.message}"}
+    return {"precision": "int8", "note": f"int8 copy at {folder}", "folder": folder}

@@ -21,7 +21,7 @@ import apsw
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from .. import db, embed, semantic, vectors, warm
+from .. import db, embed, quantize, semantic, settings, vectors, warm
 from ..errors import WaymarkError
 from ..projects import Project, resolve
 
@@ -79,13 +79,21 @@ class State:
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
 
     def _load_model(self) -> None:
-        embedder = embed.load_embedder(allow_download=False)
+        with self.conn() as conn:
+            int8 = bool(settings.get(conn, "recall.int8_queries"))
+        embedder = embed.load_embedder(allow_download=False, int8_queries=int8)
         if embedder is None:
             self.model_note = embed.last_reason() or "no embedding model"
             log.info("semantic recall off: %s", self.model_note)
             return
-        self.embedder = embedder
+        self.embedder = embedder  # queries go through the full model until the copy is in
         self.model_note = f"{embedder.model} loaded"
+        if int8 and embedder.query_precision != "int8":
+            try:
+                quantize.attach(embedder)  # once per model file: about 2 s
+            except quantize.Unavailable as exc:
+                log.warning("queries use the full model: %s", exc.message)
+        self.model_note = f"{embedder.model} loaded, queries {embedder.query_precision}"
         self.index_missing()
         self._warm_up(embedder)
 
