@@ -206,3 +206,14 @@ def test_the_int8_setting_is_a_boolean(conn):
     assert settings.set_value(conn, "recall.int8_queries", False) is False
     with pytest.raises(Exception, match="takes a bool"):
         settings.set_value(conn, "recall.int8_queries", "no")
+
+
+def test_doctor_reports_the_query_model(home, fresh_source):
+    from waymark import doctor
+
+    embedding, query = doctor.model()
+    assert embedding["status"] == "ok" and query["status"] == "warn"
+    assert "waymark index" in query["fix"] and "onnx" in query["fix"]
+    quantize.build(embed.open_embedder())
+    embedding, query = doctor.model()
+    assert query == doctor.finding("query model", "ok", f"int8 copy at {quantize.built()}")

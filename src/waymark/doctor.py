@@ -28,7 +28,7 @@ def run_all() -> list[dict[str, str]]:
     out = [interpreter(), *database()]
     for client in ("claude-code", "codex"):
         out += client_checks(client)
-    out += [model(), warm_server(), timed_hook()]
+    out += [*model(), warm_server(), timed_hook()]
     return out
 
 
@@ -247,17 +247,45 @@ def _codex_trust() -> dict[str, str]:
     )
 
 
-def model() -> dict[str, str]:
+def model() -> list[dict[str, str]]:
     from .embed import semantic_available
 
     available, note = semantic_available()
-    if available:
-        return finding("embedding model", OK, note)
+    if not available:
+        return [
+            finding(
+                "embedding model",
+                WARN,
+                f"semantic recall off: {note}",
+                "`waymark index` fetches the model once; recall stays lexical until then",
+            )
+        ]
+    return [finding("embedding model", OK, note), query_model()]
+
+
+def query_model() -> dict[str, str]:
+    """Whether queries go through the int8 copy of the model (twice as fast) and, if not, why."""
+    from . import db, quantize, settings
+
+    enabled = True
+    if os.path.exists(home.db_path()):
+        try:
+            conn = db.connect()
+            try:
+                enabled = bool(settings.get(conn, "recall.int8_queries"))
+            finally:
+                conn.close()
+        except Exception:  # the database check reports what is wrong with it
+            pass
+    note = quantize.note(enabled)
+    if not enabled or quantize.built() is not None:
+        return finding("query model", OK, note)
     return finding(
-        "embedding model",
+        "query model",
         WARN,
-        f"semantic recall off: {note}",
-        "`waymark index` fetches the model once; recall stays lexical until then",
+        note,
+        "run `waymark index` (it builds the int8 copy once; the onnx package must be installed:"
+        " install.sh installs it)",
     )
 
 
