@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -278,3 +281,47 @@ def test_recall_explain_prints_each_results_breakdown(capsys):
     assert code == 0 and "fused" in out and "lexical #1" in out
     code, data = run_json(capsys, "recall", "cache ttl", "--explain", "--lexical")
     assert code == 0 and data["results"][0]["explain"]["tiers"]["lexical"]["rank"] == 1
+
+
+def cli_process(*args: str | bytes, cwd=None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "waymark", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="bytes in argv are a POSIX thing")
+def test_bytes_that_are_not_utf8_in_argv_are_mended_not_an_internal_error(repo):
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "remember", "--json", "--content", b"login \xff loop"],
+        capture_output=True,
+        cwd=repo,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["memory"]["content"] == "login \ufffd loop"
+    checkpoint = subprocess.run(
+        [sys.executable, "-m", "waymark", "checkpoint", "create", "--json",
+         "--objective", b"fix \xfe it", "--next-action", "run the tests"],
+        capture_output=True,
+        cwd=repo,
+    )  # fmt: skip
+    assert checkpoint.returncode == 0, checkpoint.stderr
+    found = subprocess.run(
+        [sys.executable, "-m", "waymark", "recall", "--json", b"login \xff"],
+        capture_output=True,
+        cwd=repo,
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["memory"]["content"] == "login \ufffd loop"
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(repo):
+    assert main(["remember", "--project", str(repo), "--content", "one memory"]) == 0
+    proc = cli_process("list", "--project", str(repo), "--json")
+    proc.stdout.close()  # like `waymark list | head -0`: gone before the first write
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == b""

@@ -330,6 +330,21 @@ def test_garbage_or_truncated_stdin_exits_zero_silently(enabled, stdin):
         assert (done.returncode, done.stdout) == (0, b"")
 
 
+def test_a_lone_surrogate_in_the_payload_is_mended_not_a_lost_capture(conn, enabled, repo):
+    # JSON may escape a lone surrogate; SQLite refuses one, which would drop the entry.
+    failure = payload("claude-code", "PostToolUseFailure", cwd=str(repo), session_id="sur")
+    raw = json.dumps(failure).replace('"Exit code', '"bad \\udcff byte; Exit code', 1)
+    assert "\\udcff" in raw
+    done = hook("PostToolUseFailure", raw)
+    assert (done.returncode, done.stdout) == (0, b"")
+    (tail,) = conn.execute(
+        "SELECT error_tail FROM session_ledger WHERE session_id = 'sur'"
+    ).fetchone()
+    assert "bad \ufffd byte" in tail
+    log = pathlib.Path(os.environ["WAYMARK_HOME"]) / "hooks.log"
+    assert not log.exists() or "Error" not in log.read_text(encoding="utf-8")
+
+
 def test_a_huge_tool_response_is_capped_and_the_edit_still_recorded(conn, enabled, repo):
     data = payload(
         "claude-code",

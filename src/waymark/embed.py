@@ -16,6 +16,7 @@ from typing import Any
 
 from . import home
 from .errors import WaymarkError
+from .text import mend
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_ID = MODEL_NAME.rsplit("/", 1)[-1]  # the name stored in vectors.model
@@ -152,6 +153,7 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        texts = [mend(t) for t in texts]  # the tokenizer refuses lone surrogates
         with self._lock:
             tokenizer = _tokenizer(backend) if max_tokens else None
             if tokenizer is not None:

@@ -9,6 +9,7 @@ main field is filled from the string, so a model's natural call works.
 from __future__ import annotations
 
 from .errors import InvalidArgument
+from .text import mend
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def _text(name: str, value: Any) -> str:
         value = value[0]
     if not isinstance(value, str):
         raise InvalidArgument(f"{name} must be text")
-    value = value.strip()
+    value = mend(value.strip())
     if len(value) > MAX_TEXT:
         raise InvalidArgument(f"{name} is {len(value)} characters; the limit is {MAX_TEXT}")
     return value

@@ -16,6 +16,7 @@ from .errors import InvalidArgument, InvalidType
 from .memory import TYPES, Memory
 from .projects import Project
 from .scope import normalise_target
+from .text import mend
 
 ACTORS = ("user", "agent", "hook", "import")
 MAX_TITLE = 200
@@ -105,7 +106,7 @@ def make_draft(
     clean_tags, n_tags = redact.scrub_value(_tags(tags))
     clean_evidence, n_evidence = redact.scrub_value(_evidence(evidence))
     assert isinstance(clean_tags, list) and isinstance(clean_evidence, list)
-    source_ref, n_ref = redact.scrub(source_ref) if source_ref else (None, 0)
+    source_ref, n_ref = redact.scrub(mend(source_ref)) if source_ref else (None, 0)
     if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
         raise InvalidArgument(
             f"priority must be between {PRIORITY_RANGE[0]} and {PRIORITY_RANGE[1]}"
@@ -137,7 +138,7 @@ def _text(value: Any, name: str, limit: int) -> str:
         raise InvalidArgument(f"{name} must be text")
     if len(value) > limit:
         raise InvalidArgument(f"{name} is {len(value)} characters; the limit is {limit}")
-    return value.replace("\x00", "")
+    return mend(value.replace("\x00", ""))
 
 
 def _title_from(content: str) -> str:
@@ -157,6 +158,7 @@ def _tags(tags: Any) -> list[str]:
             or any(c.isspace() for c in tag)
         ):
             raise InvalidArgument(f"a tag is 1-64 characters without spaces (got {tag!r})")
+        tag = mend(tag)
         if tag not in out:
             out.append(tag)
     if len(out) > MAX_TAGS:
@@ -178,9 +180,9 @@ def _evidence(items: Any) -> list[dict[str, str]]:
                 "each evidence item is {path | command | url, note?} with exactly one of "
                 f"path, command, url (got {item!r})"
             )
-        entry = {kinds[0]: str(item[kinds[0]])}
+        entry = {kinds[0]: mend(str(item[kinds[0]]))}
         if item.get("note"):
-            entry["note"] = str(item["note"])
+            entry["note"] = mend(str(item["note"]))
         out.append(entry)
     if len(out) > MAX_EVIDENCE:
         raise InvalidArgument(f"{len(out)} evidence items; the limit is {MAX_EVIDENCE}")

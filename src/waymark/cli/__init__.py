@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("waymark: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (`waymark list | head`): nobody to tell
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
         if os.environ.get("WAYMARK_DEBUG"):
             raise

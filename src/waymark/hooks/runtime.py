@@ -127,6 +127,10 @@ def parse_payload(raw: bytes) -> dict | None:
         data = json.loads(raw)
     except ValueError:
         data = _salvage(raw)
+    if b"\\ud" in raw or b"\\uD" in raw:  # maybe a lone surrogate, which SQLite refuses
+        from ..text import mend_all
+
+        data = mend_all(data)
     return data if isinstance(data, dict) else None
 
 
