@@ -325,3 +325,19 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(repo):
         err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141
     assert err == b""
+
+
+@pytest.mark.parametrize("command", [["recall", "--batch"], ["import"]])
+def test_a_file_that_cannot_be_read_is_a_clear_refusal(capsys, tmp_path, command):
+    for path, why in ((tmp_path / "missing.jsonl", "No such file"), (tmp_path, "directory")):
+        code, error = run_json(capsys, *command, str(path))
+        assert code == 1 and error["code"] == "invalid_argument"
+        assert error["message"].startswith(f"cannot read {path}: ") and why in error["message"]
+
+
+def test_a_batch_file_with_bytes_that_are_not_utf8_still_ranks(capsys, tmp_path):
+    assert run(capsys, "remember", "--content", "the login loop")[0] == 0
+    batch = tmp_path / "queries.jsonl"
+    batch.write_bytes(b'{"qid": "q1", "query": "login \xff loop"}\n')
+    code, out, _ = run(capsys, "recall", "--batch", str(batch))
+    assert code == 0 and len(json.loads(out)["ranked"]) == 1

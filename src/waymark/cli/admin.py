@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import time
 from collections.abc import Iterable
@@ -12,7 +11,7 @@ from typing import Any
 
 from .. import importer, portable, status
 from ..errors import InvalidArgument
-from .common import Context, add_command, emit
+from .common import Context, add_command, emit, open_input
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -102,12 +101,7 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
-    if args.file == "-":
-        stream = sys.stdin
-    else:
-        if not os.path.isfile(args.file):
-            raise InvalidArgument(f"no such file: {args.file}")
-        stream = open(args.file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    stream = open_input(args.file)
     try:
         first = stream.readline()
         if portable.is_export_header(first):

@@ -10,7 +10,7 @@ from typing import Any
 import apsw
 
 from .. import db
-from ..errors import WaymarkError
+from ..errors import InvalidArgument, WaymarkError
 from ..projects import Project, resolve
 
 
@@ -79,3 +79,14 @@ def read_content(value: str | None) -> str | None:
     if sys.stdin is None or sys.stdin.isatty():
         return None
     return sys.stdin.read() or None
+
+
+def open_input(path: str) -> Any:
+    """The text file a person named, or stdin for "-"; a clear error when it cannot be read.
+    Bytes that are not UTF-8 are kept as surrogates (and mended where text is stored)."""
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    except OSError as exc:
+        raise InvalidArgument(f"cannot read {path}: {exc.strerror or exc}") from None

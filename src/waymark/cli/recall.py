@@ -11,7 +11,7 @@ from .. import links, recall, semantic
 from ..errors import InvalidArgument, NotFound
 from ..memory import TYPES
 from ..projects import resolve
-from .common import Context, add_command, emit
+from .common import Context, add_command, emit, open_input
 
 BATCH_MIN = 10
 
@@ -105,7 +105,7 @@ def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
 
 def _batch(args: argparse.Namespace, ctx: Context) -> int:
     """One output line per query; read-only, so results never depend on query order."""
-    source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+    source = open_input(args.batch)
     try:
         rows = [_batch_row(line, n) for n, line in enumerate(source, 1) if line.strip()]
     finally:
