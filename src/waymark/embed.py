@@ -121,6 +121,16 @@ class Embedder:
         """ "int8" when queries go through the int8 copy, else "float32"."""
         return "int8" if self._queries is not None else "float32"
 
+    def tokenizer_json(self) -> str:
+        """The full model's tokenizer as it is set up to embed (truncation, padding, special
+        tokens), serialised: what an int8 copy run without fastembed needs."""
+        backend = self._full()
+        with self._lock:
+            tokenizer = _tokenizer(backend)
+            if tokenizer is None:
+                raise ModelUnavailable("this model has no tokenizer to copy")
+            return str(tokenizer.to_str())
+
     def attach_queries(self, backend: Any) -> None:
         """Embed queries with `backend` (the int8 copy) from now on."""
         self._queries = backend
@@ -173,8 +183,44 @@ class Embedder:
 
 
 def _tokenizer(backend: Any) -> Any:
-    """fastembed's tokenizer (a `tokenizers.Tokenizer`), or None for another backend."""
-    return getattr(getattr(backend, "model", None), "tokenizer", None)
+    """The backend's `tokenizers.Tokenizer` (fastembed keeps it on .model), or None."""
+    found = getattr(backend, "tokenizer", None)
+    return (
+        found if found is not None else getattr(getattr(backend, "model", None), "tokenizer", None)
+    )
+
+
+class OnnxQueries:
+    """A model run with onnxruntime and tokenizers alone, as fastembed runs this model (mean
+    of the last hidden state over the attention mask; `Embedder` normalises), without
+    importing fastembed (~0.4 s against ~0.1 s): for the int8 copy, whose folder holds the
+    tokenizer exactly as fastembed configured it (`quantize.QUERY_TOKENIZER`)."""
+
+    def __init__(self, model_file: str, tokenizer_file: str) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(tokenizer_file)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = THREADS
+        options.inter_op_num_threads = THREADS
+        self.session = ort.InferenceSession(model_file, options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def embed(self, texts: list[str], batch_size: int = BATCH_SIZE) -> Any:
+        import numpy as np
+
+        for start in range(0, len(texts), batch_size):
+            encoded = self.tokenizer.encode_batch(texts[start : start + batch_size])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
+            hidden = self.session.run(None, feed)[0]
+            weights = mask[..., None].astype(hidden.dtype)
+            yield from (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
 _loaded: dict[tuple[str, str, bool], Embedder] = {}
@@ -213,8 +259,8 @@ def _int8_copy() -> Any:
     if folder is None:
         return None
     try:
-        return load_backend(folder, local_only=True)
-    except ModelUnavailable:
+        return quantize.load(folder)
+    except quantize.Unavailable:
         return None
 
 
