@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -241,3 +242,13 @@ def test_the_copy_runs_as_fastembed_would_run_it(home):
         a = direct.embed(texts, max_tokens=max_tokens)
         b = via_fastembed.embed(texts, max_tokens=max_tokens)
         assert np.allclose(a, b, atol=1e-5)
+
+
+def test_a_query_through_the_copy_never_waits_behind_documents(home):
+    embedder = embed.open_embedder(int8_queries=True)
+    done = []
+    with embedder._lock:  # as while the server embeds a batch of documents
+        worker = threading.Thread(target=lambda: done.append(embedder.embed_query("locked?")))
+        worker.start()
+        worker.join(timeout=30)
+    assert done and done[0].shape == (384,)

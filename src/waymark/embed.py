@@ -113,12 +113,15 @@ class Embedder:
         self._queries = queries
         self.model = model
         self.dim = dim
-        self._lock = threading.Lock()  # one inference at a time: threads=1 is the budget
+        # One inference at a time per model (one thread each), but a query through the copy
+        # never waits behind a batch of documents: the server indexes while hooks ask.
+        self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
         self._loading = threading.Lock()
 
     @property
     def query_precision(self) -> str:
-        """ "int8" when queries go through the int8 copy, else "float32"."""
+        """What queries are embedded with: "int8" (the copy) or "float32" (the full model)."""
         return "int8" if self._queries is not None else "float32"
 
     def tokenizer_json(self) -> str:
@@ -138,12 +141,13 @@ class Embedder:
     def embed(self, texts: list[str], max_tokens: int | None = None) -> Any:
         """An (n, dim) float32 numpy array, one unit-length row per text, by the full model;
         each text cut at `max_tokens` (default MAX_TOKENS): the cost grows with the length."""
-        return self._run(self._full() if texts else None, texts, max_tokens)
+        return self._run(self._full() if texts else None, texts, max_tokens, self._lock)
 
     def embed_queries(self, texts: list[str], max_tokens: int = QUERY_MAX_TOKENS) -> Any:
         """Like `embed`, for queries: by the int8 copy when attached, each cut at `max_tokens`."""
-        backend = self._queries if self._queries is not None or not texts else self._full()
-        return self._run(backend, texts, max_tokens)
+        if self._queries is not None:
+            return self._run(self._queries, texts, max_tokens, self._query_lock)
+        return self._run(self._full() if texts else None, texts, max_tokens, self._lock)
 
     def embed_query(self, text: str, max_tokens: int = QUERY_MAX_TOKENS) -> Any:
         """One unit-length float32 vector of length dim, for a query's first `max_tokens`."""
@@ -158,13 +162,15 @@ class Embedder:
                     self._backend = self._load_full()
         return self._backend
 
-    def _run(self, backend: Any, texts: list[str], max_tokens: int | None) -> Any:
+    def _run(
+        self, backend: Any, texts: list[str], max_tokens: int | None, lock: threading.Lock
+    ) -> Any:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         texts = [mend(t) for t in texts]  # the tokenizer refuses lone surrogates
-        with self._lock:
+        with lock:
             tokenizer = _tokenizer(backend) if max_tokens else None
             if tokenizer is not None:
                 tokenizer.enable_truncation(max_length=min(int(max_tokens or 0), MAX_TOKENS))
