@@ -430,3 +430,12 @@ def test_index_command_without_a_model_exits_1_with_model_unavailable(
     assert error["code"] == "model_unavailable" and "model.onnx" in error["message"]
     assert waymark_cli(["index", "--project", str(repo)]) == 1
     assert "[model_unavailable]" in capsys.readouterr().err
+
+
+def test_real_model_rows_keep_the_input_order_whatever_the_lengths(real_model):
+    # embed sorts by length to pad less; each row must still belong to its own text.
+    texts = ["a much longer text about the database migration " * 5, "short", "caching, medium"]
+    together = real_model.embed(texts)
+    alone = np.vstack([real_model.embed([text]) for text in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert not np.allclose(together[0], together[1], atol=1e-2)

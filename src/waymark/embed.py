@@ -170,20 +170,25 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         texts = [mend(t) for t in texts]  # the tokenizer refuses lone surrogates
+        # Shortest first: a batch is padded to its longest text, and padding costs as much as
+        # text (a batch of 16 mixed turns ran at 54 texts/s, sorted at 108).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with lock:
             tokenizer = _tokenizer(backend) if max_tokens else None
             if tokenizer is not None:
                 tokenizer.enable_truncation(max_length=min(int(max_tokens or 0), MAX_TOKENS))
             try:
-                rows = list(backend.embed(list(texts), batch_size=BATCH_SIZE))
+                rows = list(backend.embed([texts[i] for i in order], batch_size=BATCH_SIZE))
             finally:
                 if tokenizer is not None:
                     tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        matrix = np.vstack(rows).astype(np.float32, copy=False)
-        if matrix.shape != (len(texts), self.dim):
+        sorted_rows = np.vstack(rows).astype(np.float32, copy=False)
+        if sorted_rows.shape != (len(texts), self.dim):
             raise ModelUnavailable(
-                f"the model returned shape {matrix.shape}, expected ({len(texts)}, {self.dim})"
+                f"the model returned shape {sorted_rows.shape}, expected ({len(texts)}, {self.dim})"
             )
+        matrix = np.empty_like(sorted_rows)
+        matrix[order] = sorted_rows
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.where(norms == 0, 1, norms)
 

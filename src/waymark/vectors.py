@@ -118,6 +118,7 @@ def index_missing(
     skipped (already current), total (active memories in scope).
     """
     todo, total = _scan(conn, embedder.model, project_id)
+    todo.sort(key=lambda item: len(item[1]))  # batches of like lengths pad least (embed.py)
     done = 0
     if progress is not None and todo:
         progress(0, len(todo))
