@@ -26,8 +26,9 @@ def loads(monkeypatch):
     calls = []
     monkeypatch.delenv(embed.ENV_MODEL_DIR, raising=False)
     monkeypatch.setattr(embed, "_loaded", {})
-    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only: (
-        calls.append((folder, local_only)) or StubBackend()))  # fmt: skip
+    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only, threads=1: (
+        calls.append((folder, local_only) if threads == 1 else (folder, local_only, threads))
+        or StubBackend()))  # fmt: skip
     return calls
 
 
@@ -104,3 +105,10 @@ def test_real_model_max_tokens_cuts_each_text_then_restores_the_default():
     assert np.dot(cut, alone) > 0.9
     assert np.dot(embedder.embed([long])[0], alone) < 0.8  # the default length is back
     assert embed._tokenizer(embedder._backend).truncation["max_length"] == embed.MAX_TOKENS
+
+
+def test_more_threads_is_another_embedder_of_the_same_model(loads):
+    one = embed.open_embedder(allow_download=True)
+    two = embed.open_embedder(allow_download=True, threads=2)
+    assert one is not two and two is embed.open_embedder(allow_download=True, threads=2)
+    assert loads == [(None, False), (None, False, 2)]

@@ -234,28 +234,32 @@ class OnnxQueries:
             yield from (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-_loaded: dict[tuple[str, str, bool], Embedder] = {}
+_loaded: dict[tuple[str, str, bool, int], Embedder] = {}
 _last_reason = ""
 
 
-def open_embedder(allow_download: bool = False, *, int8_queries: bool = False) -> Embedder:
+def open_embedder(
+    allow_download: bool = False, *, int8_queries: bool = False, threads: int = THREADS
+) -> Embedder:
     """Load the model (once per process and location) or raise ModelUnavailable.
 
     With `allow_download=False` the network is never touched: a model folder from
     WAYMARK_EMBED_MODEL_DIR or an already cached download is required. With `int8_queries`,
     queries go through the int8 copy of the model when one is built (`quantize`), and the full
-    model loads only when documents are embedded.
+    model loads only when documents are embedded. `threads` is the full model's: more than
+    one only where nothing else runs beside it (`waymark index`).
     """
     ok, reason = semantic_available()
     if not ok and not (allow_download and _only_missing_download()):
         raise ModelUnavailable(reason)
     folder = model_dir()
-    key = ("dir", folder, int8_queries) if folder else ("cache", cache_dir(), int8_queries)
+    where = ("dir", folder) if folder else ("cache", cache_dir())
+    key = (*where, int8_queries, threads)
     if key not in _loaded:
         local_only = folder is not None or ok
 
         def load() -> Any:
-            return load_backend(folder, local_only=local_only)
+            return load_backend(folder, local_only=local_only, threads=threads)
 
         copy = _int8_copy() if int8_queries else None
         _loaded[key] = Embedder(None if copy else load(), load_full=load, queries=copy)
@@ -295,7 +299,7 @@ def _only_missing_download() -> bool:
     return model_dir() is None and all(importlib.util.find_spec(p) for p in PACKAGES)
 
 
-def load_backend(folder: str | None, *, local_only: bool) -> Any:
+def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS) -> Any:
     # An idle OpenBLAS pool can spin in a long-lived process; one thread is plenty here.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
@@ -308,7 +312,7 @@ def load_backend(folder: str | None, *, local_only: bool) -> Any:
         options["specific_model_path"] = folder
     try:
         backend: Any = TextEmbedding(
-            model_name=MODEL_NAME, cache_dir=cache_dir(), threads=THREADS, **options
+            model_name=MODEL_NAME, cache_dir=cache_dir(), threads=threads, **options
         )
         _tokenizer(backend).enable_truncation(max_length=MAX_TOKENS)
     except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
