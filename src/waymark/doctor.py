@@ -265,14 +265,14 @@ def model() -> list[dict[str, str]]:
 
 def query_model() -> dict[str, str]:
     """Whether queries go through the int8 copy of the model (twice as fast) and, if not, why."""
-    from . import db, quantize, settings
+    from . import db, quantize
 
     enabled = True
     if os.path.exists(home.db_path()):
         try:
             conn = db.connect()
             try:
-                enabled = bool(settings.get(conn, "recall.int8_queries"))
+                enabled = quantize.enabled(conn)
             finally:
                 conn.close()
         except Exception:  # the database check reports what is wrong with it

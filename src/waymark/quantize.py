@@ -32,6 +32,7 @@ RECIPE = "int8-dynamic-matmul-per-channel-v2"  # change it to rebuild every copy
 # measures a mean of 0.993 and a worst of 0.972 (a one-word query: short ones stray most).
 MIN_MEAN_COSINE = 0.98
 MIN_WORST_COSINE = 0.95
+SETTING = "recall.int8_queries"
 MODEL_FILE = "model.onnx"
 QUERY_TOKENIZER = "query-tokenizer.json"  # the full model's tokenizer as fastembed set it up
 SIDE_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
@@ -54,6 +55,13 @@ class Unavailable(embed.ModelUnavailable):
     """No int8 copy can be built here; queries use the full model."""
 
     code = "int8_unavailable"
+
+
+def enabled(conn: Any) -> bool:
+    """Whether queries should go through the copy: the `recall.int8_queries` setting."""
+    from . import settings
+
+    return bool(settings.get(conn, SETTING))
 
 
 def source_model() -> str | None:

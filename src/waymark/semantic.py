@@ -120,10 +120,9 @@ def local(
     max_tokens: int | None = None,
 ) -> list[list[tuple[int, float]]] | None:
     """Embed in this process with a model already on disk; None if there is none."""
-    from . import embed, settings, vectors
+    from . import embed, quantize, vectors
 
-    int8 = bool(settings.get(conn, "recall.int8_queries"))
-    embedder = embed.load_embedder(allow_download=False, int8_queries=int8)
+    embedder = embed.load_embedder(allow_download=False, int8_queries=quantize.enabled(conn))
     if embedder is None:
         return None
     matrix = embedder.embed_queries(list(queries), max_tokens or embed.QUERY_MAX_TOKENS)

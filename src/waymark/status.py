@@ -7,7 +7,7 @@ from typing import Any
 
 import apsw
 
-from . import db, embed, home, quantize, settings
+from . import db, embed, home, quantize
 from .projects import Project
 
 
@@ -48,9 +48,7 @@ def report(conn: apsw.Connection, project: Project) -> dict[str, Any]:
             "available": available,
             "model": note,
             "embedded": embedded,
-            "queries": quantize.note(bool(settings.get(conn, "recall.int8_queries")))
-            if available
-            else None,
+            "queries": quantize.note(quantize.enabled(conn)) if available else None,
         },
         "handoff": {
             "pending": [

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from .. import embed, quantize, settings, vectors
+from .. import embed, quantize, vectors
 from .admin import _progress_bar
 from .common import Context, add_command, emit
 
@@ -65,7 +65,7 @@ def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
 def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:
     """Build the int8 query model once (quantize.py) unless recall.int8_queries is off. A
     failure leaves queries on the full model and is reported, not fatal: the index is done."""
-    if not settings.get(ctx.conn, "recall.int8_queries"):
+    if not quantize.enabled(ctx.conn):
         return {"precision": "float32", "note": quantize.note(False)}
     if sys.stderr.isatty() and not ctx.as_json and not quantize.built():
         print("building the int8 query model (once per model file)...", file=sys.stderr)

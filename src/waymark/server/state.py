@@ -21,7 +21,7 @@ import apsw
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from .. import db, embed, quantize, semantic, settings, vectors, warm
+from .. import db, embed, quantize, semantic, vectors, warm
 from ..errors import WaymarkError
 from ..projects import Project, resolve
 
@@ -80,7 +80,7 @@ class State:
 
     def _load_model(self) -> None:
         with self.conn() as conn:
-            int8 = bool(settings.get(conn, "recall.int8_queries"))
+            int8 = quantize.enabled(conn)
         embedder = embed.load_embedder(allow_download=False, int8_queries=int8)
         if embedder is None:
             self.model_note = embed.last_reason() or "no embedding model"
