@@ -20,10 +20,11 @@ import sys
 import tempfile
 import time
 
-from waymark import db, store
 from waymark.errors import Conflict
-from waymark.projects import resolve
-from waymark.records import make_draft
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
 
 PROJECT = "concurrency-bench"
 

@@ -24,9 +24,12 @@ from dataclasses import dataclass
 
 import apsw
 
-from waymark import db, embed, importer, store, vectors
-from waymark.projects import Project
-from waymark.records import make_draft
+from waymark.data import importer
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects.resolve import Project
+from waymark.recall import embed, vectors
+from waymark.storage import connection as db
 
 ANCHOR = calendar.timegm((2026, 11, 1, 0, 0, 0))  # event times spread over two years before it
 VECTOR_NOTE = (

@@ -31,11 +31,16 @@ import time
 import uuid
 from typing import IO
 
-import corpus
-from waymark import capture, checkpoints, db, embed, semantic, store, warm
 from waymark.hooks import user_prompt_submit
-from waymark.projects import resolve
-from waymark.records import make_draft
+
+import corpus
+from waymark.handoff import checkpoints
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects import capture
+from waymark.projects.resolve import resolve
+from waymark.recall import embed, semantic, warm
+from waymark.storage import connection as db
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"

@@ -32,8 +32,10 @@ import time
 import apsw
 
 import corpus
-from waymark import db, embed, quantize, recall, semantic, vectors
-from waymark.projects import Project, resolve
+from waymark.projects.resolve import Project, resolve
+from waymark.recall import embed, quantize, semantic, vectors
+from waymark.recall import ranked as recall
+from waymark.storage import connection as db
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"

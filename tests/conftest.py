@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from waymark import db
-from waymark.projects import Project, resolve
+from waymark.projects.resolve import Project, resolve
+from waymark.storage import connection as db
 
 
 @pytest.fixture(autouse=True)

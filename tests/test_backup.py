@@ -15,11 +15,15 @@ import time
 import apsw
 import pytest
 
-from waymark import backup, db, home, migrations, store
-from waymark.backup import BackupFailed, RestoreRefused
+from waymark import home
 from waymark.cli import main
-from waymark.projects import resolve
-from waymark.records import make_draft
+from waymark.data import backup
+from waymark.data.backup import BackupFailed, RestoreRefused
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
+from waymark.storage import migrations
 
 HEAD = migrations.SCHEMA_VERSION
 
@@ -112,9 +116,10 @@ def test_backing_up_before_any_database_exists_is_a_clear_failure():
 
 WRITER = """
 import os, sys
-from waymark import db, store
-from waymark.projects import resolve
-from waymark.records import make_draft
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
 conn = db.connect()
 project = resolve(conn, "busy")
 n = 0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from waymark import browse, db, store
 from waymark.errors import InvalidArgument
-from waymark.records import make_draft
+from waymark.memories import browse, store
+from waymark.memories.draft import make_draft
+from waymark.storage import connection as db
 
 
 def add(conn, project, content, **fields):

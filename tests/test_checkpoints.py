@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from waymark import checkpoints as cp
 from waymark.errors import Conflict, InvalidArgument, InvalidScope, NotFound, TargetNotFound
+from waymark.handoff import checkpoints as cp
 
 FULL = {
     "objective": "Add retry to the payment client",

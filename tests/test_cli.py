@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-from waymark import db, store
 from waymark.cli import build_parser, main
+from waymark.memories import store
+from waymark.storage import connection as db
 
 COMMANDS = [
     "remember",

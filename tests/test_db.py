@@ -9,8 +9,11 @@ import time
 import apsw
 import pytest
 
-from waymark import db, home, migrations
+from waymark import home
+from waymark.base import clock
 from waymark.errors import DatabaseUnreadable, SchemaTooNew
+from waymark.storage import connection as db
+from waymark.storage import migrations
 
 
 def test_blank_file_migrates_to_head_and_records_each_step():
@@ -103,9 +106,9 @@ def test_deadline_interrupts_a_long_query():
 
 
 def test_ids_sort_by_creation_time():
-    first = db.new_id()
+    first = clock.new_id()
     time.sleep(0.002)
-    second = db.new_id()
+    second = clock.new_id()
     assert len(first) == 26 and first < second
 
 
@@ -131,5 +134,5 @@ def test_epoch_matches_the_calendar():
         "2100-03-01T00:00:01Z",
     ):
         expected = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
-        assert db.epoch(stamp) == expected, stamp
-    assert db.epoch("1999-12-31") == calendar.timegm(time.strptime("1999-12-31", "%Y-%m-%d"))
+        assert clock.epoch(stamp) == expected, stamp
+    assert clock.epoch("1999-12-31") == calendar.timegm(time.strptime("1999-12-31", "%Y-%m-%d"))

@@ -6,10 +6,11 @@ import io
 import json
 
 import pytest
+from waymark.installers import install
 
-from waymark import db, home
+from waymark import home
 from waymark.cli import main
-from waymark.install import install
+from waymark.storage import connection as db
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from waymark.hooks import git
+from waymark.projects import git
 
 
 def test_output_of_a_command_that_succeeds(repo):

@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import pytest
+from waymark.installers import commands, install, jsonedit, manifest, tomledit, uninstall
 
-from waymark import db
 from waymark.cli import main
-from waymark.install import commands, install, jsonedit, manifest, tomledit, uninstall
+from waymark.storage import connection as db
 
 if sys.version_info >= (3, 11):
     import tomllib

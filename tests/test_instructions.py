@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from waymark import instructions
 from waymark.cli import main
 from waymark.errors import InvalidArgument
+from waymark.projects import instructions
 
 
 def test_enable_creates_both_files_with_the_block(repo, monkeypatch, capsys):

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from conftest import isolated
-from waymark import jsonlite
+from waymark.base import jsonlite
 
 VALUES = [
     {"b": 1, "a": [1, 2.5, -3e-7, True, False, None], "é": 'naïve ☃ \u2028 \x00 "q" \\'},
@@ -76,14 +76,14 @@ def test_other_arguments_go_to_json():
 
 
 def test_importing_jsonlite_loads_neither_json_nor_re():
-    code = "import sys, waymark.jsonlite as j; j.dumps(j.loads('[1]')); print('json' in sys.modules, 're' in sys.modules)"
+    code = "import sys, waymark.base.jsonlite as j; j.dumps(j.loads('[1]')); print('json' in sys.modules, 're' in sys.modules)"
     assert isolated(code).split() == ["False", "False"]
 
 
 def test_invalid_json_in_a_fresh_process_raises_a_value_error():
     # _json raises its errors through json.decoder, which a hook process has not imported.
     code = (
-        "import waymark.jsonlite as j\n"
+        "import waymark.base.jsonlite as j\n"
         "for bad in ('{\"a\": \"unterminated', '[1,]', '{\"a\" 1}'):\n"
         "    try:\n"
         "        j.loads(bad)\n"

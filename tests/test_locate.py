@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from waymark.errors import ProjectError
-from waymark.locate import git_branch, git_head, locate
+from waymark.projects.locate import git_branch, git_head, locate
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import sys
 
-from waymark.install.commands import HOOKS
+from waymark.installers.commands import HOOKS
 
 ROOT = pathlib.Path(__file__).parents[1]
 PLUGIN = ROOT / "plugin"

@@ -10,12 +10,20 @@ import stat
 
 import pytest
 
-from waymark import capture, checkpoints, db, handoff, links, migrations, portable, settings, store
+from waymark import settings
+from waymark.base import clock
 from waymark.cli import main
+from waymark.data import portable
+from waymark.data.portable import DigestMismatch, ImportConflict
 from waymark.errors import SchemaTooNew
-from waymark.portable import DigestMismatch, ImportConflict
-from waymark.projects import resolve
-from waymark.records import make_draft
+from waymark.handoff import checkpoints
+from waymark.handoff import revision as handoff
+from waymark.memories import links, store
+from waymark.memories.draft import make_draft
+from waymark.projects import capture
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
+from waymark.storage import migrations
 
 
 def note(conn, project, content, **fields):
@@ -69,20 +77,20 @@ def rich(conn, repo):
         conn.execute(
             "INSERT INTO handoff_markers (project_id, session_id, reason, created_at)"
             " VALUES (?, 's1', 'files changed', ?)",
-            (project.id, db.now()),
+            (project.id, clock.now()),
         )
         conn.execute(
             "INSERT INTO memory_use (memory_rowid, uses, last_used)"
             " SELECT rowid, 3, ? FROM memories WHERE id = ?",
-            (db.now(), kept.id),
+            (clock.now(), kept.id),
         )
         conn.execute(
             "INSERT INTO sessions (id, client, project_id, started_at) VALUES ('s1', 'codex', ?, ?)",
-            (project.id, db.now()),
+            (project.id, clock.now()),
         )
         conn.execute(
             "INSERT INTO session_ledger (session_id, at, kind, path) VALUES ('s1', ?, 'edit', 'a.py')",
-            (db.now(),),
+            (clock.now(),),
         )
         conn.execute(
             "INSERT INTO session_injected (session_id, memory_id) VALUES ('s1', ?)", (kept.id,)

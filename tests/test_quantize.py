@@ -12,7 +12,8 @@ import threading
 import numpy as np
 import pytest
 
-from waymark import cli, embed, quantize, settings
+from waymark import cli, settings
+from waymark.recall import embed, quantize
 from waymark.server.state import State
 
 QUERIES = [
@@ -211,7 +212,7 @@ def test_the_int8_setting_is_a_boolean(conn):
 
 
 def test_doctor_reports_the_query_model(home, fresh_source):
-    from waymark import doctor
+    from waymark.health import doctor
 
     embedding, query = doctor.model()
     assert embedding["status"] == "ok" and query["status"] == "warn"
@@ -223,7 +224,7 @@ def test_doctor_reports_the_query_model(home, fresh_source):
 
 def test_a_query_in_a_fresh_process_never_imports_fastembed(home):
     code = (
-        "import sys; from waymark import embed;"
+        "import sys; from waymark.recall import embed;"
         " e = embed.open_embedder(int8_queries=True);"
         " v = e.embed_query('why is the database locked');"
         " print(e.query_precision, v.shape, 'fastembed' in sys.modules)"

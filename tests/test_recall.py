@@ -8,9 +8,12 @@ import time
 import apsw
 import pytest
 
-from waymark import fts, fusion, links, recall, store
 from waymark.errors import InvalidArgument
-from waymark.records import make_draft
+from waymark.memories import links, store
+from waymark.memories.draft import make_draft
+from waymark.recall import fusion
+from waymark.recall import lexical as fts
+from waymark.recall import ranked as recall
 
 
 def add(conn, project, content, **fields):
@@ -317,7 +320,7 @@ def test_the_half_life_setting_changes_decay(conn, project):
 
 
 def test_words_in_a_large_share_of_memories_can_be_left_out_of_the_search(conn, project):
-    from waymark import fts
+    from waymark.recall import lexical as fts
 
     for i in range(40):
         add(conn, project, f"common words appear here again {i}")
@@ -341,7 +344,7 @@ def test_a_large_store_leaves_its_commonest_words_out_of_the_search(conn, projec
 
 
 def test_cached_document_counts_follow_writes_from_any_connection(conn, project):
-    from waymark import db
+    from waymark.storage import connection as db
 
     add(conn, project, "zeppelin maintenance")
     assert fts._frequencies(conn, ["zeppelin", "absent"]) == {"zeppelin": 1}
@@ -377,7 +380,7 @@ def test_cached_document_counts_do_not_keep_a_connection_alive():
     import gc
     import weakref
 
-    from waymark import db
+    from waymark.storage import connection as db
 
     other = db.connect()
     fts._frequencies(other, ["anything"])
@@ -389,7 +392,7 @@ def test_cached_document_counts_do_not_keep_a_connection_alive():
 
 
 def test_file_memories_most_specific_first_then_priority_without_expired(conn, project):
-    from waymark import briefing
+    from waymark.packets import briefing
 
     here = add(conn, project, "core: keep run() pure", scope="file", target="src/pkg/core.py")
     symbol = add(

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from test_vectors import FakeEmbedder, remember
-from waymark import embed, recall, semantic, vectors
+from waymark.recall import embed, semantic, vectors
+from waymark.recall import ranked as recall
 
 
 class FailingEmbedder(FakeEmbedder):
@@ -75,7 +76,7 @@ def test_answer_with_max_tokens_embeds_only_the_opening_of_a_long_prompt(conn, p
 
 
 def test_answer_finds_the_project_by_cwd_only_where_capture_is_on(conn, project, repo, tmp_path):
-    from waymark import capture
+    from waymark.projects import capture
 
     embedder = embed.open_embedder(allow_download=True)
     remember(conn, project, "deploy the billing worker to staging")

@@ -246,7 +246,7 @@ def test_status_reports_project_model_handoff_and_capture(call, repo):
 
 
 def test_recall_is_hybrid_once_the_model_is_loaded(repo):
-    from waymark import embed
+    from waymark.recall import embed
 
     server, state = build_server(State(cwd=str(repo)))
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 import time
 
-from waymark import home, warm
+from waymark import home
+from waymark.recall import warm
 
 
 def start_server(cwd):
@@ -45,7 +46,13 @@ def test_the_server_owns_warm_recall_and_exits_with_its_client(repo):
         assert second.poll() is None  # still serving MCP, as a client of warm recall
         second.stdin.close()
         assert second.wait(timeout=20) == 0
-        assert warm.ask({"op": "semantic", "project_id": "x", "queries": ["q"]}, 0.5) is not None
+        # The first still owns the endpoint (while it loads the model, a reply can take >0.5 s).
+        assert wait_for(
+            lambda: (
+                warm.ask({"op": "semantic", "project_id": "x", "queries": ["q"]}, 0.5) is not None
+            ),
+            5.0,
+        ), "the first server stopped answering when the second exited"
         first.stdin.close()  # the client goes away: so does the server
         assert first.wait(timeout=20) == 0
         assert first.stdout.read() == b""  # nothing but protocol, and no protocol was asked

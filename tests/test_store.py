@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from waymark import db, store
 from waymark.errors import (
     Conflict,
     InvalidArgument,
@@ -15,8 +14,10 @@ from waymark.errors import (
     NotFound,
     TargetNotFound,
 )
-from waymark.projects import resolve
-from waymark.records import TYPES, make_draft
+from waymark.memories import store
+from waymark.memories.draft import TYPES, make_draft
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
 
 
 def remember(conn, project, **fields):

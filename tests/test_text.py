@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from waymark.text import mend, mend_all
+from waymark.base.text import mend, mend_all
 
 
 def test_mend_replaces_only_lone_surrogates():

@@ -15,9 +15,13 @@ import struct
 import numpy as np
 import pytest
 
-from waymark import db, embed, records, settings, store, vectors
+from waymark import settings
 from waymark.errors import InvalidArgument
-from waymark.projects import resolve
+from waymark.memories import draft as records
+from waymark.memories import store
+from waymark.projects.resolve import resolve
+from waymark.recall import embed, vectors
+from waymark.storage import connection as db
 
 
 class FakeEmbedder:
@@ -345,7 +349,7 @@ def test_without_a_model_dir_or_cache_nothing_is_fetched_unless_allowed(monkeypa
 
 
 def test_recall_works_with_no_model(conn, project, tmp_path, monkeypatch):
-    from waymark import recall
+    from waymark.recall import ranked as recall
 
     monkeypatch.setenv(embed.ENV_MODEL_DIR, str(tmp_path / "missing"))
     memory = remember(conn, project, "The release checklist lives in docs/release.md")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import apsw
 
-from . import db
-from . import jsonlite as json  # `import json` costs a hook ~8 ms
-from .errors import InvalidArgument
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.errors import InvalidArgument
+from waymark.storage import connection as db
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:

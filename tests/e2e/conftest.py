@@ -88,6 +88,11 @@ class Clients:
 
         script = self.script(f"{client}-{len(list(self.tmp.iterdir()))}", turns)
         kw.setdefault("mcp_servers", self.mcp_servers())
+        if client == "codex":
+            # Codex sends its first request without waiting for a server that is not
+            # `required`; the tests here are about the tools, not that race (issue #12).
+            for server in kw["mcp_servers"].values():
+                server.setdefault("required", True)
         kw["env"] = {**self.env(), **kw.get("env", {})}
         runner = run_claude if client == "claude" else run_codex
         prompt = kw.pop("prompt", "Continue the task.")
@@ -98,8 +103,9 @@ class Clients:
 
 def enabled_project(clients: Clients, monkeypatch: Any, project_dir: Path) -> Any:
     """Point this test at the clients' data home and enable capture in `project_dir`."""
-    from waymark import capture, db
-    from waymark.projects import resolve
+    from waymark.projects import capture
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
 
     monkeypatch.setenv("WAYMARK_HOME", str(clients.home))
     conn = db.connect()

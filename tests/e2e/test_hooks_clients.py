@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from waymark import checkpoints, store
-from waymark.records import make_draft
+from waymark.handoff import checkpoints
+from waymark.memories import store
+from waymark.memories.draft import make_draft
 
 from .conftest import enabled_project
 

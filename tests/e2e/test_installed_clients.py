@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from waymark import db
+from waymark.storage import connection as db
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:
     import tomli as tomllib
-from waymark.install import commands
+from waymark.installers import commands
 
 from .conftest import tool_texts
 

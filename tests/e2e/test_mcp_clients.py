@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from waymark import checkpoints, db
-from waymark.projects import resolve
+from waymark.handoff import checkpoints
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
 
 from .conftest import tool_texts
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from waymark import store
-from waymark.records import make_draft
+from waymark.memories import store
+from waymark.memories.draft import make_draft
 
 from .conftest import enabled_project, tool_texts
 

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import __version__
-from ..errors import WaymarkError
-from . import admin, data, index, memory, recall, session, setup
-from .common import Context, emit_error
+from waymark import __version__
+from waymark.cli import admin, data, index, memory, recall, session, setup
+from waymark.cli.common import Context, emit_error
+from waymark.errors import WaymarkError
 
 COMMAND_MODULES = (memory, recall, session, index, admin, data, setup)
 

@@ -9,9 +9,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from .. import importer, portable, status
-from ..errors import InvalidArgument
-from .common import Context, add_command, emit, open_input
+from waymark.cli.common import Context, add_command, emit, open_input
+from waymark.data import importer, portable
+from waymark.errors import InvalidArgument
+from waymark.health import status
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
-    from .. import doctor
+    from waymark.health import doctor
 
     findings = doctor.run_all()
     healthy = not any(f["status"] == doctor.FAIL for f in findings)

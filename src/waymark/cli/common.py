@@ -9,9 +9,9 @@ from typing import Any
 
 import apsw
 
-from .. import db
-from ..errors import InvalidArgument, WaymarkError
-from ..projects import Project, resolve
+from waymark.errors import InvalidArgument, WaymarkError
+from waymark.projects.resolve import Project, resolve
+from waymark.storage import connection as db
 
 
 class Context:

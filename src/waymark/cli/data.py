@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from .. import backup, portable
-from ..errors import InvalidArgument
-from .common import Context, add_command, emit
+from waymark.cli.common import Context, add_command, emit
+from waymark.data import backup, portable
+from waymark.errors import InvalidArgument
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

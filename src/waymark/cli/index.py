@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any
 
-from .. import embed, quantize, vectors
-from .admin import _progress_bar
-from .common import Context, add_command, emit
+from waymark.cli.admin import _progress_bar
+from waymark.cli.common import Context, add_command, emit
+from waymark.recall import embed, quantize, vectors
 
 INDEX_THREADS = max(1, min(4, os.cpu_count() or 1))  # 2 threads: 1.8x the texts/s of 1
 

@@ -7,11 +7,12 @@ import json
 import os
 from typing import Any
 
-from .. import browse, locate, store
-from ..errors import InvalidArgument
-from ..records import PRIORITY_RANGE, TYPES, Draft, Memory, Saved, make_draft
-from ..scope import SCOPES
-from .common import Context, add_command, emit, read_content
+from waymark.cli.common import Context, add_command, emit, read_content
+from waymark.errors import InvalidArgument
+from waymark.memories import browse, store
+from waymark.memories.draft import PRIORITY_RANGE, TYPES, Draft, Memory, Saved, make_draft
+from waymark.memories.scope import SCOPES
+from waymark.projects import locate
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

@@ -7,11 +7,13 @@ import json
 import sys
 from typing import Any
 
-from .. import links, recall, semantic
-from ..errors import InvalidArgument, NotFound
-from ..memory import TYPES
-from ..projects import resolve
-from .common import Context, add_command, emit, open_input
+from waymark.cli.common import Context, add_command, emit, open_input
+from waymark.errors import InvalidArgument, NotFound
+from waymark.memories import links
+from waymark.memories.record import TYPES
+from waymark.projects.resolve import resolve
+from waymark.recall import ranked as recall
+from waymark.recall import semantic
 
 BATCH_MIN = 10
 

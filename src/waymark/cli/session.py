@@ -8,9 +8,11 @@ import os
 import sys
 from typing import Any
 
-from .. import capture, checkpoints, instructions, settings
-from ..errors import InvalidArgument
-from .common import Context, add_command, emit
+from waymark import settings
+from waymark.cli.common import Context, add_command, emit
+from waymark.errors import InvalidArgument
+from waymark.handoff import checkpoints
+from waymark.projects import capture, instructions
 
 OPERATIONS = ("show", "create", "revise", "complete", "abandon", "record_lesson", "record_event")
 
@@ -183,7 +185,7 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
-    from ..server import main
+    from waymark.server import main
 
     ctx.close()
     return main()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import Context, add_command, emit
+from waymark.cli.common import Context, add_command, emit
 
 CLIENT_CHOICES = ("claude-code", "codex", "all")
 STATUS_TEXT = {
@@ -57,7 +57,7 @@ def _clients(value: str | None) -> list[str] | None:
 
 
 def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
-    from ..install import install
+    from waymark.installers import install
 
     report = install(_clients(args.client), dry_run=args.dry_run)
     emit(report, ctx.as_json, render(report))
@@ -65,7 +65,7 @@ def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_uninstall(args: argparse.Namespace, ctx: Context) -> int:
-    from ..install import uninstall
+    from waymark.installers import uninstall
 
     report = uninstall(
         _clients(args.client), dry_run=args.dry_run, delete_data=args.delete_data, yes=args.yes
@@ -75,7 +75,7 @@ def cmd_uninstall(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def render(report: dict[str, Any]) -> str:
-    from ..install.files import display
+    from waymark.installers.files import display
 
     lines = []
     names = {"claude-code": "Claude Code", "codex": "Codex"}

@@ -15,9 +15,11 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from pydantic import Field
 
-from .. import __version__, db, status
-from . import checkpoint_tool, memory_tools
-from .state import READ_ONLY, State, tool_errors
+from waymark import __version__
+from waymark.health import status
+from waymark.server import checkpoint_tool, memory_tools
+from waymark.server.state import READ_ONLY, State, tool_errors
+from waymark.storage import connection as db
 
 INSTRUCTIONS = (
     "Waymark is this project's memory across sessions. Call `recall` before starting a task "

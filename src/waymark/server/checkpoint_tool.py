@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from mcp.server import MCPServer
 from pydantic import Field
 
-from .. import checkpoints
-from ..errors import InvalidArgument
-from ..handoff import FIELDS
-from .state import WRITES, State, tool_errors
+from waymark.errors import InvalidArgument
+from waymark.handoff import checkpoints
+from waymark.handoff.revision import FIELDS
+from waymark.server.state import WRITES, State, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
 

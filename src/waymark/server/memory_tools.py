@@ -7,10 +7,13 @@ from typing import Annotated, Any, Literal
 from mcp.server import MCPServer
 from pydantic import Field
 
-from .. import briefing, browse, links, recall, store, tokens
-from ..errors import InvalidArgument
-from ..records import make_draft
-from .state import ADDS, DESTROYS, READ_ONLY, State, tool_errors
+from waymark.base import tokens
+from waymark.errors import InvalidArgument
+from waymark.memories import browse, links, store
+from waymark.memories.draft import make_draft
+from waymark.packets import briefing
+from waymark.recall import ranked as recall
+from waymark.server.state import ADDS, DESTROYS, READ_ONLY, State, tool_errors
 
 ProjectArg = Annotated[
     str | None,

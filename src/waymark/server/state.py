@@ -21,9 +21,10 @@ import apsw
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from .. import db, embed, quantize, semantic, vectors, warm
-from ..errors import WaymarkError
-from ..projects import Project, resolve
+from waymark.errors import WaymarkError
+from waymark.projects.resolve import Project, resolve
+from waymark.recall import embed, quantize, semantic, vectors, warm
+from waymark.storage import connection as db
 
 log = logging.getLogger("waymark.server")
 
@@ -99,7 +100,7 @@ class State:
 
     def _warm_up(self, embedder: embed.Embedder) -> None:
         """Build this project's vector matrix now, not on the first prompt's deadline."""
-        from ..errors import WaymarkError
+        from waymark.errors import WaymarkError
 
         try:
             with self.conn() as conn:

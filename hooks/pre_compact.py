@@ -1,0 +1,28 @@
+"""PreCompact: compaction with unsaved work leaves a "handoff needed" marker.
+
+python -I -m waymark.hooks.pre_compact claude-code|codex
+"""
+
+from __future__ import annotations
+
+from .runtime import Context, run
+
+NAME = "PreCompact"
+
+
+def handle(ctx: Context) -> None:
+    if not ctx.capturing():
+        return
+    from waymark.handoff import ledger
+
+    ledger.mark_if_unsaved(
+        ctx.conn, ctx.project, ctx.event, "context compacted with changes and no checkpoint"
+    )
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""What every hook process shares: read stdin safely, normalise, fail open, answer.
+
+A hook must never break or stall its client. stdin is read with a size cap and a deadline;
+any internal error is logged to `<data home>/hooks.log` (rotated) and the process exits 0
+with nothing on stdout. Only the standard library and apsw are imported here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from waymark import home
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+
+from .event import CLIENTS, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import apsw
+
+    from waymark.projects.resolve import Project
+
+MAX_STDIN = 4 * 1024 * 1024
+STDIN_DEADLINE_S = 3.0
+LOG_NAME = "hooks.log"
+LOG_MAX_BYTES = 512 * 1024
+BUSY_MS = 1500
+
+
+class Context:
+    """The event's database and project, opened only when the handler asks."""
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self._conn: apsw.Connection | None = None
+        self._project: Project | None = None
+
+    @property
+    def conn(self) -> apsw.Connection:
+        if self._conn is None:
+            from waymark.storage import connection as db
+
+            self._conn = db.connect(busy_ms=BUSY_MS)
+        return self._conn
+
+    @property
+    def project(self) -> Project:
+        assert self._project is not None, "call capturing() first"
+        return self._project
+
+    def capturing(self) -> bool:
+        """True when the user enabled capture here. Finds the project without writing
+        anything, and never creates a database: where Waymark is off, hooks leave no trace."""
+        if not os.path.exists(home.db_path()):
+            return False
+        from waymark.errors import NotFound
+        from waymark.projects.capture import all_git_repos, policy
+        from waymark.projects.resolve import resolve
+
+        cwd = self.event.cwd or os.getcwd()
+        try:
+            self._project = resolve(self.conn, None, cwd=cwd, bind=False)
+        except NotFound:
+            if not all_git_repos(self.conn):
+                return False
+            self._project = resolve(self.conn, None, cwd=cwd)
+        return bool(policy(self.conn, self._project)["enabled"])
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+def run(name: str, handler: Callable[[Context], str | None]) -> None:
+    """The whole life of a hook process; always exits 0."""
+    started = time.perf_counter()
+    ctx = None
+    try:
+        client = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in CLIENTS else "claude-code"
+        raw = read_stdin()
+        data = parse_payload(raw)
+        if data is not None and first_delivery(name, raw):
+            ctx = Context(normalise(client, data, name))
+            out = handler(ctx)
+            if out:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+    except BaseException as exc:  # fail open: whatever happened, the client goes on
+        if not isinstance(exc, SystemExit):
+            log(name, f"{type(exc).__name__}: {exc}")
+    finally:
+        if ctx is not None:
+            try:
+                ctx.close()
+            except BaseException as exc:
+                log(name, f"close: {exc!r}")
+        if os.environ.get("WAYMARK_HOOK_TIMING"):
+            log(name, f"took {1000 * (time.perf_counter() - started):.1f} ms")
+    sys.exit(0)
+
+
+def normalise(client: str, data: dict, name: str) -> Event:
+    if client == "codex":
+        from .codex import normalise as codex
+
+        return codex(data, name)
+    from .claude import normalise as claude
+
+    return claude(data, name)
+
+
+def read_stdin() -> bytes:
+    """At most MAX_STDIN bytes of stdin, within STDIN_DEADLINE_S; never from a terminal."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return b""
+    return _read_capped(stream.buffer)
+
+
+def parse_payload(raw: bytes) -> dict | None:
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = _salvage(raw)
+    if b"\\ud" in raw or b"\\uD" in raw:  # maybe a lone surrogate, which SQLite refuses
+        from waymark.base.text import mend_all
+
+        data = mend_all(data)
+    return data if isinstance(data, dict) else None
+
+
+def _read_capped(buffer) -> bytes:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + STDIN_DEADLINE_S
+    chunks: list[bytes] = []
+    size = 0
+    fd = buffer.fileno()
+    while size < MAX_STDIN:
+        if not _ready(fd, deadline - time.monotonic()):
+            break
+        chunk = os.read(fd, min(1 << 16, MAX_STDIN - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _ready(fd: int, timeout: float) -> bool:
+    if timeout <= 0:
+        return False
+    if os.name == "nt":  # select() takes only sockets on Windows; pipes block, bounded by size
+        return True
+    import select
+
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def _salvage(raw: bytes) -> dict | None:
+    """A payload cut at the size cap: keep everything before the (huge) tool response."""
+    text = raw.decode("utf-8", "replace")
+    cut = text.find('"tool_response"')
+    if cut <= 0:
+        return None
+    head = text[:cut].rstrip().rstrip(",") + "}"
+    try:
+        data = json.loads(head)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+DEDUPE_DIR = "hookruns"
+DEDUPE_WINDOW_S = 30.0
+
+
+def first_delivery(name: str, raw: bytes) -> bool:
+    """False when this exact event was already delivered to Waymark: the plugin route and
+    the `waymark install` route may both be registered, and each event must run once."""
+    folder = os.path.join(home.data_home(), DEDUPE_DIR)
+    if not os.path.isdir(home.data_home()):
+        return True
+    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
+
+    key = f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+    path = os.path.join(folder, key)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        try:
+            if time.time() - os.stat(path).st_mtime < DEDUPE_WINDOW_S:
+                return False
+            os.utime(path)
+        except OSError:
+            return True
+    except OSError:
+        return True
+    if key.endswith("0"):  # now and then, forget old deliveries
+        _sweep(folder)
+    return True
+
+
+def _sweep(folder: str) -> None:
+    cutoff = time.time() - 2 * DEDUPE_WINDOW_S
+    try:
+        for entry in os.scandir(folder):
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+def context_output(name: str, text: str) -> str:
+    """Model context in the form both clients accept (Codex rejects any other key)."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
+
+
+def block_output(reason: str) -> str:
+    return json.dumps({"decision": "block", "reason": reason})
+
+
+def log(name: str, message: str) -> None:
+    """One line in the hooks log, rotated at LOG_MAX_BYTES; never raises."""
+    try:
+        folder = home.data_home()
+        if not os.path.isdir(folder):
+            return
+        path = os.path.join(folder, LOG_NAME)
+        if os.path.exists(path) and os.path.getsize(path) > LOG_MAX_BYTES:
+            os.replace(path, path + ".1")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = f"{stamp} {name} pid={os.getpid()} {message}".replace("\n", " ")[:2000]
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # a log that cannot be written must not become an error of its own
+        pass

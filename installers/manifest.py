@@ -1,0 +1,82 @@
+"""The install manifest: every file Waymark edited, how it was, how we left it, what is ours.
+
+`<data home>/install-manifest.json`, owner-only:
+
+    {"format": 1, "updated_at": "...", "waymark": "0.1.0", "python": "/abs/python",
+     "files": [{"path", "client", "kind", "existed", "blank_text", "mode",
+                "sha256_before", "sha256_after", "created_dirs", "owned"}]}
+
+`sha256_before`, `existed` and `blank_text` describe the file before Waymark first touched
+it and survive re-installs; `sha256_after` is what our last write left; `owned` lists the
+entries we added (per kind: hook commands and the containers we created, the MCP server and
+the exact text of anything it replaced, the TOML blocks verbatim).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from waymark import __version__, home
+
+from . import files
+
+NAME = "install-manifest.json"
+FORMAT = 1
+
+
+def path() -> str:
+    return os.path.join(home.data_home(), NAME)
+
+
+def load() -> dict[str, Any]:
+    snap = files.read(path())
+    if snap.text is None:
+        return {"format": FORMAT, "files": []}
+    try:
+        data = json.loads(snap.text)
+    except ValueError as exc:
+        raise files.ConfigMalformed(
+            f"{path()} is not valid JSON ({exc}); Waymark cannot tell what it installed. "
+            "Move it aside and run `waymark install` again",
+            path=path(),
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise files.InstallRefused(
+            f"{path()} was written by another Waymark version (format {data.get('format')!r});"
+            " upgrade Waymark",
+            path=path(),
+        )
+    return data
+
+
+def record(manifest: dict[str, Any], file_path: str) -> dict[str, Any] | None:
+    for entry in manifest["files"]:
+        if entry["path"] == file_path:
+            return entry
+    return None
+
+
+def put(manifest: dict[str, Any], entry: dict[str, Any]) -> None:
+    manifest["files"] = [e for e in manifest["files"] if e["path"] != entry["path"]] + [entry]
+
+
+def drop(manifest: dict[str, Any], file_path: str) -> None:
+    manifest["files"] = [e for e in manifest["files"] if e["path"] != file_path]
+
+
+def save(manifest: dict[str, Any], python: str | None = None) -> None:
+    target = path()
+    if not manifest["files"]:
+        if os.path.exists(target):
+            files.remove(target)
+        return
+    home.ensure_home()
+    manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    manifest["waymark"] = __version__
+    if python:
+        manifest["python"] = python
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    files.write_atomic(target, text, mode=0o600)

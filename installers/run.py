@@ -1,0 +1,323 @@
+"""`waymark install` and `waymark uninstall`: plan every edit, refuse before writing
+anything, then write each file atomically and record it in the manifest.
+
+An install first strips what an earlier install added, then adds the current entries, so
+re-running upgrades in place and a second run changes nothing. Before writing, it checks
+that undoing the new text gives back exactly the file as it was before Waymark: that is
+what lets uninstall return an untouched file byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from waymark import home
+
+from . import claude, codex, commands, files, manifest
+from .commands import CLAUDE, CODEX
+from .files import InstallRefused, Snapshot, display
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of file we edit, and how to take our entries out of it."""
+
+    name: str
+    client: str
+    what: str
+    new_mode: int
+    strip: Callable[[str, str, dict], str]
+    is_empty: Callable[[str, str], bool]
+    notes: Callable[[str | None, str], list[str]] | None = None
+
+
+KINDS = {
+    k.name: k
+    for k in (
+        Kind(
+            "claude-settings",
+            CLAUDE,
+            "hooks",
+            0o644,
+            claude.strip_settings,
+            claude.is_empty,
+            claude.settings_notes,
+        ),
+        Kind("claude-user", CLAUDE, "MCP server", 0o600, claude.strip_user_config, claude.is_empty),
+        Kind(
+            "codex-config",
+            CODEX,
+            "MCP server and notify",
+            0o600,
+            codex.strip_config,
+            codex.is_empty,
+            codex.config_notes,
+        ),
+        Kind("codex-hooks", CODEX, "hooks", 0o644, codex.strip_hooks, claude.is_empty),
+    )
+}
+
+
+@dataclass
+class Change:
+    kind: Kind
+    path: str
+    before: Snapshot
+    after: str | None  # None: the file is deleted (or stays missing)
+    status: str
+    record: dict[str, Any] | None
+
+
+def detect() -> list[str]:
+    """The clients found on this machine (their config folder, variable or binary)."""
+    return [c for c, found in ((CLAUDE, claude.found), (CODEX, codex.found)) if found()]
+
+
+def _targets(client: str, python: str, windows: bool) -> list[tuple[Kind, str, Callable]]:
+    if client == CLAUDE:
+        return [
+            (
+                KINDS["claude-settings"],
+                claude.settings_path(),
+                partial(claude.add_settings, python=python, windows=windows),
+            ),
+            (
+                KINDS["claude-user"],
+                claude.user_config_path(),
+                partial(claude.add_user_config, python=python),
+            ),
+        ]
+    return [
+        (KINDS["codex-config"], codex.config_path(), partial(codex.add_config, python=python)),
+        (
+            KINDS["codex-hooks"],
+            codex.hooks_path(),
+            partial(codex.add_hooks, python=python, windows=windows),
+        ),
+    ]
+
+
+def _undo(kind: Kind, text: str, path: str, owned: dict, record: dict) -> str | None:
+    """What uninstall leaves of `text`; None when the file should not exist."""
+    out = kind.strip(text, path, owned)
+    if (not record["existed"] or record["blank_text"] is not None) and kind.is_empty(out, path):
+        return record["blank_text"] if record["existed"] else None
+    return out
+
+
+def _plan_install(kind: Kind, path: str, add: Callable, old: dict | None) -> Change:
+    snap = files.read(path)
+    owned_before = old["owned"] if old else {}
+    origin = old or {
+        "existed": snap.exists,
+        "blank_text": snap.text if snap.text is not None and not snap.text.strip() else None,
+        "sha256_before": snap.sha256,
+        "mode": None if snap.mode is None else oct(snap.mode),
+        "created_dirs": [],
+    }
+    base = None if snap.text is None else kind.strip(snap.text, path, owned_before)
+    pristine = None if snap.text is None else _undo(kind, snap.text, path, owned_before, origin)
+    new, owned = add(base, path)
+    if _undo(kind, new, path, owned, origin) != pristine:
+        raise InstallRefused(
+            f"cannot edit {display(path)} in a way `waymark uninstall` can undo exactly "
+            "(an unusual layout?); nothing was changed. Please report this",
+            path=path,
+        )
+    dirs = files.missing_dirs(os.path.dirname(path))
+    record = {
+        "path": path,
+        "client": kind.client,
+        "kind": kind.name,
+        "existed": origin["existed"],
+        "blank_text": origin["blank_text"],
+        "mode": origin["mode"],
+        "sha256_before": origin["sha256_before"],
+        "sha256_after": files.sha256_text(new, snap.bom),
+        "created_dirs": origin["created_dirs"] + dirs,
+        "owned": owned,
+    }
+    status = "unchanged" if new == snap.text else "created" if snap.text is None else "updated"
+    return Change(kind, path, snap, new, status, record)
+
+
+def install(
+    clients: list[str] | None = None,
+    *,
+    dry_run: bool = False,
+    python: str | None = None,
+    windows: bool | None = None,
+) -> dict[str, Any]:
+    """Connect Waymark to `clients` (default: those found). Nothing is written when any file
+    is refused; with dry_run nothing is written at all and the diffs are returned."""
+    python = python or commands.interpreter()
+    windows = os.name == "nt" if windows is None else windows
+    chosen = list(dict.fromkeys(clients)) if clients else detect()
+    state = manifest.load()
+    changes = [
+        _plan_install(kind, path, add, manifest.record(state, path))
+        for client in chosen
+        for kind, path, add in _targets(client, python, windows)
+    ]
+    notes: list[str] = []
+    for ch in changes:
+        if ch.kind.notes:
+            notes += ch.kind.notes(ch.after, ch.path)
+    if not chosen:
+        notes.append(
+            "found neither Claude Code nor Codex (no `claude`/`codex` on PATH, no ~/.claude, "
+            "~/.codex, CLAUDE_CONFIG_DIR or CODEX_HOME); nothing was changed. "
+            "Run `waymark install --client claude-code` (or codex) to install anyway"
+        )
+    elif not dry_run and any(ch.status != "unchanged" for ch in changes):
+        notes.append("restart running Claude Code / Codex sessions to load Waymark")
+    if not dry_run:
+        _apply_install(changes, state, python)
+    return _report("install", dry_run, chosen, changes, notes, python=python)
+
+
+def _apply_install(changes: list[Change], state: dict, python: str) -> None:
+    try:
+        for ch in changes:
+            assert ch.record is not None and ch.after is not None
+            if ch.status != "unchanged":
+                files.make_dirs(os.path.dirname(ch.path))
+                mode = ch.before.mode if ch.before.mode is not None else ch.kind.new_mode
+                files.write_atomic(ch.path, ch.after, bom=ch.before.bom, mode=mode)
+            manifest.put(state, ch.record)
+    finally:
+        manifest.save(state, python)
+
+
+def _plan_uninstall(record: dict) -> Change:
+    kind = KINDS[record["kind"]]
+    path = record["path"]
+    snap = files.read(path)
+    if snap.text is None:
+        return Change(kind, path, snap, None, "missing", record)
+    after = _undo(kind, snap.text, path, record["owned"], record)
+    if after == snap.text:
+        status = "unchanged"
+    elif after is None and not record["existed"]:
+        status = "deleted"
+    elif after is not None and files.sha256_text(after, snap.bom) == record["sha256_before"]:
+        status = "restored"
+    else:
+        status = "cleaned"
+    return Change(kind, path, snap, after, status, record)
+
+
+def uninstall(
+    clients: list[str] | None = None,
+    *,
+    dry_run: bool = False,
+    delete_data: bool = False,
+    yes: bool = False,
+) -> dict[str, Any]:
+    """Remove exactly what the manifest says Waymark added. A file nobody else touched comes
+    back byte for byte (or disappears, with the folders we made, if it did not exist)."""
+    if delete_data and not yes:
+        raise InstallRefused(
+            f"--delete-data deletes every memory in {home.data_home()}; add --yes to confirm"
+        )
+    state = manifest.load()
+    records = [r for r in state["files"] if not clients or r["client"] in clients]
+    changes = [_plan_uninstall(r) for r in records]
+    notes: list[str] = []
+    if not dry_run:
+        _apply_uninstall(changes, state)
+    if any(ch.status == "cleaned" for ch in changes):
+        notes.append(
+            "files changed since the install keep those changes; only Waymark's entries were removed"
+        )
+    if delete_data:
+        notes += _delete_data(dry_run)
+    else:
+        notes.append(
+            f"your memories stay in {home.data_home()} "
+            "(`waymark uninstall --delete-data --yes` deletes them)"
+        )
+    return _report("uninstall", dry_run, sorted({r["client"] for r in records}), changes, notes)
+
+
+def _apply_uninstall(changes: list[Change], state: dict) -> None:
+    try:
+        for ch in changes:
+            assert ch.record is not None
+            if ch.status in ("deleted", "restored", "cleaned"):
+                if ch.after is None:
+                    files.remove(ch.path)
+                else:
+                    mode = ch.before.mode if ch.before.mode is not None else ch.kind.new_mode
+                    files.write_atomic(ch.path, ch.after, bom=ch.before.bom, mode=mode)
+            files.remove_empty_dirs(ch.record["created_dirs"])
+            manifest.drop(state, ch.path)
+    finally:
+        manifest.save(state)
+
+
+# What Waymark keeps in its data home; anything else there (its own environment, a user's
+# files when WAYMARK_HOME points somewhere shared) is left alone.
+DATA_PREFIXES = ("waymark.db", "hooks.log", "warm.", "models", "backups", manifest.NAME)
+
+
+def _delete_data(dry_run: bool) -> list[str]:
+    folder = home.data_home()
+    if not os.path.isdir(folder):
+        return [f"no data at {folder}"]
+    names = sorted(os.listdir(folder))
+    doomed = [n for n in names if n.startswith(DATA_PREFIXES)]
+    if not dry_run:
+        for name in doomed:
+            target = os.path.join(folder, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            else:
+                os.unlink(target)
+    kept = [n for n in names if n not in doomed]
+    verb = "would delete" if dry_run else "deleted"
+    notes = [f"{verb} Waymark's data in {folder}: {', '.join(doomed) or 'nothing'}"]
+    if kept:
+        notes.append(f"kept in {folder}: {', '.join(kept)} (not Waymark's data)")
+    elif not dry_run:
+        os.rmdir(folder)
+    return notes
+
+
+def _report(
+    action: str,
+    dry_run: bool,
+    clients: list[str],
+    changes: list[Change],
+    notes: list[str],
+    python: str | None = None,
+) -> dict[str, Any]:
+    listed = []
+    for ch in changes:
+        item: dict[str, Any] = {
+            "path": ch.path,
+            "client": ch.kind.client,
+            "what": ch.kind.what,
+            "status": ch.status,
+        }
+        if dry_run:
+            item["diff"] = files.diff(
+                ch.path, ch.before.text, ch.after if ch.status != "missing" else None
+            )
+        listed.append(item)
+    report: dict[str, Any] = {
+        "action": action,
+        "dry_run": dry_run,
+        "clients": clients,
+        "files": listed,
+        "notes": notes,
+        "manifest": manifest.path(),
+    }
+    if python:
+        report["python"] = python
+    return report

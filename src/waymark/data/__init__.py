@@ -1,0 +1,1 @@
+"""Your data, portable and safe: backups and restores, export and import."""

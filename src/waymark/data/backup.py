@@ -1,0 +1,355 @@
+"""Backups of the database file, and restoring one.
+
+A backup is SQLite's online backup of the live file in one step (one read snapshot, so it is
+consistent while other processes write), checked for integrity and foreign keys before it is
+published under a name that says what it is: `waymark-s5-20261130T041502Z-<sha12>.db`. It is
+owner-only and never replaces an existing file. Every migration of an existing database takes
+one first (see `db.apply_migrations`).
+
+Restoring verifies a copy of the file, keeps the current database aside in `backups/`, and
+swaps the copy in with one rename, so a refused file changes nothing and a restore can be undone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import apsw
+
+from waymark import home
+from waymark.base import clock
+from waymark.errors import WaymarkError
+from waymark.storage import connection as db
+from waymark.storage import migrations
+
+BACKUP_DIR = "backups"
+BUSY_TIMEOUT_MS = 10_000
+
+
+class BackupFailed(WaymarkError):
+    """A backup could not be made, checked or published."""
+
+    code = "backup_failed"
+
+
+class RestoreRefused(WaymarkError):
+    """A file cannot be restored (unreadable, corrupt, not Waymark's, newer); nothing changed."""
+
+    code = "restore_refused"
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """One published backup file."""
+
+    path: str
+    size: int
+    sha256: str
+    schema_version: int
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_dir(database: str | None = None) -> str:
+    """Where backups of `database` go: `backups/` beside it (the data home's by default)."""
+    return os.path.join(os.path.dirname(os.path.abspath(database or home.db_path())), BACKUP_DIR)
+
+
+def backup(database: str | None = None, to_dir: str | None = None) -> BackupInfo:
+    """Copy `database` (default: the data home's) into `to_dir` (default: `backups/`)."""
+    source = os.path.abspath(database or home.db_path())
+    if not os.path.isfile(source):
+        raise BackupFailed(f"there is no database at {source} yet; nothing to back up", path=source)
+    folder = os.path.abspath(to_dir) if to_dir else default_dir(source)
+    try:
+        private_dir(folder)
+        tmp = new_temp(folder, ".waymark-backup-")
+    except OSError as exc:
+        raise BackupFailed(f"cannot write in {folder}: {exc}", path=folder) from exc
+    try:
+        version = _online_copy(source, tmp)
+        sha, size = sha256_of(tmp)
+        stamp = utc_stamp()
+        final = os.path.join(folder, f"waymark-s{version}-{stamp}-{sha[:12]}.db")
+        try:
+            publish(tmp, final)
+        except FileExistsError:
+            same = sha256_of(final)[0] == sha
+            raise BackupFailed(
+                f"{final} already exists"
+                + (" (an identical backup taken this second)" if same else "")
+                + "; a backup is never replaced",
+                path=final,
+                identical=same,
+            ) from None
+        fsync_dir(folder)
+    finally:
+        remove_quietly(tmp, tmp + "-journal")
+    return BackupInfo(final, size, sha, version, clock.now())
+
+
+def before_migration(database: str, found: int, head: int) -> BackupInfo:
+    """The backup every migration of an existing database takes first."""
+    try:
+        return backup(database)
+    except BackupFailed as exc:
+        if exc.details.get("identical"):  # this very content is already backed up
+            path = exc.details["path"]
+            return BackupInfo(path, os.path.getsize(path), sha256_of(path)[0], found, clock.now())
+        raise BackupFailed(
+            f"{exc.message}. {database} was not migrated (schema {found} -> {head}) because it "
+            "could not be backed up first; free space or fix the file, then retry",
+            **exc.details,
+        ) from exc
+
+
+def _online_copy(source: str, dest: str) -> int:
+    """SQLite's online backup of `source` into the empty file `dest`; its schema version."""
+    try:
+        src = apsw.Connection(source, flags=apsw.SQLITE_OPEN_READWRITE)
+    except apsw.Error as exc:
+        raise BackupFailed(f"cannot open {source}: {exc}", path=source) from exc
+    try:
+        src.set_busy_timeout(BUSY_TIMEOUT_MS)
+        out = apsw.Connection(dest)
+        try:
+            with out.backup("main", src, "main") as job:
+                job.step(-1)  # one step is one read snapshot: consistent under writers
+                assert job.done
+            out.execute("PRAGMA journal_mode = DELETE")  # one standalone file, no -wal beside it
+            check(out, source, BackupFailed)
+            return int(db.scalar(out, "PRAGMA user_version"))
+        finally:
+            out.close()
+    except apsw.Error as exc:
+        raise BackupFailed(f"cannot back up {source}: {exc}", path=source) from exc
+    finally:
+        src.close()
+
+
+def check(conn: apsw.Connection, label: str, error: type[WaymarkError]) -> None:
+    """SQLite's integrity and foreign-key checks; raise `error` naming `label` on a failure."""
+    problems = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+    if problems != ["ok"]:
+        raise error(
+            f"{label} fails SQLite's integrity check: {'; '.join(problems[:3])}",
+            path=label,
+            reason="corrupt",
+        )
+    orphans = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if orphans:
+        raise error(
+            f"{label} has {len(orphans)} rows whose references are missing "
+            f"(first in table {orphans[0][0]})",
+            path=label,
+            reason="foreign_keys",
+        )
+
+
+def verify(path: str, label: str | None = None) -> int:
+    """Check that `path` is a sound Waymark database this version can open; its schema version.
+
+    Opening may write `-wal`/`-shm` beside the file, so `restore` verifies its private copy.
+    """
+    label = label or path
+
+    def refuse(why: str, reason: str, **details: Any) -> RestoreRefused:
+        return RestoreRefused(
+            f"{label} {why}; nothing was changed", path=label, reason=reason, **details
+        )
+
+    try:
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
+    except apsw.Error as exc:
+        raise refuse(f"cannot be opened ({exc})", "unreadable") from exc
+    try:
+        check(conn, label, RestoreRefused)
+        has_table = db.scalar(
+            conn, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'"
+        )
+        if not has_table:
+            raise refuse("is an SQLite file but not a Waymark database", "not_waymark")
+        version = int(db.scalar(conn, "PRAGMA user_version"))
+        names = {str(row[0]) for row in conn.execute("SELECT name FROM schema_migrations")}
+    except apsw.CorruptError as exc:
+        raise refuse(f"is a damaged SQLite database ({exc})", "corrupt") from exc
+    except apsw.Error as exc:  # not SQLite at all: the first read says so
+        raise refuse(f"is not a readable SQLite database ({exc})", "unreadable") from exc
+    finally:
+        conn.close()
+    head = len(migrations.MIGRATIONS)
+    if version > head or names - {name for name, _ in migrations.MIGRATIONS}:
+        raise refuse(
+            f"was written by a newer Waymark (schema {max(version, len(names))} > {head}); "
+            "upgrade Waymark to restore it",
+            "schema_too_new",
+            found=version,
+            supported=head,
+        )
+    if version == 0 or not names:
+        raise refuse("holds no Waymark schema", "not_waymark")
+    return version
+
+
+def restore(file: str, database: str | None = None) -> dict[str, Any]:
+    """Replace `database` (default: the data home's) with the verified backup `file`.
+
+    The current database is kept as `backups/pre-restore-<time>.db`. A file with an older
+    schema is restored as it is and migrated when it is next opened.
+    """
+    source = os.path.abspath(file)
+    target = os.path.abspath(database or home.db_path())
+    if not os.path.isfile(source):
+        raise RestoreRefused(f"no such file: {source}", path=source, reason="not_found")
+    if os.path.exists(target) and os.path.samefile(source, target):
+        raise RestoreRefused(f"{source} is the current database", path=source, reason="same_file")
+    if os.path.exists(source + "-wal") and os.path.getsize(source + "-wal"):
+        raise RestoreRefused(
+            f"{source} has a -wal file beside it: it is a live database, not a backup; "
+            "make one with `waymark backup`",
+            path=source,
+            reason="live_database",
+        )
+    folder = os.path.dirname(target)
+    private_dir(folder)
+    tmp = new_temp(folder, ".waymark-restore-")
+    try:
+        try:
+            with open(source, "rb") as src, open(tmp, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise RestoreRefused(
+                f"cannot copy {source} into {folder}: {exc}; nothing was changed",
+                path=source,
+                reason="io_error",
+            ) from exc
+        sha, size = sha256_of(tmp)
+        version = verify(tmp, label=source)
+        aside = _set_aside(target) if os.path.exists(target) else None
+        os.replace(tmp, target)
+        fsync_dir(folder)
+    finally:
+        remove_quietly(tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal")
+    return {
+        "restored_from": source,
+        "database": target,
+        "sha256": sha,
+        "size": size,
+        "schema_version": version,
+        "migrates_on_open": version < len(migrations.MIGRATIONS),
+        "kept_aside": aside,
+    }
+
+
+def _set_aside(target: str) -> str:
+    """Checkpoint the current database into its main file, then give it a name in backups/."""
+    settled = True
+    try:
+        conn = apsw.Connection(target, flags=apsw.SQLITE_OPEN_READWRITE)
+        try:
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    except apsw.Error:
+        settled = False  # a corrupt current file (the usual reason to restore) moves as it is
+    sidecars = [s for s in ("-wal", "-shm") if os.path.exists(target + s)]
+    if settled and sidecars:
+        # The last connection to close removes them: someone else still has the file open.
+        raise RestoreRefused(
+            f"{target} is open in another process (an agent session, `waymark mcp` or the "
+            "recall server); stop it and retry; nothing was changed",
+            path=target,
+            reason="in_use",
+        )
+    folder = default_dir(target)
+    private_dir(folder)
+    stamp = utc_stamp()
+    for n in range(100):
+        aside = os.path.join(folder, f"pre-restore-{stamp}{f'-{n}' if n else ''}.db")
+        try:
+            os.link(target, aside)  # target keeps its name until the swap replaces it
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links on this filesystem: reserve the name, then move
+            try:
+                os.close(os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except FileExistsError:
+                continue
+            os.replace(target, aside)
+        for suffix in sidecars:
+            os.replace(target + suffix, aside + suffix)
+        return aside
+    raise RestoreRefused(f"too many pre-restore files named {stamp} in {folder}", path=folder)
+
+
+def private_dir(path: str) -> None:
+    """Create `path` owner-only (0700); an existing folder keeps its mode."""
+    if not os.path.isdir(path):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        if os.name == "posix":
+            os.chmod(path, 0o700)
+
+
+def new_temp(folder: str, prefix: str) -> str:
+    """A new empty owner-only file in `folder`, created exclusively."""
+    while True:
+        path = os.path.join(folder, f"{prefix}{os.getpid()}-{os.urandom(4).hex()}.tmp")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            return path
+        except FileExistsError:
+            continue
+
+
+def publish(tmp: str, final: str) -> None:
+    """Give `tmp` the name `final`, never replacing a file; FileExistsError on a clash."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here: reserve the name exclusively, then move onto it
+        os.close(os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.replace(tmp, final)
+        return
+    os.unlink(tmp)
+
+
+def sha256_of(path: str) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def fsync_dir(path: str) -> None:
+    if os.name != "posix":
+        return  # Windows cannot open a folder; its renames are durable on their own
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_quietly(*paths: str) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)

@@ -1,0 +1,347 @@
+"""Checkpoints: the handoff from one session to the next.
+
+A checkpoint is one task in one project with a stable id, a status (active, completed,
+abandoned) and immutable revisions. Every change names the revision it builds on
+(`expected_revision_id`); a stale one is a conflict naming the current revision, so two
+clients never overwrite each other. A save that writes a revision clears the project's
+"handoff needed" markers in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import apsw
+
+from waymark.base import clock, tokens
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.errors import Conflict, InvalidArgument, NotFound
+from waymark.handoff import evidence
+from waymark.handoff import revision as handoff
+from waymark.projects.resolve import Project
+from waymark.storage import connection as db
+from waymark.storage.events import log_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+BUDGET_TOKENS = 600
+STATUSES = ("active", "completed", "abandoned")
+
+
+# Namedtuples, not dataclasses: the SessionStart hook reads checkpoints and cannot afford
+# the `dataclasses` import.
+class Revision(
+    namedtuple(
+        "_Revision",
+        "id checkpoint_id seq operation status body tokens actor client session_id created_at",
+    )
+):
+    """One immutable revision; `body` holds the fields (see `handoff`)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+class Checkpoint(namedtuple("_Checkpoint", "id project_id status revision created_at updated_at")):
+    """A task's checkpoint with its current revision."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict() | {"revision": self.revision.to_dict()}
+
+    def render(self) -> str:
+        return handoff.render(self.revision.body, status=self.status)
+
+
+# Who is saving: actor, client and session, kept on each revision.
+Origin = namedtuple("Origin", "actor client session_id", defaults=("agent", None, None))
+AGENT = Origin()
+
+
+def create(
+    conn: apsw.Connection,
+    project: Project,
+    fields: dict[str, Any],
+    origin: Origin = AGENT,
+    budget: int = BUDGET_TOKENS,
+) -> Checkpoint:
+    body, _ = _prepare(project, fields, {})
+    if not body.get("objective"):
+        raise InvalidArgument("a new checkpoint needs an objective")
+    checkpoint_id = clock.new_id()
+    with db.write(conn):
+        stamp = clock.now()
+        conn.execute(
+            "INSERT INTO checkpoints (id, project_id, status, current_revision, created_at,"
+            " updated_at) VALUES (?, ?, 'active', '', ?, ?)",
+            (checkpoint_id, project.id, stamp, stamp),
+        )
+        _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget)
+    return get(conn, project, checkpoint_id)
+
+
+def revise(
+    conn: apsw.Connection,
+    project: Project,
+    checkpoint_id: str,
+    expected_revision_id: str,
+    fields: dict[str, Any],
+    origin: Origin = AGENT,
+    *,
+    operation: str = "revise",
+    budget: int = BUDGET_TOKENS,
+) -> Checkpoint:
+    """A new revision from the current one: given fields replace, absent ones carry over."""
+    status = {
+        "revise": "active",
+        "record_lesson": "active",
+        "complete": "completed",
+        "abandon": "abandoned",
+    }[operation]
+    with db.write(conn):
+        current = _current(conn, project, checkpoint_id, expected_revision_id)
+        if operation == "record_lesson":
+            lessons = fields.get("lessons")
+            if not lessons or set(fields) - {"lessons"}:
+                raise InvalidArgument("record_lesson takes one lesson and nothing else")
+            lesson, _ = _prepare(project, {"lessons": lessons}, {})
+            fields = {"lessons": current.revision.body.get("lessons", []) + lesson["lessons"]}
+        body, _ = _prepare(project, fields, current.revision.body)
+        _write(
+            conn,
+            project,
+            checkpoint_id,
+            current.revision.seq + 1,
+            operation,
+            status,
+            body,
+            origin,
+            budget,
+        )
+        conn.execute("UPDATE checkpoints SET status = ? WHERE id = ?", (status, checkpoint_id))
+    return get(conn, project, checkpoint_id)
+
+
+def _prepare(
+    project: Project, fields: dict[str, Any], base: dict[str, Any]
+) -> tuple[dict[str, Any], int]:
+    clean, redactions = handoff.normalise(fields)
+    if "evidence" in clean:
+        clean["evidence"] = evidence.hash_links(project.files, clean["evidence"])
+    if "relevant_files" in clean and project.files:
+        from waymark.memories.scope import project_relative
+
+        clean["relevant_files"] = [
+            project_relative(p, project.files) for p in clean["relevant_files"]
+        ]
+    return {**base, **clean}, redactions
+
+
+def _current(
+    conn: apsw.Connection, project: Project, checkpoint_id: str, expected_revision_id: str | None
+) -> Checkpoint:
+    current = get(conn, project, checkpoint_id)
+    if not expected_revision_id:
+        raise InvalidArgument(
+            "expected_revision_id is required to change a checkpoint; the current revision is "
+            f"{current.revision.id}",
+            current_revision_id=current.revision.id,
+        )
+    if expected_revision_id != current.revision.id:
+        raise Conflict(
+            f"checkpoint {checkpoint_id} has moved on: the current revision is "
+            f"{current.revision.id}, not {expected_revision_id}; read it and retry",
+            current_revision_id=current.revision.id,
+            expected_revision_id=expected_revision_id,
+        )
+    if current.status != "active":
+        raise Conflict(
+            f"checkpoint {checkpoint_id} is {current.status}; start a new one",
+            status=current.status,
+            current_revision_id=current.revision.id,
+        )
+    return current
+
+
+def _write(
+    conn: apsw.Connection,
+    project: Project,
+    checkpoint_id: str,
+    seq: int,
+    operation: str,
+    status: str,
+    body: dict[str, Any],
+    origin: Origin,
+    budget: int,
+) -> str:
+    size = tokens.estimate(handoff.render(body, status=status))
+    if size > budget:
+        raise InvalidArgument(
+            f"this revision renders to about {size} tokens; the budget is {budget}. Shorten it "
+            "(summarise progress, keep only decisions that still matter); nothing was saved",
+            tokens=size,
+            budget=budget,
+        )
+    revision_id = clock.new_id()
+    stamp = clock.now()
+    conn.execute(
+        "INSERT INTO checkpoint_revisions (id, checkpoint_id, seq, operation, status, body, tokens,"
+        " actor, client, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            revision_id,
+            checkpoint_id,
+            seq,
+            operation,
+            status,
+            json.dumps(body, sort_keys=True),
+            size,
+            origin.actor,
+            origin.client,
+            origin.session_id,
+            stamp,
+        ),
+    )
+    conn.execute(
+        "UPDATE checkpoints SET current_revision = ?, updated_at = ? WHERE id = ?",
+        (revision_id, stamp, checkpoint_id),
+    )
+    conn.execute(
+        "UPDATE handoff_markers SET cleared_at = ?, cleared_by = ? WHERE project_id = ?"
+        " AND cleared_at IS NULL",
+        (stamp, revision_id, project.id),
+    )
+    log_event(
+        conn,
+        f"checkpoint.{operation}",
+        project_id=project.id,
+        actor=origin.actor,
+        session_id=origin.session_id,
+        checkpoint=checkpoint_id,
+        revision=revision_id,
+    )
+    return revision_id
+
+
+_REVISION_COLUMNS = (
+    "id, checkpoint_id, seq, operation, status, body, tokens, actor, client, session_id, created_at"
+)
+
+
+def _revision(row: tuple[Any, ...]) -> Revision:
+    values = list(row)
+    values[5] = json.loads(values[5])
+    return Revision(*values)
+
+
+def get(conn: apsw.Connection, project: Project, checkpoint_id: str) -> Checkpoint:
+    row = conn.execute(
+        "SELECT id, project_id, status, current_revision, created_at, updated_at FROM checkpoints"
+        " WHERE id = ? AND project_id = ?",
+        (checkpoint_id, project.id),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no checkpoint {checkpoint_id!r} in this project", id=checkpoint_id)
+    rev = conn.execute(
+        f"SELECT {_REVISION_COLUMNS} FROM checkpoint_revisions WHERE id = ?", (row[3],)
+    ).fetchone()
+    assert rev is not None, "a checkpoint always has its current revision"
+    return Checkpoint(row[0], row[1], row[2], _revision(rev), row[4], row[5])
+
+
+def active(conn: apsw.Connection, project: Project) -> Checkpoint | None:
+    """The most recently updated active checkpoint of the project."""
+    row = conn.execute(
+        "SELECT id FROM checkpoints WHERE project_id = ? AND status = 'active'"
+        " ORDER BY updated_at DESC, id DESC LIMIT 1",
+        (project.id,),
+    ).fetchone()
+    return get(conn, project, row[0]) if row else None
+
+
+def revisions(conn: apsw.Connection, checkpoint_id: str) -> list[Revision]:
+    return [
+        _revision(r)
+        for r in conn.execute(
+            f"SELECT {_REVISION_COLUMNS} FROM checkpoint_revisions WHERE checkpoint_id = ?"
+            " ORDER BY seq",
+            (checkpoint_id,),
+        )
+    ]
+
+
+def lessons(conn: apsw.Connection, checkpoint: Checkpoint) -> list[dict[str, Any]]:
+    """Current lessons, then historical ones a later revision left out (active only)."""
+    current = checkpoint.revision.body.get("lessons", [])
+    out = [dict(lesson, historical=False) for lesson in current]
+    if checkpoint.status != "active":
+        return out
+    seen = {json.dumps(lesson, sort_keys=True) for lesson in current}
+    for rev in reversed(revisions(conn, checkpoint.id)[:-1]):
+        for lesson in rev.body.get("lessons", []):
+            key = json.dumps(lesson, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(dict(lesson, historical=True))
+    return out
+
+
+def freshness(checkpoint: Checkpoint, root: str | None) -> dict[str, Any]:
+    links, recheck = evidence.freshness(root, checkpoint.revision.body.get("evidence", []))
+    return {"evidence": links, "state": "RECHECK_REQUIRED" if recheck else "FRESH"}
+
+
+EVENT_TYPES = {"decision": "decision", "failure": "incident", "tool_outcome": "note"}
+
+
+def record_event(
+    conn: apsw.Connection,
+    project: Project,
+    *,
+    kind: str,
+    summary: str,
+    source_key: str,
+    evidence_items: list[Any] | None = None,
+    checkpoint_id: str | None = None,
+    origin: Origin = AGENT,
+) -> dict[str, Any]:
+    """One small episodic fact, stored as a memory keyed by `source_key` (idempotent)."""
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+
+    if kind not in EVENT_TYPES:
+        raise InvalidArgument(f"event kind is one of {', '.join(EVENT_TYPES)} (got {kind!r})")
+    if not source_key or not isinstance(source_key, str):
+        raise InvalidArgument("record_event needs a source_key (same key = same fact)")
+    if checkpoint_id:
+        get(conn, project, checkpoint_id)
+    key = f"event:{source_key}"
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project_id = ? AND key = ? ORDER BY created_at LIMIT 1",
+        (project.id, key),
+    ).fetchone()
+    if row is not None:
+        return {"memory": store.get(conn, row[0]).to_dict(), "created": False}
+    items = (
+        evidence_items
+        if isinstance(evidence_items, list)
+        else ([evidence_items] if evidence_items else [])
+    )
+    draft = make_draft(
+        project,
+        type=EVENT_TYPES[kind],
+        content=summary,
+        tags=["event", kind],
+        key=key,
+        evidence=[{"path": e} if isinstance(e, str) else e for e in items],
+        actor=origin.actor,
+        client=origin.client,
+        session_id=origin.session_id,
+        source_ref=f"checkpoint:{checkpoint_id}" if checkpoint_id else None,
+    )
+    saved = store.remember(conn, project, draft)
+    return {"memory": saved.memory.to_dict(), "created": saved.created}

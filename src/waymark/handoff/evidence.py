@@ -1,0 +1,113 @@
+"""Evidence links of a checkpoint: files hashed at save time, checked for freshness on read.
+
+A link is a project-relative path inside the root (no symlink escape, not `.git`). Waymark
+hashes the file itself, at most 2 MiB a file and 8 MiB a request. On read each link is
+UNCHANGED, CHANGED, MISSING or UNKNOWN; a read failure or an exhausted budget is UNKNOWN,
+never UNCHANGED. Hashes live in immutable revisions, so an old hash is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+
+from waymark.errors import InvalidArgument, InvalidScope, TargetNotFound
+from waymark.memories.scope import project_relative
+
+TYPE_CHECKING = False  # SessionStart checks evidence: typing would cost it ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+FILE_LIMIT = 2 * 1024 * 1024
+REQUEST_LIMIT = 8 * 1024 * 1024
+MAX_LINKS = 10
+UNCHANGED, CHANGED, MISSING, UNKNOWN = "UNCHANGED", "CHANGED", "MISSING", "UNKNOWN"
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = REQUEST_LIMIT
+
+    def take(self, size: int) -> bool:
+        if size > FILE_LIMIT or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
+def hash_links(root: str | None, items: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Resolve and hash each {path, note?}; raise on a path that is not an existing file."""
+    if len(items) > MAX_LINKS:
+        raise InvalidArgument(f"{len(items)} evidence links; at most {MAX_LINKS} a save")
+    if items and root is None:
+        raise InvalidArgument("evidence links need a project directory; this project has none")
+    budget = _Budget()
+    out = []
+    for item in items:
+        rel = project_relative(item["path"], root or "")
+        full = os.path.join(root or "", rel)
+        if not os.path.isfile(full):
+            raise TargetNotFound(
+                f"evidence file {item['path']!r} does not exist", path=item["path"]
+            )
+        link: dict[str, Any] = {"path": rel, **({"note": item["note"]} if item.get("note") else {})}
+        digest, size, why = _hash(full, budget)
+        link.update(sha256=digest, size=size)
+        if why:
+            link["unhashed"] = why
+        out.append(link)
+    return out
+
+
+def _sha256() -> Any:
+    """A SHA-256 hasher. hashlib loads OpenSSL (~3 ms in a hook); the builtin module is
+    the same algorithm without it."""
+    try:
+        from _sha2 import sha256  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.10, 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
+
+
+def _hash(path: str, budget: _Budget) -> tuple[str | None, int | None, str | None]:
+    try:
+        size = os.path.getsize(path)
+        if size > FILE_LIMIT:
+            return None, size, "larger than 2 MiB"
+        if not budget.take(size):
+            return None, size, "request budget of 8 MiB exhausted"
+        h = _sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 16), b""):
+                h.update(chunk)
+        return h.hexdigest(), size, None
+    except OSError as exc:
+        return None, None, f"unreadable: {exc.strerror or exc}"
+
+
+def freshness(root: str | None, links: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """Each link with its `state`, and whether any is not UNCHANGED (recheck required)."""
+    budget = _Budget()
+    out = []
+    for link in links:
+        state = _state(root, link, budget)
+        out.append({**link, "state": state})
+    return out, any(item["state"] != UNCHANGED for item in out)
+
+
+def _state(root: str | None, link: dict[str, Any], budget: _Budget) -> str:
+    if root is None or not link.get("sha256"):
+        return UNKNOWN
+    full = os.path.join(root, link["path"])
+    if not os.path.lexists(full):
+        return MISSING
+    try:
+        project_relative(link["path"], root)  # a symlink swapped to point outside: unknown
+    except (InvalidScope, OSError, ValueError):
+        return UNKNOWN
+    digest, size, why = _hash(full, budget)
+    if why or digest is None:
+        return UNKNOWN
+    return UNCHANGED if digest == link["sha256"] else CHANGED

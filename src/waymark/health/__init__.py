@@ -1,0 +1,1 @@
+"""Health: `waymark status` and `waymark doctor`."""

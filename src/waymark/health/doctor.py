@@ -1,0 +1,340 @@
+"""`waymark doctor`: is everything in place, and if not, what exactly to do.
+
+Each finding is {check, status, detail, fix}; status is ok, warn (works, but worth a look),
+fail (broken) or skip (not applicable here). Healthy means no fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from waymark import __version__, home
+
+OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+
+
+def finding(check: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
+    return {"check": check, "status": status, "detail": detail, "fix": fix}
+
+
+def run_all() -> list[dict[str, str]]:
+    out = [interpreter(), *database()]
+    for client in ("claude-code", "codex"):
+        out += client_checks(client)
+    out += [*model(), warm_server(), timed_hook()]
+    return out
+
+
+def interpreter() -> dict[str, str]:
+    import apsw
+
+    version = ".".join(map(str, sys.version_info[:3]))
+    venv = sys.prefix != sys.base_prefix
+    detail = (
+        f"Python {version} at {sys.executable}; Waymark {__version__}; SQLite "
+        f"{apsw.sqlite_lib_version()} (apsw)"
+    )
+    if not venv:
+        return finding(
+            "interpreter",
+            WARN,
+            detail + "; not in a virtual environment",
+            "run install.sh, which gives Waymark an environment of its own",
+        )
+    return finding("interpreter", OK, detail)
+
+
+def database() -> list[dict[str, str]]:
+    from waymark.storage import connection as db
+    from waymark.storage.migrations import SCHEMA_VERSION
+
+    path = home.db_path()
+    if not os.path.exists(path):
+        return [
+            finding(
+                "database",
+                WARN,
+                f"{path} does not exist yet",
+                "it is created by the first `waymark remember` or `waymark enable`",
+            )
+        ]
+    try:
+        conn = db.connect(path)
+    except Exception as exc:  # report, never raise: that is the doctor's job
+        return [
+            finding(
+                "database",
+                FAIL,
+                str(exc),
+                "restore a backup: `waymark restore FILE` (see `ls "
+                f"{os.path.join(home.data_home(), 'backups')}`)",
+            )
+        ]
+    try:
+        integrity = db.scalar(conn, "PRAGMA integrity_check")
+        fk = conn.execute("PRAGMA foreign_key_check").fetchall()
+        version = db.schema_version(conn)
+    finally:
+        conn.close()
+    out = []
+    if integrity != "ok" or fk:
+        out.append(
+            finding(
+                "database",
+                FAIL,
+                f"integrity: {integrity}; foreign keys: {len(fk)} violations",
+                "restore the latest backup with `waymark restore`",
+            )
+        )
+    else:
+        out.append(
+            finding("database", OK, f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}")
+        )
+    if os.name == "posix":
+        loose = [
+            p
+            for p, want in ((home.data_home(), 0o700), (path, 0o600))
+            if os.stat(p).st_mode & 0o077
+        ]
+        if loose:
+            out.append(
+                finding(
+                    "permissions",
+                    FAIL,
+                    f"readable by others: {', '.join(loose)}",
+                    f"chmod 700 {home.data_home()} && chmod 600 {path}",
+                )
+            )
+        else:
+            out.append(finding("permissions", OK, "data folder 0700, database 0600"))
+    return out
+
+
+def client_checks(client: str) -> list[dict[str, str]]:
+    from waymark.installers import claude, codex, commands
+
+    mod = claude if client == "claude-code" else codex
+    if not mod.found():
+        return [finding(f"{client}", SKIP, f"{client} not found on this machine")]
+    hooks_file = claude.settings_path() if mod is claude else codex.hooks_path()
+    expected = {
+        spec.event
+        for spec in commands.HOOKS
+        if client == "claude-code" or spec.event not in commands.CLAUDE_ONLY
+    }
+    found_hooks = _our_hooks(hooks_file)
+    out = []
+    missing = sorted(expected - set(found_hooks))
+    if missing:
+        out.append(
+            finding(
+                f"{client} hooks",
+                FAIL,
+                f"missing in {hooks_file}: {', '.join(missing)}",
+                f"waymark install --client {client}",
+            )
+        )
+    else:
+        pythons = {_python_of(c) for c in found_hooks.values()}
+        broken = sorted(str(p) for p in pythons if not p or not os.access(p, os.X_OK))
+        if broken:
+            out.append(
+                finding(
+                    f"{client} hooks",
+                    FAIL,
+                    f"interpreter gone: {', '.join(broken)}",
+                    f"run install.sh again, or `waymark install --client {client}`",
+                )
+            )
+        else:
+            out.append(finding(f"{client} hooks", OK, f"{len(found_hooks)} events in {hooks_file}"))
+    out.append(_mcp_check(client))
+    if client == "codex":
+        out.append(_codex_trust())
+    return out
+
+
+def _our_hooks(path: str) -> dict[str, str]:
+    from waymark.installers.commands import is_waymark_hook
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for event, groups in (doc.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_waymark_hook(handler):
+                    found[event] = handler.get("command", "")
+    return found
+
+
+def _python_of(command: str) -> str | None:
+    try:
+        return shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+
+
+def _mcp_check(client: str) -> dict[str, str]:
+    from waymark.installers import claude, codex
+
+    name = f"{client} mcp"
+    if client == "claude-code":
+        path = claude.user_config_path()
+        try:
+            with open(path, encoding="utf-8") as f:
+                server = (json.load(f).get("mcpServers") or {}).get("waymark")
+        except (OSError, ValueError):
+            server = None
+    else:
+        path = codex.config_path()
+        server = (_toml(path).get("mcp_servers") or {}).get("waymark")
+    if not server:
+        return finding(
+            name, FAIL, f"no `waymark` MCP server in {path}", f"waymark install --client {client}"
+        )
+    command = server.get("command", "")
+    if not (os.path.isabs(command) and os.access(command, os.X_OK)):
+        return finding(
+            name,
+            FAIL,
+            f"server command {command!r} is not an executable path",
+            f"waymark install --client {client}",
+        )
+    return finding(name, OK, f"`waymark` server registered in {path}")
+
+
+def _toml(path: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _codex_trust() -> dict[str, str]:
+    from waymark.installers import codex
+
+    state = ((_toml(codex.config_path()).get("hooks") or {}).get("state")) or {}
+    trusted = [k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")]
+    if not trusted:
+        return finding(
+            "codex hook trust",
+            WARN,
+            "no trusted hooks recorded in config.toml: "
+            "Codex skips Waymark's hooks silently until you trust them",
+            "start `codex`, type /hooks, and trust Waymark's hooks",
+        )
+    return finding(
+        "codex hook trust",
+        OK,
+        f"{len(trusted)} hook(s) trusted in config.toml "
+        "(re-trust after an upgrade changes the commands)",
+    )
+
+
+def model() -> list[dict[str, str]]:
+    from waymark.recall.embed import semantic_available
+
+    available, note = semantic_available()
+    if not available:
+        return [
+            finding(
+                "embedding model",
+                WARN,
+                f"semantic recall off: {note}",
+                "`waymark index` fetches the model once; recall stays lexical until then",
+            )
+        ]
+    return [finding("embedding model", OK, note), query_model()]
+
+
+def query_model() -> dict[str, str]:
+    """Whether queries go through the int8 copy of the model (twice as fast) and, if not, why."""
+    from waymark.recall import quantize
+    from waymark.storage import connection as db
+
+    enabled = True
+    if os.path.exists(home.db_path()):
+        try:
+            conn = db.connect()
+            try:
+                enabled = quantize.enabled(conn)
+            finally:
+                conn.close()
+        except Exception:  # the database check reports what is wrong with it
+            pass
+    note = quantize.note(enabled)
+    if not enabled or quantize.built() is not None:
+        return finding("query model", OK, note)
+    return finding(
+        "query model",
+        WARN,
+        note,
+        "run `waymark index` (it builds the int8 copy once; the onnx package must be installed:"
+        " install.sh installs it)",
+    )
+
+
+def warm_server() -> dict[str, str]:
+    from waymark.recall import warm
+
+    reply = warm.ask({"op": "ping"}, 0.2)
+    if reply is None:
+        return finding(
+            "warm recall",
+            OK,
+            "no MCP server running now: hooks use lexical recall (each client session starts one)",
+        )
+    return finding("warm recall", OK, "an MCP server answers on the warm socket")
+
+
+def timed_hook() -> dict[str, str]:
+    payload = json.dumps(
+        {
+            "session_id": "doctor",
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "cwd": tempfile.gettempdir(),
+        }
+    ).encode()
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-m", "waymark.hooks.session_start", "claude-code"],
+            input=payload,
+            capture_output=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return finding("hook run", FAIL, f"could not run a hook: {exc}", "run install.sh again")
+    ms = 1000 * (time.perf_counter() - started)
+    if done.returncode != 0 or done.stderr:
+        return finding(
+            "hook run",
+            FAIL,
+            f"SessionStart exited {done.returncode}: "
+            f"{done.stderr.decode('utf-8', 'replace')[-300:]}",
+            "run install.sh again",
+        )
+    status = OK if ms < 500 else WARN
+    return finding(
+        "hook run",
+        status,
+        f"SessionStart ran in {ms:.0f} ms",
+        "" if status == OK else "a slow disk or interpreter; see `waymark status`",
+    )

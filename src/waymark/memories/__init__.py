@@ -1,0 +1,1 @@
+"""Memories: the typed record, drafts and their validation, writes, scopes, links, browsing."""

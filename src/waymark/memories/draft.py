@@ -1,0 +1,215 @@
+"""Memory records: the typed unit of what Waymark remembers, and the operations on it.
+
+Every operation is one transaction and appends one row to `events`. Text is scrubbed of
+secrets and `<private>` spans before it reaches the database (see `redact`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from waymark.base import redact
+from waymark.base.text import mend
+from waymark.errors import InvalidArgument, InvalidType
+from waymark.memories.record import TYPES, Memory
+from waymark.memories.scope import normalise_target
+from waymark.projects.resolve import Project
+
+ACTORS = ("user", "agent", "hook", "import")
+MAX_TITLE = 200
+MAX_CONTENT = 20_000
+MAX_TAGS = 32
+MAX_EVIDENCE = 20
+PRIORITY_RANGE = (-10, 10)
+EVIDENCE_KINDS = ("path", "command", "url")
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A validated, scrubbed memory not yet written."""
+
+    type: str
+    title: str
+    content: str
+    scope_type: str = "project"
+    scope_target: str | None = None
+    tags: list[str] = field(default_factory=list)
+    priority: int = 0
+    pinned: bool = False
+    evidence: list[dict[str, str]] = field(default_factory=list)
+    valid_until: str | None = None
+    event_time: str | None = None
+    key: str | None = None
+    actor: str = "user"
+    client: str | None = None
+    session_id: str | None = None
+    source_ref: str | None = None
+    git_branch: str | None = None
+    redactions: int = 0
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a write returns: the record, whether it is new, and what the caller should know."""
+
+    memory: Memory
+    created: bool
+    similar: list[str]
+    redactions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.to_dict(),
+            "created": self.created,
+            "similar": self.similar,
+            "redactions": self.redactions,
+        }
+
+
+def make_draft(
+    project: Project,
+    *,
+    type: str,
+    content: str,
+    title: str | None = None,
+    scope: str = "project",
+    target: str | None = None,
+    tags: list[str] | tuple[str, ...] = (),
+    priority: int = 0,
+    pinned: bool = False,
+    evidence: list[dict[str, str]] | tuple[dict[str, str], ...] = (),
+    valid_until: str | None = None,
+    event_time: str | None = None,
+    key: str | None = None,
+    actor: str = "user",
+    client: str | None = None,
+    session_id: str | None = None,
+    source_ref: str | None = None,
+    git_branch: str | None = None,
+    base_dir: str | None = None,
+) -> Draft:
+    """Validate every field, scrub secrets, and return a Draft; raise on bad input."""
+    if type not in TYPES:
+        raise InvalidType(
+            f"unknown type {type!r}; valid types: {', '.join(TYPES)}", valid=list(TYPES)
+        )
+    if actor not in ACTORS:
+        raise InvalidArgument(f"unknown actor {actor!r}; valid: {', '.join(ACTORS)}")
+    content, n_content = redact.scrub(_text(content, "content", MAX_CONTENT))
+    if not content.strip():
+        raise InvalidArgument("content is empty (after removing <private> spans)")
+    title = _text(title, "title", MAX_TITLE) if title else _title_from(content)
+    title, n_title = redact.scrub(title)
+    clean_tags, n_tags = redact.scrub_value(_tags(tags))
+    clean_evidence, n_evidence = redact.scrub_value(_evidence(evidence))
+    assert isinstance(clean_tags, list) and isinstance(clean_evidence, list)
+    source_ref, n_ref = redact.scrub(mend(source_ref)) if source_ref else (None, 0)
+    if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
+        raise InvalidArgument(
+            f"priority must be between {PRIORITY_RANGE[0]} and {PRIORITY_RANGE[1]}"
+        )
+    return Draft(
+        type=type,
+        title=title,
+        content=content,
+        scope_type=scope,
+        scope_target=normalise_target(scope, target, project.files, base_dir),
+        tags=clean_tags,
+        priority=int(priority),
+        pinned=bool(pinned),
+        evidence=clean_evidence,
+        valid_until=parse_time(valid_until, "valid_until", end_of_day=True),
+        event_time=parse_time(event_time, "timestamp"),
+        key=_text(key, "key", 500) if key else None,
+        actor=actor,
+        client=client,
+        session_id=session_id,
+        source_ref=source_ref,
+        git_branch=git_branch,
+        redactions=n_content + n_title + n_tags + n_evidence + n_ref,
+    )
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be text")
+    if len(value) > limit:
+        raise InvalidArgument(f"{name} is {len(value)} characters; the limit is {limit}")
+    return mend(value.replace("\x00", ""))
+
+
+def _title_from(content: str) -> str:
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    return first if len(first) <= 80 else first[:79].rstrip() + "…"
+
+
+def _tags(tags: Any) -> list[str]:
+    if isinstance(tags, str):
+        tags = [tags]
+    out: list[str] = []
+    for tag in tags or ():
+        if (
+            not isinstance(tag, str)
+            or not tag.strip()
+            or len(tag) > 64
+            or any(c.isspace() for c in tag)
+        ):
+            raise InvalidArgument(f"a tag is 1-64 characters without spaces (got {tag!r})")
+        tag = mend(tag)
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidArgument(f"{len(out)} tags; the limit is {MAX_TAGS}")
+    return out
+
+
+def _evidence(items: Any) -> list[dict[str, str]]:
+    if isinstance(items, dict):
+        items = [items]
+    out = []
+    for item in items or ():
+        if isinstance(item, str):
+            item = {"path": item}
+        kinds = [k for k in EVIDENCE_KINDS if item.get(k)] if isinstance(item, dict) else []
+        extra = set(item) - {*EVIDENCE_KINDS, "note"} if isinstance(item, dict) else set()
+        if len(kinds) != 1 or extra:
+            raise InvalidArgument(
+                "each evidence item is {path | command | url, note?} with exactly one of "
+                f"path, command, url (got {item!r})"
+            )
+        entry = {kinds[0]: mend(str(item[kinds[0]]))}
+        if item.get("note"):
+            entry["note"] = mend(str(item["note"]))
+        out.append(entry)
+    if len(out) > MAX_EVIDENCE:
+        raise InvalidArgument(f"{len(out)} evidence items; the limit is {MAX_EVIDENCE}")
+    return out
+
+
+def parse_time(value: str | None, name: str, *, end_of_day: bool = False) -> str | None:
+    """ISO 8601 date or date-time (naive means UTC) → canonical UTC string."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InvalidArgument(
+            f"{name} {value!r} is not an ISO 8601 date or time (e.g. 2026-12-31 or "
+            "2026-12-31T18:00:00Z)"
+        ) from None
+    if end_of_day and len(text) == 10:
+        parsed += timedelta(days=1, milliseconds=-1)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    parsed = parsed.astimezone(timezone.utc)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S.") + f"{parsed.microsecond // 1000:03d}Z"
+
+
+def content_hash(content: str) -> str:
+    """Hash of the normalised content: whitespace collapsed, case folded."""
+    normal = " ".join(content.split()).casefold()
+    return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,2 @@
+"""Packets: what the hooks and the MCP `recall` tool put in front of the model, built from
+budgeted sections."""

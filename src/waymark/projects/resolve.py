@@ -1,0 +1,133 @@
+"""Projects: which memory a directory or a name addresses.
+
+A directory resolves to its repository root (see `locate`) and is bound to a generated id in
+the database, so nothing is written into the user's repository. A `.waymark.toml` name, or a
+`--project NAME` that is not a path, addresses a named project that clones and worktrees share.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import namedtuple
+
+import apsw
+
+from waymark.base import clock
+from waymark.errors import NotFound, ProjectError
+from waymark.projects.locate import Location, locate
+from waymark.storage import connection as db
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+NAME_CHARS = frozenset(_LETTERS + _LETTERS.upper() + "0123456789._-")
+
+
+def valid_name(name: str) -> bool:
+    """1-100 of A-Z a-z 0-9 . _ - (checked without `re`: hooks load this module)."""
+    return 0 < len(name) <= 100 and all(c in NAME_CHARS for c in name)
+
+
+_ProjectFields = namedtuple("_ProjectFields", "id kind name root how tree", defaults=(None,))
+
+
+class Project(_ProjectFields):
+    """A project: `kind` "path" or "named"; `root` None for a named project used without a
+    directory; `how` says in a sentence how it was chosen; `tree` is the working tree in use
+    (a worktree's own top). A namedtuple: hooks cannot afford `dataclasses`."""
+
+    __slots__ = ()
+
+    @property
+    def files(self) -> str | None:
+        """Where the project's files are for this caller: scope targets resolve here."""
+        return self.tree or self.root
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "root": self.root,
+            "tree": self.files,
+            "how": self.how,
+        }
+
+
+def resolve(
+    conn: apsw.Connection,
+    spec: str | None = None,
+    *,
+    cwd: str | None = None,
+    create: bool = True,
+    bind: bool = True,
+) -> Project:
+    """The project for `spec` (a path or a name), else for the working directory.
+
+    A path project is bound on first sight (unless `bind` is False: then an unbound one is
+    NotFound, which is how hooks stay write-free in projects nobody enabled); a named project
+    is created only when `create`, so a typo in a read leaves no empty project behind.
+    """
+    if spec is not None and not _looks_like_path(spec, cwd):
+        if not valid_name(spec):
+            raise ProjectError(
+                f"{spec!r} is neither an existing directory nor a valid project name "
+                "(1-100 of A-Z a-z 0-9 . _ -)",
+                project=spec,
+            )
+        return _named(conn, spec, None, f"named project {spec!r} (--project)", create)
+    path = os.path.join(cwd or os.getcwd(), os.path.expanduser(spec or "."))
+    loc = locate(path)
+    if loc.name:
+        how = f"named {loc.name!r} in {loc.config_path}"
+        return _named(conn, loc.name, loc.root, how, create and bind)._replace(tree=loc.top)
+    return _bound(conn, loc, bind)
+
+
+def _looks_like_path(spec: str, cwd: str | None) -> bool:
+    if spec in (".", "..") or spec.startswith(("~", "./", "../")) or os.sep in spec or "/" in spec:
+        return True
+    return os.path.isdir(os.path.join(cwd or os.getcwd(), spec))
+
+
+def _describe(loc: Location) -> str:
+    if loc.how == "git-worktree":
+        return f"git worktree of the repository at {loc.root}"
+    if loc.how == "git":
+        return f"git repository at {loc.root}"
+    return f"directory {loc.root} (not in a git repository)"
+
+
+def _bound(conn: apsw.Connection, loc: Location, bind: bool = True) -> Project:
+    row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
+    if row is None and not bind:
+        raise NotFound(f"{loc.root} is not a Waymark project yet", root=loc.root)
+    if row is None:
+        with db.write(conn):
+            row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
+            if row is None:
+                row = (clock.new_id(),)
+                conn.execute(
+                    "INSERT INTO projects (id, kind, root, created_at) VALUES (?, 'path', ?, ?)",
+                    (row[0], loc.root, clock.now()),
+                )
+    return Project(
+        id=row[0], kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
+    )
+
+
+def _named(conn: apsw.Connection, name: str, root: str | None, how: str, create: bool) -> Project:
+    row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        if not create:
+            raise NotFound(
+                f"no project named {name!r} yet; it is created by its first write",
+                project=name,
+            )
+        with db.write(conn):
+            row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                row = (clock.new_id(),)
+                conn.execute(
+                    "INSERT INTO projects (id, kind, name, created_at) VALUES (?, 'named', ?, ?)",
+                    (row[0], name, clock.now()),
+                )
+    return Project(id=row[0], kind="named", name=name, root=root, how=how)

@@ -1,0 +1,324 @@
+"""The embedding model: optional, loaded lazily, never fetched unless the caller allows it.
+
+Nothing heavy is imported here at module import: fastembed (with onnxruntime and numpy) costs
+about half a second, so it is imported inside `open_embedder`, and `semantic_available` only
+looks for the packages and the model files. Query embedding belongs in a warm process (the CLI
+or the MCP server), never in a per-prompt hook.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from waymark import home
+from waymark.base.text import mend
+from waymark.errors import WaymarkError
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_ID = MODEL_NAME.rsplit("/", 1)[-1]  # the name stored in vectors.model
+MODEL_DIM = 384
+MAX_TOKENS = 256  # sentence-transformers truncates this model at 256; fastembed would use 512
+# A query is embedded up to here: its cost grows with its length (30 tokens ~9 ms, 86 ~27 ms
+# on one core), what it asks is in its opening, and its lexical tiers still read all of it.
+QUERY_MAX_TOKENS = 64
+BATCH_SIZE = 16  # larger batches cost memory (batch 256 peaks near 1.2 GB RSS), not speed
+THREADS = 1  # 2 measured worse beside recall on 2 cores (overlapped p95 25 vs 16 ms)
+ENV_MODEL_DIR = "WAYMARK_EMBED_MODEL_DIR"
+REQUIRED_FILES = ("model.onnx", "tokenizer.json", "tokenizer_config.json")
+# Where fastembed 0.9 caches MODEL_NAME (a hub snapshot), and where older versions did.
+HUB_SNAPSHOTS = os.path.join("models--Qdrant--all-MiniLM-L6-v2-onnx", "snapshots")
+LEGACY_DIR = "fast-all-MiniLM-L6-v2"
+PACKAGES = ("fastembed", "onnxruntime", "numpy")
+
+
+class ModelUnavailable(WaymarkError):
+    """The embedding model cannot be loaded, so recall stays lexical and fuzzy."""
+
+    code = "model_unavailable"
+
+
+def model_dir() -> str | None:
+    """The folder holding model.onnx and the tokenizer, from WAYMARK_EMBED_MODEL_DIR."""
+    value = os.environ.get(ENV_MODEL_DIR, "").strip()
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def cache_dir() -> str:
+    """fastembed's download cache, inside the Waymark data home (not created here)."""
+    return os.path.join(home.data_home(), "models")
+
+
+def semantic_available() -> tuple[bool, str]:
+    """Whether a model can be loaded without the network, and a sentence saying which or why.
+
+    Cheap: looks for packages and files, imports nothing.
+    """
+    absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
+    if absent:
+        return False, (
+            f"{', '.join(absent)} not installed; install waymark[semantic] for semantic recall"
+        )
+    folder = model_dir()
+    if folder is not None:
+        lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(folder, f))]
+        if lacking:
+            return False, (
+                f"{ENV_MODEL_DIR}={folder} lacks {', '.join(lacking)}; point it at a folder "
+                f"with {MODEL_NAME} as ONNX, or unset it to download the model"
+            )
+        return True, f"{MODEL_NAME} from {folder}"
+    cached = cached_model()
+    if cached is None:
+        return False, (
+            f"{MODEL_NAME} is not downloaded yet; `waymark index` fetches it (about 90 MB) "
+            f"into {cache_dir()}"
+        )
+    return True, f"{MODEL_NAME} from {os.path.dirname(cached)}"
+
+
+def cached_model() -> str | None:
+    snapshots = os.path.join(cache_dir(), HUB_SNAPSHOTS)
+    try:
+        revisions = sorted(os.listdir(snapshots), reverse=True)
+    except OSError:
+        revisions = []
+    candidates = [os.path.join(snapshots, r, "model.onnx") for r in revisions]
+    candidates.append(os.path.join(cache_dir(), LEGACY_DIR, "model.onnx"))
+    return next((path for path in candidates if os.path.isfile(path)), None)
+
+
+class Embedder:
+    """A model: `embed` turns documents into L2-normalised float32 rows; `embed_queries` turns
+    queries into rows through the int8 copy of the model when one is attached (about twice as
+    fast, see `quantize`), else through the full model.
+
+    `backend` is the loaded full model, or None with `load_full` loading it on first use (a
+    process that only embeds queries never pays for it)."""
+
+    def __init__(
+        self,
+        backend: Any,
+        model: str = MODEL_ID,
+        dim: int = MODEL_DIM,
+        *,
+        load_full: Callable[[], Any] | None = None,
+        queries: Any = None,
+    ) -> None:
+        self._backend = backend
+        self._load_full = load_full
+        self._queries = queries
+        self.model = model
+        self.dim = dim
+        # One inference at a time per model (one thread each), but a query through the copy
+        # never waits behind a batch of documents: the server indexes while hooks ask.
+        self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
+        self._loading = threading.Lock()
+
+    @property
+    def query_precision(self) -> str:
+        """What queries are embedded with: "int8" (the copy) or "float32" (the full model)."""
+        return "int8" if self._queries is not None else "float32"
+
+    def tokenizer_json(self) -> str:
+        """The full model's tokenizer as it is set up to embed (truncation, padding, special
+        tokens), serialised: what an int8 copy run without fastembed needs."""
+        backend = self._full()
+        with self._lock:
+            tokenizer = _tokenizer(backend)
+            if tokenizer is None:
+                raise ModelUnavailable("this model has no tokenizer to copy")
+            return str(tokenizer.to_str())
+
+    def attach_queries(self, backend: Any) -> None:
+        """Embed queries with `backend` (the int8 copy) from now on."""
+        self._queries = backend
+
+    def embed(self, texts: list[str], max_tokens: int | None = None) -> Any:
+        """An (n, dim) float32 numpy array, one unit-length row per text, by the full model;
+        each text cut at `max_tokens` (default MAX_TOKENS): the cost grows with the length."""
+        return self._run(self._full() if texts else None, texts, max_tokens, self._lock)
+
+    def embed_queries(self, texts: list[str], max_tokens: int = QUERY_MAX_TOKENS) -> Any:
+        """Like `embed`, for queries: by the int8 copy when attached, each cut at `max_tokens`."""
+        if self._queries is not None:
+            return self._run(self._queries, texts, max_tokens, self._query_lock)
+        return self._run(self._full() if texts else None, texts, max_tokens, self._lock)
+
+    def embed_query(self, text: str, max_tokens: int = QUERY_MAX_TOKENS) -> Any:
+        """One unit-length float32 vector of length dim, for a query's first `max_tokens`."""
+        return self.embed_queries([text], max_tokens=max_tokens)[0]
+
+    def _full(self) -> Any:
+        if self._backend is None:
+            with self._loading:
+                if self._backend is None:
+                    if self._load_full is None:
+                        raise ModelUnavailable("no full embedding model to load")
+                    self._backend = self._load_full()
+        return self._backend
+
+    def _run(
+        self, backend: Any, texts: list[str], max_tokens: int | None, lock: threading.Lock
+    ) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        texts = [mend(t) for t in texts]  # the tokenizer refuses lone surrogates
+        # Shortest first: a batch is padded to its longest text, and padding costs as much as
+        # text (a batch of 16 mixed turns ran at 54 texts/s, sorted at 108).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with lock:
+            tokenizer = _tokenizer(backend) if max_tokens else None
+            if tokenizer is not None:
+                tokenizer.enable_truncation(max_length=min(int(max_tokens or 0), MAX_TOKENS))
+            try:
+                rows = list(backend.embed([texts[i] for i in order], batch_size=BATCH_SIZE))
+            finally:
+                if tokenizer is not None:
+                    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        sorted_rows = np.vstack(rows).astype(np.float32, copy=False)
+        if sorted_rows.shape != (len(texts), self.dim):
+            raise ModelUnavailable(
+                f"the model returned shape {sorted_rows.shape}, expected ({len(texts)}, {self.dim})"
+            )
+        matrix = np.empty_like(sorted_rows)
+        matrix[order] = sorted_rows
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.where(norms == 0, 1, norms)
+
+
+def _tokenizer(backend: Any) -> Any:
+    """The backend's `tokenizers.Tokenizer` (fastembed keeps it on .model), or None."""
+    found = getattr(backend, "tokenizer", None)
+    return (
+        found if found is not None else getattr(getattr(backend, "model", None), "tokenizer", None)
+    )
+
+
+class OnnxQueries:
+    """A model run with onnxruntime and tokenizers alone, as fastembed runs this model (mean
+    of the last hidden state over the attention mask; `Embedder` normalises), without
+    importing fastembed (~0.4 s against ~0.1 s): for the int8 copy, whose folder holds the
+    tokenizer exactly as fastembed configured it (`quantize.QUERY_TOKENIZER`)."""
+
+    def __init__(self, model_file: str, tokenizer_file: str) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(tokenizer_file)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = THREADS
+        options.inter_op_num_threads = THREADS
+        self.session = ort.InferenceSession(model_file, options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def embed(self, texts: list[str], batch_size: int = BATCH_SIZE) -> Any:
+        import numpy as np
+
+        for start in range(0, len(texts), batch_size):
+            encoded = self.tokenizer.encode_batch(texts[start : start + batch_size])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
+            hidden = self.session.run(None, feed)[0]
+            weights = mask[..., None].astype(hidden.dtype)
+            yield from (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+_loaded: dict[tuple[str, str, bool, int], Embedder] = {}
+_last_reason = ""
+
+
+def open_embedder(
+    allow_download: bool = False, *, int8_queries: bool = False, threads: int = THREADS
+) -> Embedder:
+    """Load the model (once per process and location) or raise ModelUnavailable.
+
+    With `allow_download=False` the network is never touched: a model folder from
+    WAYMARK_EMBED_MODEL_DIR or an already cached download is required. With `int8_queries`,
+    queries go through the int8 copy of the model when one is built (`quantize`), and the full
+    model loads only when documents are embedded. `threads` is the full model's: more than
+    one only where nothing else runs beside it (`waymark index`).
+    """
+    ok, reason = semantic_available()
+    if not ok and not (allow_download and _only_missing_download()):
+        raise ModelUnavailable(reason)
+    folder = model_dir()
+    where = ("dir", folder) if folder else ("cache", cache_dir())
+    key = (*where, int8_queries, threads)
+    if key not in _loaded:
+        local_only = folder is not None or ok
+
+        def load() -> Any:
+            return load_backend(folder, local_only=local_only, threads=threads)
+
+        copy = _int8_copy() if int8_queries else None
+        _loaded[key] = Embedder(None if copy else load(), load_full=load, queries=copy)
+    return _loaded[key]
+
+
+def _int8_copy() -> Any:
+    """The int8 copy's backend when it is built and loads, else None (queries go full)."""
+    from waymark.recall import quantize
+
+    folder = quantize.built()
+    if folder is None:
+        return None
+    try:
+        return quantize.load(folder)
+    except quantize.Unavailable:
+        return None
+
+
+def load_embedder(allow_download: bool = False, *, int8_queries: bool = False) -> Embedder | None:
+    """Like `open_embedder`, but None when unavailable; `last_reason()` then says why."""
+    global _last_reason
+    try:
+        return open_embedder(allow_download, int8_queries=int8_queries)
+    except ModelUnavailable as exc:
+        _last_reason = exc.message
+        return None
+
+
+def last_reason() -> str:
+    """Why the last `load_embedder` returned None ("" if it never did)."""
+    return _last_reason
+
+
+def _only_missing_download() -> bool:
+    """True when the packages are there and only the default model's download is missing."""
+    return model_dir() is None and all(importlib.util.find_spec(p) for p in PACKAGES)
+
+
+def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS) -> Any:
+    # An idle OpenBLAS pool can spin in a long-lived process; one thread is plenty here.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    try:
+        from fastembed import TextEmbedding
+    except ImportError as exc:
+        raise ModelUnavailable(f"cannot import fastembed: {exc}") from exc
+    home.ensure_home()
+    options: dict[str, Any] = {"local_files_only": local_only}
+    if folder is not None:
+        options["specific_model_path"] = folder
+    try:
+        backend: Any = TextEmbedding(
+            model_name=MODEL_NAME, cache_dir=cache_dir(), threads=threads, **options
+        )
+        _tokenizer(backend).enable_truncation(max_length=MAX_TOKENS)
+    except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
+        where = folder or cache_dir()
+        raise ModelUnavailable(
+            f"cannot load {MODEL_NAME} from {where}: {exc}"
+            + ("" if local_only else "; check the network connection and retry")
+        ) from exc
+    return backend

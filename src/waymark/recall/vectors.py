@@ -1,0 +1,464 @@
+"""Stored embeddings and nearest-neighbour search over them.
+
+`vectors` holds one packed little-endian float32 BLOB per (memory, model), tagged with the
+sha256 of the exact text embedded, so unchanged text is never embedded twice. Search is an
+exact numpy scan over a matrix cached per connection, or a sqlite-vec `vec0` table when asked
+(see `VectorIndex`); both are rebuilt from `vectors`, which stays the only copy on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import threading
+import weakref
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from waymark.errors import InvalidArgument, WaymarkError
+from waymark.storage import connection as db
+
+INDEX_BATCH = 64
+MAX_VEC0_K = 4096  # sqlite-vec's limit on k
+
+
+class SearchUnavailable(WaymarkError):
+    """Neither numpy nor sqlite-vec is available to search vectors."""
+
+    code = "semantic_unavailable"
+
+
+def embed_text(title: str, content: str, tags: Iterable[str]) -> str:
+    """What gets embedded: the title (unless the content starts with it), content, tags."""
+    parts = [] if content.lstrip().startswith(title.rstrip("…")) else [title]
+    parts.append(content)
+    tags = list(tags)
+    if tags:
+        parts.append(" ".join(tags))
+    return "\n".join(p for p in parts if p)
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def pack(vec: Any) -> bytes:
+    """A vector (numpy row or sequence of floats) as little-endian float32 bytes."""
+    if hasattr(vec, "astype"):
+        return vec.astype("<f4", copy=False).tobytes()
+    values = array("f", vec)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values.tobytes()
+
+
+def unpack(blob: bytes, dim: int | None = None) -> list[float]:
+    """The floats of a packed vector, checking its length when `dim` is given."""
+    values = array("f")
+    values.frombytes(blob)
+    if sys.byteorder == "big":
+        values.byteswap()
+    if dim is not None and len(values) != dim:
+        raise ValueError(f"vector has {len(values)} floats, expected {dim}")
+    return values.tolist()
+
+
+def _scope_sql(project_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    """A project's own memories (alias m) plus the global ones; every project's when None."""
+    if project_id is None:
+        return "1", ()
+    return "(m.project_id = ? OR m.project_id IS NULL)", (project_id,)
+
+
+def _scan(
+    conn: apsw.Connection, model: str, project_id: str | None
+) -> tuple[list[tuple[int, str]], int]:
+    """Active memories needing a vector for `model` (rowid, text), and how many are active."""
+    where, params = _scope_sql(project_id)
+    rows: list[Any] = conn.execute(
+        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
+        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
+        f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
+        (model, *params),
+    ).fetchall()
+    todo = []
+    for rowid, title, content, tags, stored in rows:
+        text = embed_text(title, content, json.loads(tags))
+        if stored != text_hash(text):
+            todo.append((rowid, text))
+    return todo, len(rows)
+
+
+def missing(
+    conn: apsw.Connection, model: str, project_id: str | None = None
+) -> list[tuple[int, str]]:
+    """(rowid, text) of active memories whose `model` vector is absent or stale."""
+    return _scan(conn, model, project_id)[0]
+
+
+def index_missing(
+    conn: apsw.Connection,
+    embedder: Any,
+    project_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    batch: int = INDEX_BATCH,
+) -> dict[str, int]:
+    """Embed what is missing, committing batch by batch so an interrupted run resumes.
+
+    `embedder` has `.model`, `.dim` and `.embed(texts) -> (n, dim)`. `progress(done, todo)`
+    is called before the first batch and after each committed one. Returns counts: embedded,
+    skipped (already current), total (active memories in scope).
+    """
+    todo, total = _scan(conn, embedder.model, project_id)
+    todo.sort(key=lambda item: len(item[1]))  # batches of like lengths pad least (embed.py)
+    done = 0
+    if progress is not None and todo:
+        progress(0, len(todo))
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        matrix = embedder.embed([text for _, text in chunk])
+        if len(matrix) != len(chunk):
+            raise ValueError(f"embedder returned {len(matrix)} vectors for {len(chunk)} texts")
+        with db.write(conn):
+            for (rowid, text), vec in zip(chunk, matrix, strict=True):
+                _store(conn, rowid, embedder.model, embedder.dim, text_hash(text), pack(vec))
+        done += len(chunk)
+        if progress is not None:
+            progress(done, len(todo))
+    return {"embedded": done, "skipped": total - len(todo), "total": total}
+
+
+def _store(
+    conn: apsw.Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes
+) -> None:
+    if len(blob) != 4 * dim:
+        raise ValueError(f"vector of {len(blob) // 4} floats for a {dim}-dimension model")
+    # Only while still active: a memory erased during embedding must not regain a vector.
+    # A fresh rowid above every existing one (computed before REPLACE drops the old row)
+    # is what lets VectorIndex notice any vector write from max(rowid) alone.
+    conn.execute(
+        "INSERT OR REPLACE INTO vectors (rowid, memory_rowid, model, dim, text_hash, vector)"
+        " SELECT (SELECT coalesce(max(rowid), 0) + 1 FROM vectors), ?, ?, ?, ?, ?"
+        " WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ? AND status = 'active')",
+        (rowid, model, dim, digest, blob, rowid),
+    )
+
+
+def search(
+    conn: apsw.Connection,
+    project_id: str | None,
+    query_vec: Sequence[float] | Any,
+    k: int = 10,
+    model: str | None = None,
+    method: str = "auto",
+) -> list[tuple[int, float]]:
+    """Top-k active memories by cosine similarity: [(memory rowid, score)], best first.
+
+    The scope is the project's memories plus the global ones (every project's when
+    `project_id` is None). `method` is "numpy" (exact scan of a cached matrix), "vec0"
+    (sqlite-vec) or "auto" (numpy when importable, else vec0).
+    """
+    if model is None:
+        from waymark.recall.embed import MODEL_ID
+
+        model = MODEL_ID
+    return index_for(conn).search(project_id, query_vec, k, model, method)
+
+
+_indexes: weakref.WeakKeyDictionary[apsw.Connection, VectorIndex] = weakref.WeakKeyDictionary()
+
+
+def index_for(conn: apsw.Connection) -> VectorIndex:
+    """The connection's VectorIndex, created on first use and dropped with the connection."""
+    index = _indexes.get(conn)
+    if index is None:
+        index = _indexes[conn] = VectorIndex(conn)
+    return index
+
+
+def vec0_path() -> str | None:
+    """sqlite-vec's loadable extension, found without importing the package (and numpy)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
+
+
+def load_vec0(conn: apsw.Connection) -> bool:
+    """Load sqlite-vec into `conn` by path; False when it is not installed or will not load."""
+    path = vec0_path()
+    if path is None:
+        return False
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(path)  # SQLite adds the platform suffix (.so, .dylib, .dll)
+    except (apsw.Error, AttributeError):
+        return False
+    finally:
+        with contextlib.suppress(apsw.Error, AttributeError):
+            conn.enable_load_extension(False)
+    return True
+
+
+@dataclass
+class _Snapshot:
+    """One scope's cached vectors: a numpy matrix, or a TEMP vec0 table."""
+
+    keys: dict[int, str] = field(default_factory=dict)  # memory rowid -> text_hash held
+    stamp: tuple[int, int] = (-1, -1)  # (data_version, total_changes) when last checked
+    generation: tuple[Any, Any] = (None, None)  # (max events.seq, max vectors.rowid)
+    rowids: Any = None  # numpy: int64 array, the matrix's row order
+    matrix: Any = None  # numpy: (n, dim) float32, rows normalised
+    dead: int = 0  # numpy: rows whose rowid is -1 (memory no longer active)
+    table: str | None = None  # vec0: temp table name
+
+
+class VectorIndex:
+    """Warm nearest-neighbour search over one connection's `vectors`.
+
+    Freshness, checked before every search, cheapest first:
+    1. `PRAGMA data_version` (moves when another connection commits) and `total_changes()`
+       (moves when this one writes): both unchanged, the cache is current.
+    2. The generation (max events.seq, max vectors.rowid), two index lookups: unchanged, no
+       vector was written and no memory changed status, so unrelated writes (use counts,
+       links) cost nothing more. It relies on two invariants: every status change (and so
+       every erase, whose trigger deletes vectors) logs an event in its transaction, as
+       `store` does; and `_store` gives each written vector a rowid above every existing one.
+    3. The scope's (memory rowid, text_hash) pairs of active memories, compared with the
+       cached ones; only rows that appeared, vanished or changed hash are (re)loaded. A hash
+       names the exact text embedded, so equal pairs mean equal vectors.
+
+    The vec0 table is TEMP, per connection: it is a rebuildable index, and keeping it out
+    of the file means an erased memory leaves no derived copy behind. Searches from several
+    threads are serialised by a lock.
+    """
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        # Weak, so the per-connection registry never keeps a closed connection alive.
+        self._conn = weakref.ref(conn)
+        self._snapshots: dict[tuple[str, str | None, str, int], _Snapshot] = {}
+        self._vec0: bool | None = None
+        self._tables = 0
+        self._lock = threading.Lock()  # the warm server searches from several threads
+
+    @property
+    def conn(self) -> apsw.Connection:
+        conn = self._conn()
+        if conn is None:
+            raise ReferenceError("the connection of this VectorIndex is gone")
+        return conn
+
+    def search(
+        self, project_id: str | None, query_vec: Any, k: int, model: str, method: str = "auto"
+    ) -> list[tuple[int, float]]:
+        if k < 1:
+            raise InvalidArgument(f"k must be at least 1 (got {k})")
+        with self._lock:
+            method = self._method(method)
+            snap = self._fresh(method, project_id, model, len(query_vec))
+            if method == "numpy":
+                return _numpy_top(snap, query_vec, k)
+            return self._vec0_top(snap, query_vec, k)
+
+    def prepare(
+        self, project_id: str | None, k: int, model: str, dim: int
+    ) -> Callable[[Any], list[tuple[int, float]]] | None:
+        """Bring the scope's numpy snapshot up to date now, on the caller's thread, and
+        return its top-k scan as a function of the query vector: pure numpy, no database,
+        so a worker thread can run it beside the caller's queries. None when the scan
+        would be vec0's (that one reads the database)."""
+        if k < 1:
+            raise InvalidArgument(f"k must be at least 1 (got {k})")
+        with self._lock:
+            if self._method("auto") != "numpy":
+                return None
+            snap = self._fresh("numpy", project_id, model, dim)
+
+        def top(query_vec: Any) -> list[tuple[int, float]]:
+            with self._lock:  # a refresh on another thread rewrites the snapshot
+                return _numpy_top(snap, query_vec, k)
+
+        return top
+
+    def vec0_available(self) -> bool:
+        if self._vec0 is None:
+            self._vec0 = load_vec0(self.conn)
+        return self._vec0
+
+    def _method(self, method: str) -> str:
+        if method == "auto":
+            method = "numpy" if importlib.util.find_spec("numpy") else "vec0"
+        if method not in ("numpy", "vec0"):
+            raise InvalidArgument(f"unknown search method {method!r}; use auto, numpy or vec0")
+        if method == "vec0" and not self.vec0_available():
+            raise SearchUnavailable(
+                "sqlite-vec is not installed or cannot be loaded; install waymark[semantic]"
+            )
+        return method
+
+    def _fresh(self, method: str, project_id: str | None, model: str, dim: int) -> _Snapshot:
+        key = (method, project_id, model, dim)
+        snap = self._snapshots.get(key)
+        version: Any = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
+        if snap is not None and snap.stamp == (version, self.conn.total_changes()):
+            return snap
+        with self.conn:  # one consistent read (a savepoint, so it nests in a caller's)
+            fresh = self._refreshed(snap, method, project_id, model, dim)
+        self._snapshots[key] = fresh
+        # Taken last: our own temp-table writes moved total_changes, and a commit by another
+        # connection after `version` was read shows as a newer data_version next time.
+        fresh.stamp = (version, self.conn.total_changes())
+        return fresh
+
+    def _refreshed(
+        self, snap: _Snapshot | None, method: str, project_id: str | None, model: str, dim: int
+    ) -> _Snapshot:
+        generation = _generation(self.conn)
+        if snap is None:
+            snap = self._new_snapshot(method, dim)
+            self._apply(snap, dim, [], _active(self.conn, project_id, model, dim, True))
+        elif generation != snap.generation:
+            wanted = dict(_active(self.conn, project_id, model, dim, False))
+            if wanted != snap.keys:
+                self._sync(snap, model, dim, wanted)
+        snap.generation = generation
+        return snap
+
+    def _new_snapshot(self, method: str, dim: int) -> _Snapshot:
+        if method == "numpy":
+            np = _numpy()
+            empty = np.zeros(0, dtype=np.int64)
+            return _Snapshot(rowids=empty, matrix=np.zeros((0, dim), dtype=np.float32))
+        self._tables += 1
+        table = f"temp.waymark_vec_{self._tables}"
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE {table} USING vec0"
+            f"(embedding float[{int(dim)}] distance_metric=cosine)"
+        )
+        return _Snapshot(table=table)
+
+    def _sync(self, snap: _Snapshot, model: str, dim: int, wanted: dict[int, str]) -> None:
+        stale = [r for r, h in snap.keys.items() if wanted.get(r) != h]
+        fresh = [r for r, h in wanted.items() if snap.keys.get(r) != h]
+        self._apply(snap, dim, stale, _load(self.conn, model, dim, fresh))
+
+    def _apply(
+        self, snap: _Snapshot, dim: int, stale: list[int], fresh: list[tuple[int, str, bytes]]
+    ) -> None:
+        """Drop `stale` rowids, add `fresh` (rowid, text_hash, blob) rows."""
+        if snap.table is not None:
+            self.conn.executemany(
+                f"DELETE FROM {snap.table} WHERE rowid = ?", [(r,) for r in stale]
+            )
+            self.conn.executemany(
+                f"INSERT INTO {snap.table} (rowid, embedding) VALUES (?, ?)",
+                [(r, blob) for r, _, blob in fresh],
+            )
+        else:
+            _apply_matrix(snap, stale, fresh, dim)
+        for r in stale:
+            del snap.keys[r]
+        snap.keys.update((r, h) for r, h, _ in fresh)
+
+    def _vec0_top(self, snap: _Snapshot, query_vec: Any, k: int) -> list[tuple[int, float]]:
+        rows: list[Any] = self.conn.execute(
+            f"SELECT rowid, distance FROM {snap.table} WHERE embedding MATCH ? AND k = ?"
+            " ORDER BY distance",
+            (pack(query_vec), min(k, MAX_VEC0_K)),
+        ).fetchall()
+        return [(rowid, 1.0 - distance) for rowid, distance in rows]
+
+
+def _numpy() -> Any:
+    # BLAS threads make a 10k x 384 scan ten times slower (8 ms vs 0.7 ms) on 2 cores, and
+    # an idle pool can spin in a warm process. Only effective before numpy's first import.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import numpy
+
+    return numpy
+
+
+def _generation(conn: apsw.Connection) -> tuple[Any, Any]:
+    """Moves whenever a memory changes status (it logs an event) or a vector is written."""
+    row: Any = conn.execute(
+        "SELECT (SELECT max(seq) FROM events), (SELECT max(rowid) FROM vectors)"
+    ).fetchone()
+    return tuple(row)
+
+
+def _active(
+    conn: apsw.Connection, project_id: str | None, model: str, dim: int, blobs: bool
+) -> list[tuple[Any, ...]]:
+    """(rowid, text_hash[, vector]) of the scope's active memories that have a vector."""
+    where, params = _scope_sql(project_id)
+    return conn.execute(
+        f"SELECT v.memory_rowid, v.text_hash{', v.vector' if blobs else ''} FROM vectors v"
+        " JOIN memories m ON m.rowid = v.memory_rowid"
+        f" WHERE v.model = ? AND v.dim = ? AND m.status = 'active' AND {where}",
+        (model, dim, *params),
+    ).fetchall()
+
+
+def _load(
+    conn: apsw.Connection, model: str, dim: int, rowids: list[int]
+) -> list[tuple[int, str, bytes]]:
+    if not rowids:
+        return []
+    rows: list[Any] = conn.execute(
+        "SELECT memory_rowid, text_hash, vector FROM vectors"
+        " WHERE model = ? AND dim = ? AND memory_rowid IN (SELECT value FROM json_each(?))",
+        (model, dim, json.dumps(rowids)),
+    ).fetchall()
+    return rows
+
+
+def _apply_matrix(
+    snap: _Snapshot, stale: list[int], fresh: list[tuple[int, str, bytes]], dim: int
+) -> None:
+    np = _numpy()
+    dead = np.isin(snap.rowids, np.asarray(stale, dtype=np.int64))
+    if not fresh and 4 * (snap.dead + len(stale)) < len(snap.rowids):
+        # A few memories archived or superseded: mark their rows dead instead of copying
+        # the whole matrix; `_numpy_top` skips them. Compacted on the next addition.
+        snap.rowids = np.where(dead, -1, snap.rowids)
+        snap.dead += int(dead.sum())
+        return
+    keep = ~dead & (snap.rowids >= 0)
+    added = np.frombuffer(b"".join(blob for _, _, blob in fresh), dtype="<f4").reshape(-1, dim)
+    norms = np.sqrt(np.einsum("ij,ij->i", added, added))[:, None]  # no n x dim temporary
+    if not np.allclose(norms, 1, atol=1e-4):  # the embedder normalises; others may not
+        added = added / np.where(norms == 0, 1, norms)
+    n_keep = int(keep.sum())
+    if n_keep == 0:
+        matrix = added
+    else:  # one allocation: this matrix can be hundreds of MB
+        matrix = np.empty((n_keep + len(added), dim), dtype=np.float32)
+        np.compress(keep, snap.matrix, axis=0, out=matrix[:n_keep])
+        matrix[n_keep:] = added
+    new_rowids = np.fromiter((r for r, _, _ in fresh), dtype=np.int64, count=len(fresh))
+    snap.matrix, snap.dead = matrix, 0
+    snap.rowids = np.concatenate([snap.rowids[keep], new_rowids])
+
+
+def _numpy_top(snap: _Snapshot, query_vec: Any, k: int) -> list[tuple[int, float]]:
+    np = _numpy()
+    n = len(snap.rowids)
+    if n == snap.dead:
+        return []
+    query = np.asarray(query_vec, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    scores = snap.matrix @ (query / norm if norm else query)
+    want = k + snap.dead  # dead rows may take places; they are dropped below
+    top = np.argpartition(-scores, want - 1)[:want] if want < n else np.arange(n)
+    top = top[snap.rowids[top] >= 0]
+    rowids, best = snap.rowids[top], scores[top]
+    order = np.lexsort((rowids, -best))[:k]
+    return [(int(rowids[i]), float(best[i])) for i in order]

@@ -1,0 +1,157 @@
+"""The one place that opens Waymark's database.
+
+apsw everywhere: it bundles a modern SQLite with FTS5 and extension loading on every platform.
+`connect()` sets WAL, the busy timeout and foreign keys, and applies pending migrations;
+`write()` starts every write transaction with BEGIN IMMEDIATE so concurrent writers queue on
+the busy timeout instead of failing half-way.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+
+import apsw
+
+from waymark import home
+from waymark.base.clock import now
+from waymark.errors import DatabaseUnreadable, SchemaTooNew, WaymarkError
+from waymark.storage.migrations import MIGRATIONS, SCHEMA_VERSION
+
+TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class QueryTimeout(WaymarkError):
+    """A query ran past its deadline and was interrupted."""
+
+    code = "timeout"
+
+
+def connect(
+    path: str | None = None, *, migrate: bool = True, busy_ms: int = BUSY_TIMEOUT_MS
+) -> apsw.Connection:
+    """Open (creating if needed) the database at `path`, default the data home's file.
+
+    Hooks pass a short `busy_ms`: a locked database must not hold up the client.
+    """
+    if path is None:
+        home.ensure_home()
+        path = home.db_path()
+    _create_owner_only(path)
+    try:
+        conn = apsw.Connection(path)
+        conn.set_busy_timeout(busy_ms)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # Erased payloads are overwritten on disk, not just unlinked from the b-tree.
+        conn.execute("PRAGMA secure_delete = ON")
+        if migrate:
+            apply_migrations(conn, path)
+    except apsw.Error as exc:
+        raise DatabaseUnreadable(
+            f"cannot open {path}: {exc}. The file was left untouched; "
+            "restore a backup (`waymark restore`) or move it aside to start fresh",
+            path=path,
+        ) from exc
+    return conn
+
+
+def _create_owner_only(path: str) -> None:
+    # Create the file ourselves so SQLite (and its -wal/-shm, which copy the file's mode)
+    # never exists with wider permissions, whatever the umask.
+    if os.path.exists(path):
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass
+    if os.name == "posix":
+        os.chmod(path, 0o600)
+
+
+def scalar(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    """The first column of the first row, or None."""
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    return int(scalar(conn, "PRAGMA user_version"))
+
+
+def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
+    """Bring the schema to head; refuse a file written by a newer Waymark."""
+    version = schema_version(conn)
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise _too_new(path, version)
+    with write(conn):
+        version = schema_version(conn)  # another process may have migrated meanwhile
+        if version > SCHEMA_VERSION:
+            raise _too_new(path, version)
+        if 0 < version < SCHEMA_VERSION and path and path != ":memory:":
+            # An existing database is copied aside before any step changes it.
+            from waymark.data.backup import before_migration  # only a migration pays for the import
+
+            before_migration(path, version, SCHEMA_VERSION)
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        unknown = done - {name for name, _ in MIGRATIONS}
+        if unknown:
+            raise _too_new(path, len(done))
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, now())
+            )
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _too_new(path: str, version: int) -> SchemaTooNew:
+    return SchemaTooNew(
+        f"{path or 'the database'} was written by a newer Waymark "
+        f"(schema {version} > {SCHEMA_VERSION}); upgrade Waymark or restore a backup",
+        found=version,
+        supported=SCHEMA_VERSION,
+    )
+
+
+@contextmanager
+def write(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """One write transaction, taken up front (BEGIN IMMEDIATE), committed or rolled back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def deadline(conn: apsw.Connection, seconds: float) -> Iterator[None]:
+    """Interrupt any statement of `conn` that runs past `seconds`."""
+    limit = time.monotonic() + seconds
+    conn.set_progress_handler(lambda: time.monotonic() > limit, 1000)
+    try:
+        yield
+    except apsw.InterruptError as exc:
+        raise QueryTimeout(f"query took longer than {seconds:g} s and was stopped") from exc
+    finally:
+        conn.set_progress_handler(None)
