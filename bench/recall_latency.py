@@ -32,6 +32,7 @@ import time
 import apsw
 
 import corpus
+from waymark import errors
 from waymark.projects.resolve import Project, resolve
 from waymark.recall import embed, quantize, semantic, vectors
 from waymark.recall import ranked as recall
@@ -268,7 +269,7 @@ def main() -> int:
     try:
         quantize.attach(embedder)  # what the MCP server does once per model file
         int8 = f"int8 copy, built in {time.perf_counter() - started:.1f} s (once per model file)"
-    except quantize.Unavailable as exc:
+    except errors.Int8Unavailable as exc:
         int8 = f"full model ({exc.message})"
     results = {}
     try:

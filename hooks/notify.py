@@ -36,7 +36,11 @@ def main() -> None:
                 from waymark.handoff import ledger
 
                 ledger.mark_if_unsaved(
-                    ctx.conn, ctx.project, ctx.event, "turn ended with changes and no checkpoint"
+                    ctx.conn,
+                    ctx.project,
+                    ctx.event.session_id,
+                    "codex",
+                    "turn ended with changes and no checkpoint",
                 )
         finally:
             ctx.close()

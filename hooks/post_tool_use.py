@@ -5,17 +5,30 @@ python -I -m waymark.hooks.post_tool_use claude-code|codex
 
 from __future__ import annotations
 
+from .event import edited_paths, shell_command
 from .runtime import Context, run
 
 NAME = "PostToolUse"
 
 
 def handle(ctx: Context) -> None:
-    if not ctx.event.tool_name or not ctx.capturing():
+    event = ctx.event
+    if not event.tool_name or not ctx.capturing():
         return
     from waymark.handoff.ledger import record_tool
 
-    record_tool(ctx.conn, ctx.project, ctx.event)
+    record_tool(
+        ctx.conn,
+        ctx.project,
+        event.session_id,
+        event.client,
+        paths=edited_paths(event),
+        command=shell_command(event),
+        failed=event.failed,
+        tool_name=event.tool_name,
+        exit_code=event.exit_code,
+        error=event.error,
+    )
 
 
 def main() -> None:

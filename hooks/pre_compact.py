@@ -15,8 +15,13 @@ def handle(ctx: Context) -> None:
         return
     from waymark.handoff import ledger
 
+    event = ctx.event
     ledger.mark_if_unsaved(
-        ctx.conn, ctx.project, ctx.event, "context compacted with changes and no checkpoint"
+        ctx.conn,
+        ctx.project,
+        event.session_id,
+        event.client,
+        "context compacted with changes and no checkpoint",
     )
 
 

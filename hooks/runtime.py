@@ -2,7 +2,8 @@
 
 A hook must never break or stall its client. stdin is read with a size cap and a deadline;
 any internal error is logged to `<data home>/hooks.log` (rotated) and the process exits 0
-with nothing on stdout. Only the standard library and apsw are imported here.
+with nothing on stdout. Only the standard library and Waymark's own light modules (and, once
+the database is opened, apsw) are imported here.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import apsw
-
     from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
 
 MAX_STDIN = 4 * 1024 * 1024
 STDIN_DEADLINE_S = 3.0
@@ -36,11 +36,11 @@ class Context:
 
     def __init__(self, event: Event) -> None:
         self.event = event
-        self._conn: apsw.Connection | None = None
+        self._conn: Connection | None = None
         self._project: Project | None = None
 
     @property
-    def conn(self) -> apsw.Connection:
+    def conn(self) -> Connection:
         if self._conn is None:
             from waymark.storage import connection as db
 

@@ -6,9 +6,6 @@
 
 from __future__ import annotations
 
-from waymark.base import clock
-from waymark.storage import connection as db
-
 from .runtime import Context, run
 
 NAME = "SessionEnd"
@@ -18,21 +15,13 @@ def handle(ctx: Context) -> None:
     if not ctx.capturing():
         return
     from waymark.handoff import ledger
-
-    from .session_start import _head
+    from waymark.projects.git import head
 
     event, conn, project = ctx.event, ctx.conn, ctx.project
-    ledger.mark_if_unsaved(conn, project, event, "ended with changes and no checkpoint")
-    with db.write(conn):
-        conn.execute(
-            "UPDATE sessions SET ended_at = ?, end_reason = ?, git_head_end = ? WHERE id = ?",
-            (
-                clock.now(),
-                str(event.reason or "other")[:40],
-                _head(project.files),
-                event.session_id,
-            ),
-        )
+    ledger.mark_if_unsaved(
+        conn, project, event.session_id, event.client, "ended with changes and no checkpoint"
+    )
+    ledger.end_session(conn, event.session_id, str(event.reason or "other"), head(project.files))
 
 
 def main() -> None:

@@ -1,115 +1,23 @@
-"""SessionStart: start every session informed.
+"""SessionStart: the project's memory up front (the packet is `waymark.packets.session_start`).
 
-startup and clear get the full packet: a reminder when the last session ended without a
-handoff, the active checkpoint (next action first), lessons, pinned rules, a short ledger of
-recent work, and what changed in the repository since. compact re-injects the checkpoint and
-the rules; resume gets a one-line pointer, never a second copy.
-
-    python -I -m waymark.hooks.session_start claude-code|codex
+python -I -m waymark.hooks.session_start claude-code|codex
 """
 
 from __future__ import annotations
 
-from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
-from waymark.packets import render as packet
-from waymark.packets.render import Section
-
 from .runtime import Context, context_output, run
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 NAME = "SessionStart"
-RESUME_POINTER = (
-    "Waymark: this project's memory was given at the start of this session; call the "
-    "`recall` tool for anything more."
-)
 
 
 def handle(ctx: Context) -> str | None:
     if not ctx.capturing():
         return None
-    from waymark.handoff import ledger
-    from waymark.projects import git
+    from waymark.packets.session_start import start_session
 
-    event, conn, project = ctx.event, ctx.conn, ctx.project
-    source = event.source or "startup"
-    root = project.files
-    status = git.start_dirty(root)  # git works while we read the database
-    snapshot: list[dict[str, str] | None] = []
-
-    def dirty() -> dict[str, str] | None:
-        if not snapshot:
-            snapshot.append(git.finish_dirty(status, root))
-        return snapshot[0]
-
-    head = _head(root)
-    text, shown = "", []  # type: tuple[str, list[str]]
-    if source != "resume":
-        text, shown = session_packet(ctx, full=source != "compact", head=head, dirty=dirty)
-    seen = dirty()
-    ledger.ensure_session(
-        conn,
-        project,
-        event,
-        head=head,
-        dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
-    )
-    if source == "resume":
-        return context_output(NAME, RESUME_POINTER)
-    if not text:
-        return None
-    from waymark.packets import sections
-
-    sections.note_injected(conn, event.session_id, shown)
-    return context_output(NAME, text)
-
-
-def _head(root: str | None) -> str | None:
-    if not root:
-        return None
-    from waymark.projects.locate import git_head
-
-    try:
-        return git_head(root)
-    except Exception:  # an odd repository layout: no head, no problem
-        return None
-
-
-def session_packet(
-    ctx: Context, *, full: bool, head: str | None, dirty: Callable[[], dict[str, str] | None]
-) -> tuple[str, list[str]]:
-    """The packet's text and the memories it shows; `dirty` is asked last, so git runs
-    while the database is read."""
-    from waymark import settings
-    from waymark.packets import sections
-
-    conn, project = ctx.conn, ctx.project
-    checkpoint = sections.checkpoint(conn, project)
-    rules = sections.rules(conn, project)
-    parts = [
-        Section(
-            "Handoff needed",
-            sections.pending_handoffs(conn, project, ctx.event.session_id) if full else [],
-            200,
-        ),
-        Section("Active checkpoint", checkpoint[0], 650),
-        Section("Lessons", checkpoint[1], 300),
-        Section("Rules", rules[0], 450),
-    ]
-    if full:
-        parts += [
-            Section("Recent work", sections.recent_work(conn, project, ctx.event.session_id), 250),
-            Section(
-                "Repository since last session",
-                sections.repo_changes(conn, project, ctx.event.session_id, head, dirty()),
-                200,
-            ),
-        ]
-    budget = settings.get(conn, "packet.session_start_tokens")
-    text = packet.render("session-start", parts, budget)
-    return text, [memory_id for memory_id in rules[1] if memory_id in text]
+    event = ctx.event
+    text = start_session(ctx.conn, ctx.project, event.session_id, event.client, event.source)
+    return context_output(NAME, text) if text else None
 
 
 def main() -> None:

@@ -1,7 +1,5 @@
-"""UserPromptSubmit: the few memories that matter for this prompt, and nothing seen before.
-
-The prompt is used for ranking and forgotten: it is never stored. Semantic neighbours come
-from the warm MCP server when it answers within its deadline; otherwise recall is lexical.
+"""UserPromptSubmit: the few memories that matter for this prompt (the packet is
+`waymark.packets.prompt`). The prompt is never stored.
 
     python -I -m waymark.hooks.user_prompt_submit claude-code|codex
 """
@@ -10,103 +8,26 @@ from __future__ import annotations
 
 import os
 
-from waymark.packets.render import Section, render
-
 from .runtime import Context, context_output, run
 
 NAME = "UserPromptSubmit"
-CANDIDATES = 12
-LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
-SEMANTIC_MIN = 0.45  # cosine
-RELATIVE_MIN = 0.35  # of the best hit's score
-# A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
-# they cost the most and rank the least.
-PROMPT_MAX_SHARE = 0.05
-# And the words searched stop, rarest first, at 20,000 postings: at 100k memories a long
-# prompt's mid-frequency words scored 30,000+ rows. Measured on 120 prompts at 100k: recall
-# p95 29.6 -> 20.7 ms, 97% of packets identical, every relevant memory still found.
-PROMPT_MAX_ROWS = 20_000
-# No typo repair on every prompt: rapidfuzz's import and a vocabulary scan cost 20 ms at
-# 100k memories, most often for a prompt that simply has no memory. `recall` still repairs.
-PROMPT_FUZZY_BELOW = 0
-# The server embeds a prompt's first 64 tokens (embed.QUERY_MAX_TOKENS, said here so the hook
-# need not import embed): a pasted log of 256 tokens would always miss the 50 ms deadline.
-PROMPT_SEMANTIC_TOKENS = 64
 
 
 def handle(ctx: Context) -> str | None:
-    prompt = (ctx.event.prompt or "").strip()
+    event = ctx.event
+    prompt = (event.prompt or "").strip()
     if not prompt:
         return None
-    from waymark.recall import semantic
+    from waymark.packets import prompt as packets
 
-    # Asked first, naming the project by its directory: the server embeds while this process
-    # opens the database and runs the lexical tiers. It answers only where capture is on.
-    collect = semantic.ask_warm(
-        None, [prompt], max_tokens=PROMPT_SEMANTIC_TOKENS, cwd=ctx.event.cwd or os.getcwd()
-    )
+    # Asked before the database is opened: the server embeds while this process works.
+    neighbours = packets.ask_neighbours(prompt, event.cwd or os.getcwd())
     if not ctx.capturing():
         return None
-    from waymark import settings
-    from waymark.handoff import ledger
-    from waymark.packets import sections
-    from waymark.packets.briefing import file_memories
-    from waymark.projects import pathnames
-    from waymark.recall import ranked as recall
-
-    event, conn, project = ctx.event, ctx.conn, ctx.project
-    ledger.ensure_session(conn, project, event)
-    seen = sections.injected(conn, event.session_id)
-    named = pathnames.mentioned(prompt)
-    scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
-    hits = recall.recall(
-        conn,
-        project,
-        prompt,
-        limit=CANDIDATES,
-        paths=named,
-        semantic=lambda: _first(collect()),
-        settings=recall.settings_for(conn)._replace(
-            query_max_share=PROMPT_MAX_SHARE,
-            fuzzy_below=PROMPT_FUZZY_BELOW,
-            query_max_rows=PROMPT_MAX_ROWS,
-            expansion_weight=0.0,  # feedback words find weak matches; a prompt needs strong ones
-        ),
+    text = packets.prompt_packet(
+        ctx.conn, ctx.project, event.session_id, event.client, prompt, neighbours
     )
-    shown_scoped = {m.id for m in scoped}
-    relevant = [
-        h.memory
-        for h in hits
-        if relevant_hit(h, hits[0].score)
-        and h.memory.id not in seen
-        and h.memory.id not in shown_scoped
-    ]
-    parts = [
-        Section("For the files you named", [sections.memory_line(m) for m in scoped], 500),
-        Section("Relevant memories", [sections.memory_line(m) for m in relevant], 900),
-    ]
-    text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
-    if not text:
-        return None
-    ids = [m.id for m in scoped + relevant if m.id in text]
-    sections.note_injected(conn, event.session_id, ids)
-    return context_output(NAME, text)
-
-
-def _first(found: list[list[tuple[int, float]]] | None) -> list[tuple[int, float]] | None:
-    return found[0] if found else None
-
-
-def relevant_hit(hit, best: float) -> bool:  # type: ignore[no-untyped-def]
-    """Above the relevance threshold: named by path, close in meaning, or a strong lexical
-    match; and not far below the best hit."""
-    tiers = hit.explain.get("tiers", {})
-    strong = (
-        "path" in tiers
-        or tiers.get("semantic", {}).get("score", 0.0) >= SEMANTIC_MIN
-        or tiers.get("lexical", {}).get("score", 0.0) >= LEXICAL_MIN
-    )
-    return strong and hit.score >= RELATIVE_MIN * best
+    return context_output(NAME, text) if text else None
 
 
 def main() -> None:

@@ -8,14 +8,13 @@ file in the same folder, fsync and `os.replace`, keeping the file's mode. A syml
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 
+from waymark.base import files
 from waymark.errors import WaymarkError
 
 BOM = "\ufeff"
@@ -89,29 +88,13 @@ def read(path: str) -> Snapshot:
 def write_atomic(path: str, text: str, *, bom: bool = False, mode: int) -> None:
     """Replace `path` (or its symlink target) in one step; the old content or the new, never
     half of either."""
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(
-        dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(encode(text, bom))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(folder)
+    files.write_atomic(path, encode(text, bom), mode=mode)
 
 
 def remove(path: str) -> None:
     target = os.path.realpath(path)
     os.unlink(target)
-    _fsync_dir(os.path.dirname(target))
+    files.fsync_dir(os.path.dirname(target))
 
 
 def make_dirs(folder: str) -> list[str]:
@@ -145,21 +128,6 @@ def remove_empty_dirs(folders: list[str]) -> list[str]:
         except OSError:  # not empty (someone else uses it) or already gone
             pass
     return removed
-
-
-def _fsync_dir(folder: str) -> None:
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def diff(path: str, before: str | None, after: str | None) -> str:

@@ -17,13 +17,12 @@ import pytest
 
 from waymark import home
 from waymark.cli import main
-from waymark.data import backup
-from waymark.data.backup import BackupFailed, RestoreRefused
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 from waymark.projects.resolve import resolve
+from waymark.storage import backup, migrations
 from waymark.storage import connection as db
-from waymark.storage import migrations
+from waymark.storage.backup import BackupFailed, RestoreRefused
 
 HEAD = migrations.SCHEMA_VERSION
 
@@ -62,7 +61,7 @@ def snapshot(waymark_home) -> dict[str, str]:
 @pytest.fixture
 def unique_stamps(monkeypatch):
     counter = itertools.count()
-    monkeypatch.setattr(backup, "utc_stamp", lambda: f"20261130T04{next(counter):04d}Z")
+    monkeypatch.setattr(backup.clock, "compact", lambda: f"20261130T04{next(counter):04d}Z")
 
 
 def test_backup_is_named_by_schema_time_and_hash_owner_only_and_matches_its_content(
@@ -94,7 +93,7 @@ def test_backup_to_a_chosen_folder_creates_it_owner_only(tmp_path):
 
 def test_a_backup_never_replaces_an_existing_file(monkeypatch, waymark_home):
     remember("alpha")
-    monkeypatch.setattr(backup, "utc_stamp", lambda: "20261130T041502Z")
+    monkeypatch.setattr(backup.clock, "compact", lambda: "20261130T041502Z")
     first = backup.backup()
     with open(first.path, "wb") as f:
         f.write(b"sentinel")
@@ -341,7 +340,7 @@ def test_a_failed_pre_migration_backup_leaves_the_database_unmigrated(monkeypatc
 
 def test_a_migration_accepts_an_identical_backup_taken_the_same_second(monkeypatch, waymark_home):
     older_database(2)
-    monkeypatch.setattr(backup, "utc_stamp", lambda: "20261130T041502Z")
+    monkeypatch.setattr(backup.clock, "compact", lambda: "20261130T041502Z")
     first = backup.backup()
     conn = db.connect()
     assert db.schema_version(conn) == HEAD

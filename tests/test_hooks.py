@@ -488,8 +488,7 @@ def test_codex_notify_leaves_the_marker_for_an_unsaved_turn(conn, enabled, repo)
 
 
 def test_the_prompt_hook_asks_for_the_same_token_cap_as_every_query():
-    from waymark.hooks import user_prompt_submit
-
+    from waymark.packets import prompt
     from waymark.recall import embed
 
-    assert user_prompt_submit.PROMPT_SEMANTIC_TOKENS == embed.QUERY_MAX_TOKENS
+    assert prompt.PROMPT_SEMANTIC_TOKENS == embed.QUERY_MAX_TOKENS

@@ -14,8 +14,7 @@ from waymark import settings
 from waymark.base import clock
 from waymark.cli import main
 from waymark.data import portable
-from waymark.data.portable import DigestMismatch, ImportConflict
-from waymark.errors import SchemaTooNew
+from waymark.errors import DigestMismatch, ImportConflict, SchemaTooNew
 from waymark.handoff import checkpoints
 from waymark.handoff import revision as handoff
 from waymark.memories import links, store
@@ -23,7 +22,7 @@ from waymark.memories.draft import make_draft
 from waymark.projects import capture
 from waymark.projects.resolve import resolve
 from waymark.storage import connection as db
-from waymark.storage import migrations
+from waymark.storage import migrations, tables
 
 
 def note(conn, project, content, **fields):
@@ -217,7 +216,7 @@ def test_a_conflicting_import_is_refused_and_changes_nothing(rich, conn, tmp_pat
     other = move_home(monkeypatch, tmp_path, "other")
     with open(tmp_path / "before.jsonl", encoding="utf-8") as f:
         portable.import_export(other, f)
-    counts = {t: count(other, t) for t, _ in portable.TABLES}
+    counts = {t: count(other, t) for t, _ in tables.TABLES}
     with (
         pytest.raises(ImportConflict) as err,
         open(tmp_path / "after.jsonl", encoding="utf-8") as f,
@@ -230,7 +229,7 @@ def test_a_conflicting_import_is_refused_and_changes_nothing(rich, conn, tmp_pat
         {"table": "memories", "key": {"id": rich["kept"].id}, "fields": ["status", "updated_at"]}
     ]
     assert rich["kept"].id in err.value.message
-    assert {t: count(other, t) for t, _ in portable.TABLES} == counts
+    assert {t: count(other, t) for t, _ in tables.TABLES} == counts
     assert store.get(other, rich["kept"].id).status == "active"
     assert db.scalar(other, "SELECT count(*) FROM memories WHERE id = ?", (added.id,)) == 0
 
@@ -269,12 +268,12 @@ def test_a_project_export_holds_its_rows_and_the_global_ones(rich, conn, tmp_pat
 
 
 def test_every_table_is_exported_or_declared_derived(conn):
-    tables = {
+    found = {
         str(r[0])
         for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         if not re.fullmatch(r"sqlite_.*|memories_fts_(data|idx|docsize|config|content)", r[0])
     }
-    assert tables == {t for t, _ in portable.TABLES} | set(portable.DERIVED)
+    assert found == {t for t, _ in tables.TABLES} | set(tables.DERIVED)
 
 
 def test_markdown_export_is_a_folder_a_person_can_read(rich, conn, tmp_path):

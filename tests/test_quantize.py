@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from waymark import cli, settings
+from waymark import cli, errors, settings
 from waymark.recall import embed, quantize
 from waymark.server.state import State
 
@@ -49,10 +49,10 @@ def home(model_home, tmp_path, monkeypatch):
 @pytest.fixture
 def fresh_source(home, tmp_path, monkeypatch):
     """A copy of the model files at a new path: no int8 copy has been built for it."""
-    source = quantize.source_model()
+    source = embed.int8_source()
     folder = tmp_path / "model"
     folder.mkdir()
-    for name in (quantize.MODEL_FILE, *quantize.SIDE_FILES):
+    for name in (embed.MODEL_FILE, *quantize.SIDE_FILES):
         if os.path.isfile(os.path.join(os.path.dirname(source), name)):
             shutil.copyfile(os.path.join(os.path.dirname(source), name), folder / name)
     monkeypatch.setenv(embed.ENV_MODEL_DIR, str(folder))
@@ -64,10 +64,10 @@ def cosines(a, b):
 
 
 def test_the_copy_is_close_to_the_full_model_but_not_the_same(home):
-    folder = quantize.built()
+    folder = embed.int8_built()
     assert folder is not None and folder.startswith(str(home))
     facts = quantize.about(folder)
-    assert facts["recipe"] == quantize.RECIPE
+    assert facts["recipe"] == embed.INT8_RECIPE
     assert facts["probe_cosine_mean"] >= quantize.MIN_MEAN_COSINE
     assert facts["probe_cosine_worst"] >= quantize.MIN_WORST_COSINE
 
@@ -86,11 +86,11 @@ def test_the_copy_is_close_to_the_full_model_but_not_the_same(home):
 
 
 def test_a_built_copy_is_found_not_rebuilt_and_owner_only(home, monkeypatch):
-    folder = quantize.built()
-    stamp = os.stat(os.path.join(folder, quantize.MODEL_FILE)).st_mtime_ns
+    folder = embed.int8_built()
+    stamp = os.stat(os.path.join(folder, embed.MODEL_FILE)).st_mtime_ns
     monkeypatch.setattr(quantize.tempfile, "mkdtemp", lambda **_: pytest.fail("rebuilt"))
     assert quantize.build() == folder
-    assert os.stat(os.path.join(folder, quantize.MODEL_FILE)).st_mtime_ns == stamp
+    assert os.stat(os.path.join(folder, embed.MODEL_FILE)).st_mtime_ns == stamp
     if os.name == "posix":
         assert os.stat(os.path.dirname(folder)).st_mode & 0o077 == 0
     assert not [n for n in os.listdir(os.path.dirname(folder)) if n.startswith(".build-")]
@@ -120,11 +120,11 @@ def test_index_builds_the_copy_and_status_reports_it(home, repo, capsys):
     assert report["embedded"] == 1
     assert report["queries"] == {
         "precision": "int8",
-        "note": f"int8 copy at {quantize.built()}",
-        "folder": quantize.built(),
+        "note": f"int8 copy at {embed.int8_built()}",
+        "folder": embed.int8_built(),
     }
     assert cli.main(["status", "--project", str(repo)]) == 0
-    assert f"queries     int8 copy at {quantize.built()}" in capsys.readouterr().out
+    assert f"queries     int8 copy at {embed.int8_built()}" in capsys.readouterr().out
 
     assert cli.main(["config", "recall.int8_queries", "false"]) == 0
     capsys.readouterr()
@@ -171,14 +171,14 @@ def test_the_server_sends_queries_through_the_copy(home, repo):
 def test_a_copy_that_strays_is_rejected_once_and_remembered(fresh_source, monkeypatch):
     embedder = embed.open_embedder()
     monkeypatch.setattr(quantize, "MIN_MEAN_COSINE", 1.01)
-    with pytest.raises(quantize.Unavailable, match="strays too far") as first:
+    with pytest.raises(errors.Int8Unavailable, match="strays too far") as first:
         quantize.attach(embedder)
     assert embedder.query_precision == "float32"
-    assert quantize.built() is None
+    assert embed.int8_built() is None
     assert quantize.note(True) == first.value.message
     # Not rebuilt at every start: the verdict holds until the model file or recipe changes.
     monkeypatch.setattr(quantize.tempfile, "mkdtemp", lambda **_: pytest.fail("rebuilt"))
-    with pytest.raises(quantize.Unavailable) as second:
+    with pytest.raises(errors.Int8Unavailable) as second:
         quantize.build(embedder)
     assert second.value.message == first.value.message
 
@@ -186,19 +186,19 @@ def test_a_copy_that_strays_is_rejected_once_and_remembered(fresh_source, monkey
 def test_a_replaced_model_file_gets_a_new_copy_and_the_old_one_goes(fresh_source):
     embedder = embed.open_embedder()
     first = quantize.build(embedder)
-    source = fresh_source / quantize.MODEL_FILE
+    source = fresh_source / embed.MODEL_FILE
     stat = os.stat(source)
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert quantize.built() is None
+    assert embed.int8_built() is None
     second = quantize.build(embedder)
-    assert second != first and quantize.built() == second
+    assert second != first and embed.int8_built() == second
     assert not os.path.exists(first)
 
 
 def test_without_onnx_queries_stay_on_the_full_model(fresh_source, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime.quantization", None)  # import fails
     embedder = embed.open_embedder()
-    with pytest.raises(quantize.Unavailable, match="cannot build the int8 query model"):
+    with pytest.raises(errors.Int8Unavailable, match="cannot build the int8 query model"):
         quantize.attach(embedder)
     assert embedder.query_precision == "float32"
     assert "needs the onnx package" in quantize.note(True)  # no verdict stored: retried later
@@ -219,7 +219,7 @@ def test_doctor_reports_the_query_model(home, fresh_source):
     assert "waymark index" in query["fix"] and "onnx" in query["fix"]
     quantize.build(embed.open_embedder())
     embedding, query = doctor.model()
-    assert query == doctor.finding("query model", "ok", f"int8 copy at {quantize.built()}")
+    assert query == doctor.finding("query model", "ok", f"int8 copy at {embed.int8_built()}")
 
 
 def test_a_query_in_a_fresh_process_never_imports_fastembed(home):
@@ -235,8 +235,8 @@ def test_a_query_in_a_fresh_process_never_imports_fastembed(home):
 
 
 def test_the_copy_runs_as_fastembed_would_run_it(home):
-    folder = quantize.built()
-    direct = embed.Embedder(quantize.load(folder))
+    folder = embed.int8_built()
+    direct = embed.Embedder(embed.load_int8(folder))
     via_fastembed = embed.Embedder(embed.load_backend(folder, local_only=True))
     texts = [*QUERIES, "short", "a much longer query " * 40]  # padding and truncation
     for max_tokens in (embed.QUERY_MAX_TOKENS, None):

@@ -8,12 +8,15 @@ import time
 import apsw
 import pytest
 
+from waymark.base import clock
 from waymark.errors import InvalidArgument
 from waymark.memories import links, store
 from waymark.memories.draft import make_draft
 from waymark.recall import fusion
 from waymark.recall import lexical as fts
 from waymark.recall import ranked as recall
+from waymark.storage import connection as db
+from waymark.storage.events import count_use
 
 
 def add(conn, project, content, **fields):
@@ -130,7 +133,7 @@ def test_use_is_bounded_so_a_generic_record_never_outranks_a_relevant_one(conn, 
     generic = add(conn, project, "General project notes about many things and the database")
     relevant = add(conn, project, "Database migrations run with alembic upgrade head")
     for _ in range(500):
-        recall.mark_used(conn, [generic.id])
+        mark_used(conn, [generic.id])
     ranked = top(conn, project, "how do database migrations run")
     assert ranked.index(relevant.id) < ranked.index(generic.id)
 
@@ -251,7 +254,7 @@ def test_scoring_stops_early_without_changing_the_answer(conn, project, monkeypa
 def test_use_counts_belong_to_their_own_memory(conn, project):
     used = add(conn, project, "Cache warm-up runs at boot")
     other = add(conn, project, "Cache size is 2 GB")
-    recall.mark_used(conn, [used.id])
+    mark_used(conn, [used.id])
     hits = {h.memory.id: h for h in recall.recall(conn, project, "cache")}
     assert hits[used.id].explain["multipliers"]["use"] > 1.0
     assert hits[other.id].explain["multipliers"]["use"] == 1.0
@@ -440,3 +443,9 @@ def test_a_posting_budget_drops_the_commonest_words_first(conn, project):
         conn, project, "zebra common words everywhere", settings=recall.DEFAULT._replace(
             query_max_rows=40))  # fmt: skip
     assert hits[0].memory.content == "common words and one zebra"
+
+
+def mark_used(conn, memory_ids):
+    """A real use of each memory, as a packet or `show` records it."""
+    with db.write(conn):
+        count_use(conn, memory_ids, clock.now())

@@ -78,3 +78,51 @@ class ProjectError(WaymarkError):
     """The project could not be resolved."""
 
     code = "project_error"
+
+
+class QueryTimeout(WaymarkError):
+    """A query ran past its deadline and was interrupted."""
+
+    code = "timeout"
+
+
+class BackupFailed(WaymarkError):
+    """A backup could not be made, checked or published."""
+
+    code = "backup_failed"
+
+
+class RestoreRefused(WaymarkError):
+    """A file cannot be restored (unreadable, corrupt, not Waymark's, newer); nothing changed."""
+
+    code = "restore_refused"
+
+
+class DigestMismatch(WaymarkError):
+    """An export's rows do not match its digest: changed or truncated after export."""
+
+    code = "digest_mismatch"
+
+
+class ImportConflict(WaymarkError):
+    """Rows of an export clash with different rows already here; nothing was imported."""
+
+    code = "import_conflict"
+
+
+class ExportInvalid(WaymarkError):
+    """A file that claims to be a Waymark export but is malformed."""
+
+    code = "export_invalid"
+
+
+class ModelUnavailable(WaymarkError):
+    """The embedding model cannot be loaded, so recall stays lexical and fuzzy."""
+
+    code = "model_unavailable"
+
+
+class Int8Unavailable(ModelUnavailable):
+    """No int8 copy of the model can be built here; queries use the full model."""
+
+    code = "int8_unavailable"

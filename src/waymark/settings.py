@@ -5,15 +5,16 @@ Defaults live here, in one table; `waymark config` reads and writes them.
 
 from __future__ import annotations
 
-import apsw
-
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.errors import InvalidArgument
 from waymark.storage import connection as db
+from waymark.storage.settings import all_settings, get_setting, put_setting
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
     from typing import Any
+
+    from waymark.storage.connection import Connection
 
 DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
@@ -25,14 +26,14 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def get(conn: apsw.Connection, key: str) -> Any:
+def get(conn: Connection, key: str) -> Any:
     if key not in DEFAULTS:
         raise InvalidArgument(f"unknown setting {key!r}; settings: {', '.join(sorted(DEFAULTS))}")
-    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-    return DEFAULTS[key] if row is None else json.loads(row[0])
+    stored = get_setting(conn, key)
+    return DEFAULTS[key] if stored is None else json.loads(stored)
 
 
-def set_value(conn: apsw.Connection, key: str, value: Any) -> Any:
+def set_value(conn: Connection, key: str, value: Any) -> Any:
     default = get(conn, key) if key in DEFAULTS else DEFAULTS.get(key)
     kind = type(DEFAULTS[key])
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -42,14 +43,10 @@ def set_value(conn: apsw.Connection, key: str, value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
         raise InvalidArgument(f"{key} must be positive")
     with db.write(conn):
-        conn.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO"
-            " UPDATE SET value = excluded.value",
-            (key, json.dumps(value)),
-        )
+        put_setting(conn, key, json.dumps(value))
     return value
 
 
-def all_values(conn: apsw.Connection) -> dict[str, Any]:
-    stored = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM settings")}
+def all_values(conn: Connection) -> dict[str, Any]:
+    stored = {k: json.loads(v) for k, v in all_settings(conn).items()}
     return {k: stored.get(k, default) for k, default in DEFAULTS.items()}

@@ -15,6 +15,17 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
+def second(t: float | None = None) -> str:
+    """UTC time `t` (default now) as sortable ISO 8601 to the second, `.000Z`: the form
+    compared with `valid_until`, so that a packet does not change within a second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() if t is None else t))
+
+
+def compact() -> str:
+    """UTC time now as `20261130T041502Z`, for file names."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 

@@ -7,11 +7,10 @@ import json
 import sys
 from typing import Any
 
-import apsw
-
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.projects.resolve import Project, resolve
 from waymark.storage import connection as db
+from waymark.storage.connection import Connection
 
 
 class Context:
@@ -20,10 +19,10 @@ class Context:
     def __init__(self, project_spec: str | None, as_json: bool) -> None:
         self.project_spec = project_spec
         self.as_json = as_json
-        self._conn: apsw.Connection | None = None
+        self._conn: Connection | None = None
 
     @property
-    def conn(self) -> apsw.Connection:
+    def conn(self) -> Connection:
         if self._conn is None:
             self._conn = db.connect()
         return self._conn

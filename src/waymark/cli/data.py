@@ -6,9 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+from waymark.base import clock
 from waymark.cli.common import Context, add_command, emit
-from waymark.data import backup, portable
+from waymark.data import portable
 from waymark.errors import InvalidArgument
+from waymark.storage import backup
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -90,7 +92,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if args.all and ctx.project_spec:
         raise InvalidArgument("give either --all or --project, not both")
     project_id = ctx.project(create=False).id if ctx.project_spec else None
-    out = args.out or f"waymark-export-{backup.utc_stamp()}" + (
+    out = args.out or f"waymark-export-{clock.compact()}" + (
         ".jsonl" if args.format == "jsonl" else ""
     )
     if args.format == "markdown":

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from waymark import errors
 from waymark.cli.admin import _progress_bar
 from waymark.cli.common import Context, add_command, emit
 from waymark.recall import embed, quantize, vectors
@@ -67,10 +68,10 @@ def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:
     failure leaves queries on the full model and is reported, not fatal: the index is done."""
     if not quantize.enabled(ctx.conn):
         return {"precision": "float32", "note": quantize.note(False)}
-    if sys.stderr.isatty() and not ctx.as_json and not quantize.built():
+    if sys.stderr.isatty() and not ctx.as_json and not embed.int8_built():
         print("building the int8 query model (once per model file)...", file=sys.stderr)
     try:
         folder = quantize.attach(model)
-    except quantize.Unavailable as exc:
+    except errors.Int8Unavailable as exc:
         return {"precision": "float32", "note": f"full model: {exc.message}"}
     return {"precision": "int8", "note": f"int8 copy at {folder}", "folder": folder}

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import apsw
-
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.memories import store
 from waymark.memories.draft import Draft, content_hash, make_draft
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
+from waymark.storage.connection import Connection
+from waymark.storage.memories import latest_by_key
 
 BATCH = 500
 
@@ -70,7 +70,7 @@ def parse_line(project: Project, line: str, lineno: int) -> Draft:
 
 
 def import_lines(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     lines: Iterable[str],
     progress: Callable[[int], None] | None = None,
@@ -95,16 +95,13 @@ def import_lines(
 
 
 def _write_batch(
-    conn: apsw.Connection, project: Project, batch: list[Draft], report: ImportReport
+    conn: Connection, project: Project, batch: list[Draft], report: ImportReport
 ) -> None:
     with db.write(conn):
         for draft in batch:
             report.redactions += draft.redactions
-            row = conn.execute(
-                "SELECT id, status, content_hash, title, tags FROM memories"
-                " WHERE project_id = ? AND key = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-                (project.id, draft.key),
-            ).fetchone()
+            assert draft.key is not None  # parse_line requires one
+            row = latest_by_key(conn, project.id, draft.key)
             if row is None:
                 store.insert(conn, project, draft)
                 report.created += 1

@@ -24,75 +24,24 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-import apsw
-
 from waymark.base import clock
-from waymark.data.backup import fsync_dir, new_temp, private_dir, publish, remove_quietly
-from waymark.errors import InvalidArgument, SchemaTooNew, WaymarkError
+from waymark.base.files import fsync_dir, new_temp, private_dir, publish, remove_quietly, write_new
+from waymark.errors import (
+    Conflict,
+    DigestMismatch,
+    ExportInvalid,
+    ImportConflict,
+    InvalidArgument,
+    SchemaTooNew,
+)
 from waymark.handoff import revision as handoff
+from waymark.storage import checkpoints as checkpoint_rows
 from waymark.storage import connection as db
-from waymark.storage import migrations
+from waymark.storage import migrations, tables
+from waymark.storage.connection import Connection
+from waymark.storage.tables import TABLES
 
 FORMAT = 1
-
-# Tables in dependency order, each with the columns that name a row. Tables without a key
-# (events, the session ledger) are matched as a multiset of identical rows.
-TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("projects", ("id",)),
-    ("memories", ("id",)),
-    ("links", ("src", "dst", "kind")),
-    ("checkpoints", ("id",)),
-    ("checkpoint_revisions", ("id",)),
-    ("handoff_markers", ("project_id", "session_id")),
-    ("project_capture", ("project_id",)),
-    ("sessions", ("id",)),
-    ("session_ledger", ()),
-    ("session_injected", ("session_id", "memory_id")),
-    ("memory_use", ("memory_id",)),
-    ("settings", ("key",)),
-    ("events", ()),
-)
-# Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
-DERIVED = ("vectors", "memories_fts", "memories_fts_vocab", "schema_migrations")
-# Integer keys that only mean something in one file.
-LOCAL = {"memories": "rowid", "events": "seq", "session_ledger": "seq"}
-
-_MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
-_SESSIONS = "SELECT id FROM sessions WHERE project_id = :p"
-# What a one-project export holds: the project, its rows, and the global memories it sees.
-SCOPED = {
-    "projects": "t.id = :p",
-    "memories": "t.project_id = :p OR t.project_id IS NULL",
-    "links": f"t.src IN ({_MEMS}) AND t.dst IN ({_MEMS})",
-    "checkpoints": "t.project_id = :p",
-    "checkpoint_revisions": "t.checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = :p)",
-    "handoff_markers": "t.project_id = :p",
-    "project_capture": "t.project_id = :p",
-    "sessions": "t.project_id = :p",
-    "session_ledger": f"t.session_id IN ({_SESSIONS})",
-    "session_injected": f"t.session_id IN ({_SESSIONS})",
-    "memory_use": "m.project_id = :p OR m.project_id IS NULL",
-    "settings": "0",  # machine-wide: only a full export carries them
-    "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",
-}
-
-
-class DigestMismatch(WaymarkError):
-    """An export's rows do not match its digest: changed or truncated after export."""
-
-    code = "digest_mismatch"
-
-
-class ImportConflict(WaymarkError):
-    """Rows of an export clash with different rows already here; nothing was imported."""
-
-    code = "import_conflict"
-
-
-class ExportInvalid(WaymarkError):
-    """A file that claims to be a Waymark export but is malformed."""
-
-    code = "export_invalid"
 
 
 def canonical(value: Any) -> str:
@@ -107,51 +56,16 @@ def digest(records: Iterable[tuple[str, dict[str, Any]]]) -> str:
     return h.hexdigest()
 
 
-def _exists(conn: apsw.Connection, table: str) -> bool:
-    return bool(db.scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name = ?", (table,)))
-
-
-def _source(conn: apsw.Connection, table: str) -> tuple[dict[str, str], str]:
-    """The exported columns as {name: SQL expression}, and the FROM clause (alias t)."""
-    names = [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")')]
-    exprs = {n: f't."{n}"' for n in names if n != LOCAL.get(table)}
-    if table != "memory_use":
-        return exprs, f'"{table}" t'
-    del exprs["memory_rowid"]  # a memory's use travels with the memory's id
-    source = "memory_use t JOIN memories m ON m.rowid = t.memory_rowid"
-    return {"memory_id": "m.id", **exprs}, source
-
-
-def _query(conn: apsw.Connection, table: str, where: str) -> tuple[list[str], str]:
-    """Column names and the SELECT of `table`'s rows matching `where`, in canonical order."""
-    exprs, source = _source(conn, table)
-    keys = dict(TABLES)[table]
-    order = ", ".join(exprs[k] for k in keys) if keys else f't."{LOCAL[table]}"'
-    sql = f"SELECT {', '.join(exprs.values())} FROM {source} WHERE {where} ORDER BY {order}"
-    return list(exprs), sql
-
-
-def _select(conn: apsw.Connection, table: str, where: str, params: Any) -> list[dict[str, Any]]:
-    names, sql = _query(conn, table, where)
-    return [dict(zip(names, row, strict=True)) for row in conn.execute(sql, params)]
-
-
-def rows(conn: apsw.Connection, project_id: str | None = None) -> Iterator[tuple[str, dict]]:
+def rows(conn: Connection, project_id: str | None = None) -> Iterator[tuple[str, dict]]:
     """Every exported row, in canonical order; only one project's (and global) with project_id."""
-    for table, _ in TABLES:
-        if not _exists(conn, table):
-            continue  # a table a later migration adds
-        where, params = ("1", {}) if project_id is None else (SCOPED[table], {"p": project_id})
-        for row in _select(conn, table, where, params):
-            yield table, row
+    return tables.all_rows(conn, project_id)
 
 
-def export_jsonl(conn: apsw.Connection, out: TextIO, project_id: str | None = None) -> dict:
+def export_jsonl(conn: Connection, out: TextIO, project_id: str | None = None) -> dict:
     """Write the export to `out`; return {digest, rows per table, header}."""
     h = hashlib.sha256()
     counts: Counter[str] = Counter()
-    conn.execute("BEGIN")  # one read snapshot for every table
-    try:
+    with db.read(conn):  # one read snapshot for every table
         header = {
             "waymark_export": FORMAT,
             "schema_version": db.schema_version(conn),
@@ -165,14 +79,12 @@ def export_jsonl(conn: apsw.Connection, out: TextIO, project_id: str | None = No
             h.update(line.encode("ascii") + b"\n")
             out.write(line + "\n")
             counts[table] += 1
-    finally:
-        conn.execute("COMMIT")
     out.write(canonical({"digest": h.hexdigest()}) + "\n")
-    every = {t: counts[t] for t, _ in TABLES if _exists(conn, t)}
+    every = {t: counts[t] for t, _ in TABLES if tables.table_exists(conn, t)}
     return {"digest": h.hexdigest(), "rows": every, "header": header}
 
 
-def write_export(conn: apsw.Connection, path: str, project_id: str | None = None) -> dict:
+def write_export(conn: Connection, path: str, project_id: str | None = None) -> dict:
     """Export to a new owner-only file at `path`; an existing file is never replaced."""
     path = os.path.abspath(path)
     _refuse_existing(path)
@@ -268,7 +180,7 @@ def _is_record(item: Any) -> bool:
     )
 
 
-def import_export(conn: apsw.Connection, lines: Iterable[str]) -> dict[str, Any]:
+def import_export(conn: Connection, lines: Iterable[str]) -> dict[str, Any]:
     """Load an export with its ids, all or nothing. Rows already here unchanged are skipped;
     rows here with the same key and different content refuse the whole import."""
     header, records = read_export(lines)
@@ -281,11 +193,11 @@ def import_export(conn: apsw.Connection, lines: Iterable[str]) -> dict[str, Any]
     inserted: Counter[str] = Counter()
     unchanged: Counter[str] = Counter()
     with db.write(conn):
-        conn.execute("PRAGMA defer_foreign_keys = ON")  # supersede chains point both ways
+        tables.defer_references(conn)  # supersede chains point both ways
         plan, conflicts = [], []
         for table, keys in TABLES:
             todo = by_table.get(table, [])
-            if todo and not _exists(conn, table):
+            if todo and not tables.table_exists(conn, table):
                 raise ExportInvalid(f"this Waymark has no table {table!r}")
             new, same, clashes = _plan(conn, table, keys, todo)
             plan.append((table, new))
@@ -296,17 +208,16 @@ def import_export(conn: apsw.Connection, lines: Iterable[str]) -> dict[str, Any]
         try:
             for table, new in plan:
                 for row in new:
-                    _insert(conn, table, row)
+                    tables.insert_row(conn, table, row)
                 inserted[table] += len(new)
-        except apsw.ConstraintError as exc:
+        except Conflict as exc:
             raise ImportConflict(
-                f"the export clashes with rows here ({exc}); nothing was imported"
+                f"the export clashes with rows here ({exc.message}); nothing was imported"
             ) from exc
+        except LookupError as exc:
+            raise ExportInvalid(str(exc)) from exc
         orphans = [
-            row
-            for table, new in plan
-            if new
-            for row in conn.execute(f'PRAGMA foreign_key_check("{table}")').fetchall()
+            row for table, new in plan if new for row in tables.broken_references(conn, table)
         ]
         if orphans:
             raise ExportInvalid(
@@ -325,17 +236,18 @@ def import_export(conn: apsw.Connection, lines: Iterable[str]) -> dict[str, Any]
 
 
 def _plan(
-    conn: apsw.Connection, table: str, keys: tuple[str, ...], todo: list[dict]
+    conn: Connection, table: str, keys: tuple[str, ...], todo: list[dict]
 ) -> tuple[list[dict], int, list[dict]]:
     """(rows to insert, rows already here, conflicts) for one table."""
     if not todo:
         return [], 0, []
-    exprs, _ = _source(conn, table)
-    extra = set().union(*todo) - set(exprs)
+    extra = set().union(*todo) - set(tables.columns(conn, table))
     if extra:
         raise ExportInvalid(f"{table} has no column(s) {sorted(extra)} in this Waymark")
     if not keys:  # a multiset: import only the copies not here yet
-        here = Counter(canonical({c: r[c] for c in todo[0]}) for r in _select(conn, table, "1", {}))
+        here = Counter(
+            canonical({c: r[c] for c in todo[0]}) for r in tables.table_rows(conn, table)
+        )
         new = []
         for row in todo:
             line = canonical(row)
@@ -345,10 +257,9 @@ def _plan(
                 new.append(row)
         return new, len(todo) - len(new), []
     new, same, clashes = [], 0, []
-    names, sql = _query(conn, table, " AND ".join(f"{exprs[k]} = :{k}" for k in keys))
     for row in todo:
         key = {k: row.get(k) for k in keys}
-        found = [dict(zip(names, r, strict=True)) for r in conn.execute(sql, key)]
+        found = tables.rows_with_key(conn, table, key)
         if not found:
             clash = _unique_clash(conn, table, row)
             if clash:
@@ -363,29 +274,17 @@ def _plan(
     return new, same, clashes
 
 
-def _unique_clash(conn: apsw.Connection, table: str, row: dict) -> str | None:
+def _unique_clash(conn: Connection, table: str, row: dict) -> str | None:
     """A different project here already holds this project's name or root."""
     if table != "projects":
         return None
     for column in ("name", "root"):
         if row.get(column) is None:
             continue
-        other = db.scalar(conn, f"SELECT id FROM projects WHERE {column} = ?", (row[column],))
+        other = tables.project_holding(conn, column, row[column])
         if other is not None:
             return f"project {other} here already has {column} {row[column]!r}"
     return None
-
-
-def _insert(conn: apsw.Connection, table: str, row: dict) -> None:
-    row = dict(row)
-    if table == "memory_use":
-        rowid = db.scalar(conn, "SELECT rowid FROM memories WHERE id = ?", (row["memory_id"],))
-        if rowid is None:
-            raise ExportInvalid(f"memory_use names memory {row['memory_id']} that is not here")
-        row = {"memory_rowid": rowid, **{k: v for k, v in row.items() if k != "memory_id"}}
-    columns = ", ".join(f'"{c}"' for c in row)
-    marks = ", ".join("?" * len(row))
-    conn.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({marks})', tuple(row.values()))
 
 
 def _conflict_message(conflicts: list[dict]) -> str:
@@ -404,7 +303,7 @@ def _conflict_message(conflicts: list[dict]) -> str:
 # Markdown: for reading, not for importing.
 
 
-def export_markdown(conn: apsw.Connection, out_dir: str, project_id: str | None = None) -> dict:
+def export_markdown(conn: Connection, out_dir: str, project_id: str | None = None) -> dict:
     """A folder: MEMORY.md (an index by type), <type>/<id>-<slug>.md, checkpoints/<id>.md."""
     out_dir = os.path.abspath(out_dir)
     _refuse_existing(out_dir)
@@ -413,11 +312,8 @@ def export_markdown(conn: apsw.Connection, out_dir: str, project_id: str | None 
     tmp = os.path.join(parent, f".{os.path.basename(out_dir)}.tmp-{os.urandom(4).hex()}")
     private_dir(tmp)
     try:
-        conn.execute("BEGIN")
-        try:
+        with db.read(conn):
             index = _write_markdown(conn, tmp, project_id)
-        finally:
-            conn.execute("COMMIT")
         _refuse_existing(out_dir)
         os.rename(tmp, out_dir)
     finally:
@@ -425,10 +321,9 @@ def export_markdown(conn: apsw.Connection, out_dir: str, project_id: str | None 
     return {"path": out_dir, "format": "markdown", **index}
 
 
-def _write_markdown(conn: apsw.Connection, folder: str, project_id: str | None) -> dict:
-    where, params = ("1", {}) if project_id is None else (SCOPED["memories"], {"p": project_id})
-    names = {r["id"]: r["name"] or r["root"] for r in _select(conn, "projects", "1", {})}
-    memories = _select(conn, "memories", where, params)
+def _write_markdown(conn: Connection, folder: str, project_id: str | None) -> dict:
+    names = {r["id"]: r["name"] or r["root"] for r in tables.table_rows(conn, "projects")}
+    memories = tables.table_rows(conn, "memories", project_id)
     entries: dict[str, list[str]] = {}
     for m in sorted(memories, key=lambda m: (m["status"] != "active", m["created_at"], m["id"])):
         rel = f"{m['type']}/{m['id']}-{_slug(m['title'])}.md"
@@ -438,21 +333,11 @@ def _write_markdown(conn: apsw.Connection, folder: str, project_id: str | None) 
         entries.setdefault(m["type"], []).append(
             f"- [{_md(title)}]({rel}) · {m['status']} · {project} · {m['created_at'][:10]}"
         )
-    cp_where = "1" if project_id is None else SCOPED["checkpoints"]
-    checkpoints = _select(conn, "checkpoints", cp_where, params)
+    checkpoints = tables.table_rows(conn, "checkpoints", project_id)
     cp_lines = []
     for cp in checkpoints:
-        body = json.loads(
-            db.scalar(
-                conn,
-                "SELECT body FROM checkpoint_revisions WHERE id = ?",
-                (cp["current_revision"],),
-            )
-            or "{}"
-        )
-        count = db.scalar(
-            conn, "SELECT count(*) FROM checkpoint_revisions WHERE checkpoint_id = ?", (cp["id"],)
-        )
+        body = json.loads(checkpoint_rows.revision_body(conn, cp["current_revision"]) or "{}")
+        count = checkpoint_rows.count_revisions(conn, cp["id"])
         meta = {**cp, "project": names.get(cp["project_id"]), "revisions": count}
         text = handoff.render(body, status=cp["status"])
         objective = body.get("objective", "") or cp["id"]
@@ -530,6 +415,4 @@ def _md(text: str) -> str:
 def _write(folder: str, rel: str, text: str) -> None:
     path = os.path.join(folder, *rel.split("/"))
     private_dir(os.path.dirname(path))
-    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    with open(fd, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+    write_new(path, text)

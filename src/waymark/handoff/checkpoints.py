@@ -11,20 +11,21 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import apsw
-
 from waymark.base import clock, tokens
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.handoff import evidence
 from waymark.handoff import revision as handoff
 from waymark.projects.resolve import Project
+from waymark.storage import checkpoints as rows
 from waymark.storage import connection as db
 from waymark.storage.events import log_event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from waymark.storage.connection import Connection
 
 BUDGET_TOKENS = 600
 STATUSES = ("active", "completed", "abandoned")
@@ -64,7 +65,7 @@ AGENT = Origin()
 
 
 def create(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     fields: dict[str, Any],
     origin: Origin = AGENT,
@@ -76,17 +77,13 @@ def create(
     checkpoint_id = clock.new_id()
     with db.write(conn):
         stamp = clock.now()
-        conn.execute(
-            "INSERT INTO checkpoints (id, project_id, status, current_revision, created_at,"
-            " updated_at) VALUES (?, ?, 'active', '', ?, ?)",
-            (checkpoint_id, project.id, stamp, stamp),
-        )
+        rows.insert_checkpoint(conn, checkpoint_id, project.id, stamp)
         _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget)
     return get(conn, project, checkpoint_id)
 
 
 def revise(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     checkpoint_id: str,
     expected_revision_id: str,
@@ -123,7 +120,7 @@ def revise(
             origin,
             budget,
         )
-        conn.execute("UPDATE checkpoints SET status = ? WHERE id = ?", (status, checkpoint_id))
+        rows.set_checkpoint_status(conn, checkpoint_id, status)
     return get(conn, project, checkpoint_id)
 
 
@@ -143,7 +140,7 @@ def _prepare(
 
 
 def _current(
-    conn: apsw.Connection, project: Project, checkpoint_id: str, expected_revision_id: str | None
+    conn: Connection, project: Project, checkpoint_id: str, expected_revision_id: str | None
 ) -> Checkpoint:
     current = get(conn, project, checkpoint_id)
     if not expected_revision_id:
@@ -169,7 +166,7 @@ def _current(
 
 
 def _write(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     checkpoint_id: str,
     seq: int,
@@ -189,9 +186,8 @@ def _write(
         )
     revision_id = clock.new_id()
     stamp = clock.now()
-    conn.execute(
-        "INSERT INTO checkpoint_revisions (id, checkpoint_id, seq, operation, status, body, tokens,"
-        " actor, client, session_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    rows.insert_revision(
+        conn,
         (
             revision_id,
             checkpoint_id,
@@ -206,15 +202,7 @@ def _write(
             stamp,
         ),
     )
-    conn.execute(
-        "UPDATE checkpoints SET current_revision = ?, updated_at = ? WHERE id = ?",
-        (revision_id, stamp, checkpoint_id),
-    )
-    conn.execute(
-        "UPDATE handoff_markers SET cleared_at = ?, cleared_by = ? WHERE project_id = ?"
-        " AND cleared_at IS NULL",
-        (stamp, revision_id, project.id),
-    )
+    rows.clear_markers(conn, project.id, stamp, revision_id)
     log_event(
         conn,
         f"checkpoint.{operation}",
@@ -227,54 +215,31 @@ def _write(
     return revision_id
 
 
-_REVISION_COLUMNS = (
-    "id, checkpoint_id, seq, operation, status, body, tokens, actor, client, session_id, created_at"
-)
-
-
 def _revision(row: tuple[Any, ...]) -> Revision:
     values = list(row)
     values[5] = json.loads(values[5])
     return Revision(*values)
 
 
-def get(conn: apsw.Connection, project: Project, checkpoint_id: str) -> Checkpoint:
-    row = conn.execute(
-        "SELECT id, project_id, status, current_revision, created_at, updated_at FROM checkpoints"
-        " WHERE id = ? AND project_id = ?",
-        (checkpoint_id, project.id),
-    ).fetchone()
-    if row is None:
+def get(conn: Connection, project: Project, checkpoint_id: str) -> Checkpoint:
+    found = rows.get_checkpoint(conn, project.id, checkpoint_id)
+    if found is None:
         raise NotFound(f"no checkpoint {checkpoint_id!r} in this project", id=checkpoint_id)
-    rev = conn.execute(
-        f"SELECT {_REVISION_COLUMNS} FROM checkpoint_revisions WHERE id = ?", (row[3],)
-    ).fetchone()
-    assert rev is not None, "a checkpoint always has its current revision"
+    row, rev = found
     return Checkpoint(row[0], row[1], row[2], _revision(rev), row[4], row[5])
 
 
-def active(conn: apsw.Connection, project: Project) -> Checkpoint | None:
+def active(conn: Connection, project: Project) -> Checkpoint | None:
     """The most recently updated active checkpoint of the project."""
-    row = conn.execute(
-        "SELECT id FROM checkpoints WHERE project_id = ? AND status = 'active'"
-        " ORDER BY updated_at DESC, id DESC LIMIT 1",
-        (project.id,),
-    ).fetchone()
-    return get(conn, project, row[0]) if row else None
+    checkpoint_id = rows.active_checkpoint_id(conn, project.id)
+    return get(conn, project, checkpoint_id) if checkpoint_id else None
 
 
-def revisions(conn: apsw.Connection, checkpoint_id: str) -> list[Revision]:
-    return [
-        _revision(r)
-        for r in conn.execute(
-            f"SELECT {_REVISION_COLUMNS} FROM checkpoint_revisions WHERE checkpoint_id = ?"
-            " ORDER BY seq",
-            (checkpoint_id,),
-        )
-    ]
+def revisions(conn: Connection, checkpoint_id: str) -> list[Revision]:
+    return [_revision(r) for r in rows.revisions(conn, checkpoint_id)]
 
 
-def lessons(conn: apsw.Connection, checkpoint: Checkpoint) -> list[dict[str, Any]]:
+def lessons(conn: Connection, checkpoint: Checkpoint) -> list[dict[str, Any]]:
     """Current lessons, then historical ones a later revision left out (active only)."""
     current = checkpoint.revision.body.get("lessons", [])
     out = [dict(lesson, historical=False) for lesson in current]
@@ -299,7 +264,7 @@ EVENT_TYPES = {"decision": "decision", "failure": "incident", "tool_outcome": "n
 
 
 def record_event(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     *,
     kind: str,
@@ -312,6 +277,7 @@ def record_event(
     """One small episodic fact, stored as a memory keyed by `source_key` (idempotent)."""
     from waymark.memories import store
     from waymark.memories.draft import make_draft
+    from waymark.storage.memories import first_id_by_key
 
     if kind not in EVENT_TYPES:
         raise InvalidArgument(f"event kind is one of {', '.join(EVENT_TYPES)} (got {kind!r})")
@@ -320,12 +286,9 @@ def record_event(
     if checkpoint_id:
         get(conn, project, checkpoint_id)
     key = f"event:{source_key}"
-    row = conn.execute(
-        "SELECT id FROM memories WHERE project_id = ? AND key = ? ORDER BY created_at LIMIT 1",
-        (project.id, key),
-    ).fetchone()
-    if row is not None:
-        return {"memory": store.get(conn, row[0]).to_dict(), "created": False}
+    existing = first_id_by_key(conn, project.id, key)
+    if existing is not None:
+        return {"memory": store.get(conn, existing).to_dict(), "created": False}
     items = (
         evidence_items
         if isinstance(evidence_items, list)

@@ -7,72 +7,66 @@ import os
 
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
-from waymark.hooks.event import Event
+from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
+from waymark.storage import sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import apsw
+    from collections.abc import Sequence
 
     from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
 
 ERROR_TAIL = 400
 COMMAND_MAX = 300
 
 
 def ensure_session(
-    conn: apsw.Connection, project: Project, event: Event, **start: str | None
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    *,
+    head: str | None = None,
+    dirty: str | None = None,
 ) -> None:
     """Create the session row if this is the first event we see of it."""
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (event.session_id,)).fetchone():
+    if sessions.session_exists(conn, session_id):
         return
     with db.write(conn):
-        conn.execute(
-            "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at, git_head_start,"
-            " git_dirty_seen) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                event.session_id,
-                event.client,
-                project.id,
-                clock.now(),
-                start.get("head"),
-                start.get("dirty"),
-            ),
-        )
+        sessions.insert_session(conn, session_id, client, project.id, clock.now(), head, dirty)
 
 
-def record_tool(conn: apsw.Connection, project: Project, event: Event) -> None:
+def record_tool(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    *,
+    paths: Sequence[str] = (),
+    command: str | None = None,
+    failed: bool | None = None,
+    tool_name: str | None = None,
+    exit_code: int | None = None,
+    error: str | None = None,
+) -> None:
     """Files an edit tool changed; a failed command with a bounded, redacted error tail."""
-    from waymark.hooks.event import edited_paths, shell_command
-
-    ensure_session(conn, project, event)
-    paths = [_relative(project, p) for p in edited_paths(event)]
-    command = shell_command(event)
+    ensure_session(conn, project, session_id, client)
+    edited = [p for p in (_relative(project, p) for p in paths) if p]
     stamp = clock.now()
     with db.write(conn):
-        for path in dict.fromkeys(p for p in paths if p):
-            conn.execute(
-                "INSERT INTO session_ledger (session_id, at, kind, path) VALUES (?, ?, 'edit', ?)",
-                (event.session_id, stamp, path),
-            )
+        sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
         if paths:
-            conn.execute(
-                "UPDATE sessions SET last_change_at = ? WHERE id = ?", (stamp, event.session_id)
-            )
+            sessions.update_session(conn, session_id, last_change_at=stamp)
         if command is not None:
-            conn.execute(
-                "UPDATE sessions SET last_shell_at = ? WHERE id = ?", (stamp, event.session_id)
-            )
-        if event.failed and (command or event.tool_name):
+            sessions.update_session(conn, session_id, last_shell_at=stamp)
+        if failed and (command or tool_name):
             from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
 
-            cmd, _ = redact.scrub((command or event.tool_name or "")[:COMMAND_MAX])
-            tail, _ = redact.scrub((event.error or "")[-ERROR_TAIL:])
-            conn.execute(
-                "INSERT INTO session_ledger (session_id, at, kind, command, exit_code, error_tail)"
-                " VALUES (?, ?, 'failure', ?, ?, ?)",
-                (event.session_id, stamp, cmd, event.exit_code, tail),
-            )
+            cmd, _ = redact.scrub((command or tool_name or "")[:COMMAND_MAX])
+            tail, _ = redact.scrub((error or "")[-ERROR_TAIL:])
+            sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
 
 
 def _relative(project: Project, path: str) -> str | None:
@@ -89,90 +83,64 @@ def _relative(project: Project, path: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def note_git_changes(conn: apsw.Connection, project: Project, session_id: str) -> None:
+def note_git_changes(conn: Connection, project: Project, session_id: str) -> None:
     """Work done through the shell shows up only in git: if the dirty set moved since the
     session started, count it as a change made at the last shell command."""
     from waymark.projects import git
 
-    row = conn.execute(
-        "SELECT git_dirty_seen, last_shell_at, last_change_at FROM sessions WHERE id = ?",
-        (session_id,),
-    ).fetchone()
-    if row is None or row[1] is None or not project.files:
+    row = sessions.get_session(conn, session_id)
+    if row is None or row["last_shell_at"] is None or not project.files:
         return
-    before = json.loads(row[0]) if row[0] else None
+    shell_at, change_at = row["last_shell_at"], row["last_change_at"]
+    before = json.loads(row["git_dirty_seen"]) if row["git_dirty_seen"] else None
     now = git.dirty(project.files)
     if before is None or now is None or now == before:
         return
     changed = sorted(p for p in set(now) | set(before) if now.get(p) != before.get(p))
-    known = {
-        r[0]
-        for r in conn.execute(
-            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'", (session_id,)
-        )
-    }
+    known = sessions.edited(conn, session_id)
     with db.write(conn):
-        for path in changed:
-            if path not in known:
-                conn.execute(
-                    "INSERT INTO session_ledger (session_id, at, kind, path)"
-                    " VALUES (?, ?, 'edit', ?)",
-                    (session_id, row[1], path),
-                )
-        if row[2] is None or row[1] > row[2]:
-            conn.execute(
-                "UPDATE sessions SET last_change_at = ? WHERE id = ?", (row[1], session_id)
-            )
-        conn.execute(
-            "UPDATE sessions SET git_dirty_seen = ? WHERE id = ?",
-            (json.dumps(now, sort_keys=True), session_id),
-        )
+        sessions.add_edits(conn, session_id, shell_at, [p for p in changed if p not in known])
+        if change_at is None or shell_at > change_at:
+            sessions.update_session(conn, session_id, last_change_at=shell_at)
+        sessions.update_session(conn, session_id, git_dirty_seen=json.dumps(now, sort_keys=True))
 
 
-def settle(conn: apsw.Connection, project: Project, event: Event) -> str | None:
+def settle(conn: Connection, project: Project, session_id: str, client: str) -> str | None:
     """Bring the session's record of changes up to date (edits, and shell work git shows);
     then the time of its last change if no checkpoint was saved after it, else None."""
-    ensure_session(conn, project, event)
-    note_git_changes(conn, project, event.session_id)
-    return unsaved(conn, project, event.session_id)
+    ensure_session(conn, project, session_id, client)
+    note_git_changes(conn, project, session_id)
+    return unsaved(conn, project, session_id)
 
 
-def mark_if_unsaved(conn: apsw.Connection, project: Project, event: Event, why: str) -> None:
+def mark_if_unsaved(
+    conn: Connection, project: Project, session_id: str, client: str, why: str
+) -> None:
     """Leave the "handoff needed" marker when the session's changes have no checkpoint."""
-    if settle(conn, project, event):
-        mark_handoff_needed(conn, project, event.session_id, why)
+    if settle(conn, project, session_id, client):
+        mark_handoff_needed(conn, project, session_id, why)
 
 
-def unsaved(conn: apsw.Connection, project: Project, session_id: str) -> str | None:
+def unsaved(conn: Connection, project: Project, session_id: str) -> str | None:
     """The session's last change time when no checkpoint revision was saved after it."""
-    row = conn.execute("SELECT last_change_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    if row is None or row[0] is None:
+    row = sessions.get_session(conn, session_id)
+    if row is None or row["last_change_at"] is None:
         return None
-    saved = conn.execute(
-        "SELECT 1 FROM checkpoint_revisions r JOIN checkpoints c ON c.id = r.checkpoint_id"
-        " WHERE c.project_id = ? AND r.created_at >= ? LIMIT 1",
-        (project.id, row[0]),
-    ).fetchone()
-    return None if saved else str(row[0])
+    changed = str(row["last_change_at"])
+    return None if handoffs.saved_since(conn, project.id, changed) else changed
 
 
-def mark_handoff_needed(conn: apsw.Connection, project: Project, session_id: str, why: str) -> None:
+def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why: str) -> None:
     with db.write(conn):
-        conn.execute(
-            "INSERT INTO handoff_markers (project_id, session_id, reason, created_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (project_id, session_id) DO UPDATE SET"
-            " reason = excluded.reason, created_at = excluded.created_at, cleared_at = NULL,"
-            " cleared_by = NULL",
-            (project.id, session_id, why, clock.now()),
+        handoffs.put_marker(conn, project.id, session_id, why, clock.now())
+
+
+def end_session(conn: Connection, session_id: str, reason: str, head: str | None) -> None:
+    """Close the session's row: when, why (at most 40 characters) and at which HEAD."""
+    with db.write(conn):
+        sessions.update_session(
+            conn, session_id, ended_at=clock.now(), end_reason=reason[:40], git_head_end=head
         )
 
 
-def files_changed(conn: apsw.Connection, session_id: str, limit: int = 20) -> list[str]:
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
-            " GROUP BY path ORDER BY max(seq) DESC LIMIT ?",
-            (session_id, limit),
-        )
-    ]
+files_changed = sessions.files_changed

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from waymark import __version__, home
+from waymark.recall import embed
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 
@@ -33,13 +34,12 @@ def run_all() -> list[dict[str, str]]:
 
 
 def interpreter() -> dict[str, str]:
-    import apsw
+    from waymark.storage.connection import engine_version
 
     version = ".".join(map(str, sys.version_info[:3]))
     venv = sys.prefix != sys.base_prefix
     detail = (
-        f"Python {version} at {sys.executable}; Waymark {__version__}; SQLite "
-        f"{apsw.sqlite_lib_version()} (apsw)"
+        f"Python {version} at {sys.executable}; Waymark {__version__}; SQLite {engine_version()}"
     )
     if not venv:
         return finding(
@@ -78,8 +78,8 @@ def database() -> list[dict[str, str]]:
             )
         ]
     try:
-        integrity = db.scalar(conn, "PRAGMA integrity_check")
-        fk = conn.execute("PRAGMA foreign_key_check").fetchall()
+        checks, fk = db.problems(conn)
+        integrity = "; ".join(checks[:3])
         version = db.schema_version(conn)
     finally:
         conn.close()
@@ -89,7 +89,7 @@ def database() -> list[dict[str, str]]:
             finding(
                 "database",
                 FAIL,
-                f"integrity: {integrity}; foreign keys: {len(fk)} violations",
+                f"integrity: {integrity}; foreign keys: {fk} violations",
                 "restore the latest backup with `waymark restore`",
             )
         )
@@ -279,7 +279,7 @@ def query_model() -> dict[str, str]:
         except Exception:  # the database check reports what is wrong with it
             pass
     note = quantize.note(enabled)
-    if not enabled or quantize.built() is not None:
+    if not enabled or embed.int8_built() is not None:
         return finding("query model", OK, note)
     return finding(
         "query model",

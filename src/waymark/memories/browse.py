@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from waymark.errors import InvalidArgument
-from waymark.memories.record import COLUMNS, Memory, from_row, kind_filters
+from waymark.memories.record import check_types
 from waymark.memories.scope import PATH_SCOPES, SCOPES
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
+from waymark.storage import memories as rows
+from waymark.storage.connection import Connection
+from waymark.storage.memories import Memory
 
 LIMIT_RANGE = (1, 100)
 OFFSET_RANGE = (0, 100_000)
@@ -38,7 +39,7 @@ class Page:
 
 
 def list_memories(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     *,
     query: str | None = None,
@@ -52,37 +53,28 @@ def list_memories(
 ) -> Page:
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
-    kinds, kind_params = kind_filters(types, tags)
+    check_types(types)
     if target is not None and scope not in PATH_SCOPES:
         raise InvalidArgument("--target needs --scope directory, file or symbol")
     if scope is not None and scope not in SCOPES:
         raise InvalidArgument(f"unknown scope {scope!r}; valid scopes: {', '.join(SCOPES)}")
-
-    where = ["m.project_id IS ?" if scope == "global" else "m.project_id = ?"]
-    params: list[Any] = [None if scope == "global" else project.id]
-    if not include_inactive:
-        where.append("m.status = 'active'")
-    where += kinds
-    params += kind_params
-    if scope is not None:
-        where.append("m.scope_type = ?")
-        params.append(scope)
-        if target is not None:
-            where.append("m.scope_target = ?")
-            params.append(target)
-    if query:
-        conn.create_scalar_function("wm_fold", _fold, 1, deterministic=True)  # type: ignore[arg-type]
-        where.append("instr(wm_fold(m.title || ' ' || m.content || ' ' || m.tags), ?) > 0")
-        params.append(_fold(query))
-    sql = (
-        f"SELECT {', '.join('m.' + c for c in COLUMNS.split(', '))} FROM memories m"
-        f" WHERE {' AND '.join(where)} ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?"
-    )
     with db.deadline(conn, TIMEOUT_S):
-        rows = conn.execute(sql, (*params, limit + 1, offset)).fetchall()
-    has_more = len(rows) > limit
+        found = rows.browse(
+            conn,
+            project_id=None if scope == "global" else project.id,
+            include_inactive=include_inactive,
+            types=types,
+            tags=tags,
+            scope=scope,
+            target=target,
+            folded_query=_fold(query) if query else None,
+            fold=_fold,
+            limit=limit + 1,
+            offset=offset,
+        )
+    has_more = len(found) > limit
     return Page(
-        results=[from_row(r) for r in rows[:limit]],
+        results=found[:limit],
         has_more=has_more,
         next_offset=offset + limit if has_more else None,
     )

@@ -14,9 +14,10 @@ from typing import Any
 from waymark.base import redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidType
-from waymark.memories.record import TYPES, Memory
+from waymark.memories.record import TYPES
 from waymark.memories.scope import normalise_target
 from waymark.projects.resolve import Project
+from waymark.storage.memories import Memory
 
 ACTORS = ("user", "agent", "hook", "import")
 MAX_TITLE = 200

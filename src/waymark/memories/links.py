@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import apsw
-
 from waymark.base import clock
 from waymark.errors import InvalidArgument, NotFound
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.events import log_event
+from waymark.storage.links import insert_link, links_of
+from waymark.storage.memories import owner_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.storage.connection import Connection
 
 KINDS = ("related", "causes", "solves", "contradicts", "depends_on", "supersedes")
+__all__ = ["KINDS", "links_of", "relate"]
 
 
 def relate(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     src: str,
     dst: str,
@@ -29,16 +34,10 @@ def relate(
         raise InvalidArgument("a memory cannot be linked to itself")
     with db.write(conn):
         for memory_id in (src, dst):
-            owner = conn.execute(
-                "SELECT project_id FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            if owner is None or owner[0] not in (project.id, None):
+            found, owner = owner_of(conn, memory_id)
+            if not found or owner not in (project.id, None):
                 raise NotFound(f"no memory {memory_id!r} in this project", id=memory_id)
-        conn.execute(
-            "INSERT OR IGNORE INTO links (src, dst, kind, created_at, actor) VALUES (?, ?, ?, ?, ?)",
-            (src, dst, kind, clock.now(), actor),
-        )
-        created = conn.changes() == 1
+        created = insert_link(conn, src, dst, kind, clock.now(), actor)
         if created:
             log_event(
                 conn,
@@ -50,14 +49,3 @@ def relate(
                 kind=kind,
             )
     return created
-
-
-def links_of(conn: apsw.Connection, memory_id: str) -> list[dict[str, str]]:
-    return [
-        {"src": s, "dst": d, "kind": k, "created_at": c}
-        for s, d, k, c in conn.execute(
-            "SELECT src, dst, kind, created_at FROM links WHERE src = ? OR dst = ?"
-            " ORDER BY created_at, src, dst, kind",
-            (memory_id, memory_id),
-        )
-    ]

@@ -2,40 +2,38 @@
 
 from __future__ import annotations
 
-import json
-
-import apsw
-
 from waymark.base import clock
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.memories.draft import Draft, Saved, content_hash
-from waymark.memories.record import COLUMNS, Memory, from_row
 from waymark.projects.resolve import Project
 from waymark.recall import lexical as fts
 from waymark.storage import connection as db
+from waymark.storage import memories as rows
 from waymark.storage.events import log_event
+from waymark.storage.memories import Memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.storage.connection import Connection
 
 SIMILAR_CANDIDATES = 20
 SIMILAR_THRESHOLD = 88
 
 
-def remember(conn: apsw.Connection, project: Project, draft: Draft) -> Saved:
+def remember(conn: Connection, project: Project, draft: Draft) -> Saved:
     """Store `draft`, or return the exact active duplicate that already holds it."""
     project_id = None if draft.scope_type == "global" else project.id
     with db.write(conn):
-        row = conn.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE project_id IS ? AND status = 'active'"
-            " AND content_hash = ? AND type = ? AND scope_type = ? AND scope_target IS ?",
-            (
-                project_id,
-                content_hash(draft.content),
-                draft.type,
-                draft.scope_type,
-                draft.scope_target,
-            ),
-        ).fetchone()
-        if row is not None:
-            return Saved(from_row(row), created=False, similar=[], redactions=draft.redactions)
+        same = rows.find_duplicate(
+            conn,
+            project_id,
+            content_hash(draft.content),
+            draft.type,
+            draft.scope_type,
+            draft.scope_target,
+        )
+        if same is not None:
+            return Saved(same, created=False, similar=[], redactions=draft.redactions)
         if draft.key is not None:
             _refuse_taken_key(conn, project_id, draft.key)
         similar = _similar(conn, project_id, draft.content)
@@ -44,43 +42,41 @@ def remember(conn: apsw.Connection, project: Project, draft: Draft) -> Saved:
 
 
 def insert(
-    conn: apsw.Connection, project: Project, draft: Draft, *, supersedes: str | None = None
+    conn: Connection, project: Project, draft: Draft, *, supersedes: str | None = None
 ) -> Memory:
     """Write `draft` as a new active record inside the caller's transaction."""
     project_id = None if draft.scope_type == "global" else project.id
     memory_id = clock.new_id()
     stamp = clock.now()
-    conn.execute(
-        f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * 26)})",
-        (
-            memory_id,
-            project_id,
-            draft.type,
-            draft.title,
-            draft.content,
-            draft.scope_type,
-            draft.scope_target,
-            json.dumps(draft.tags),
-            draft.priority,
-            int(draft.pinned),
-            "active",
-            draft.actor,
-            draft.client,
-            draft.session_id,
-            draft.source_ref,
-            json.dumps(draft.evidence),
-            draft.git_branch,
-            draft.valid_until,
-            draft.event_time or stamp,
-            stamp,
-            stamp,
-            content_hash(draft.content),
-            draft.key,
-            supersedes,
-            None,
-            None,
-        ),
+    memory = Memory(
+        memory_id,
+        project_id,
+        draft.type,
+        draft.title,
+        draft.content,
+        draft.scope_type,
+        draft.scope_target,
+        list(draft.tags),
+        draft.priority,
+        bool(draft.pinned),
+        "active",
+        draft.actor,
+        draft.client,
+        draft.session_id,
+        draft.source_ref,
+        list(draft.evidence),
+        draft.git_branch,
+        draft.valid_until,
+        draft.event_time or stamp,
+        stamp,
+        stamp,
+        content_hash(draft.content),
+        draft.key,
+        supersedes,
+        None,
+        None,
     )
+    rows.insert_memory(conn, memory)
     log_event(
         conn,
         "supersede" if supersedes else draft.actor if draft.actor == "import" else "remember",
@@ -91,44 +87,34 @@ def insert(
         supersedes=supersedes,
         redactions=draft.redactions,
     )
-    return get(conn, memory_id)
+    return memory
 
 
-def _refuse_taken_key(conn: apsw.Connection, project_id: str | None, key: str) -> None:
-    row = conn.execute(
-        "SELECT id FROM memories WHERE project_id IS ? AND key = ? AND status = 'active'",
-        (project_id, key),
-    ).fetchone()
-    if row is not None:
+def _refuse_taken_key(conn: Connection, project_id: str | None, key: str) -> None:
+    holder = rows.active_id_by_key(conn, project_id, key)
+    if holder is not None:
         raise Conflict(
-            f"key {key!r} already belongs to active memory {row[0]}; supersede it instead",
+            f"key {key!r} already belongs to active memory {holder}; supersede it instead",
             key=key,
-            current=row[0],
+            current=holder,
         )
 
 
-def _similar(conn: apsw.Connection, project_id: str | None, content: str) -> list[str]:
+def _similar(conn: Connection, project_id: str | None, content: str) -> list[str]:
     from rapidfuzz import fuzz  # only writes pay for it, never a hook
 
     expr = fts.match_expression(content)
     if expr is None:
         return []
-    rows = conn.execute(
-        "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.rowid = f.rowid"
-        " WHERE memories_fts MATCH ? AND m.project_id IS ? AND m.status = 'active'"
-        " ORDER BY f.rank LIMIT ?",
-        (expr, project_id, SIMILAR_CANDIDATES),
-    ).fetchall()
     mine = " ".join(content.split()).casefold()
     return [
-        str(memory_id)
-        for memory_id, other in rows
-        if isinstance(other, str)
+        memory_id
+        for memory_id, other in rows.similar_candidates(conn, project_id, expr, SIMILAR_CANDIDATES)
         if fuzz.token_sort_ratio(mine, " ".join(other.split()).casefold()) >= SIMILAR_THRESHOLD
     ]
 
 
-def supersede(conn: apsw.Connection, project: Project, old_id: str, draft: Draft) -> Saved:
+def supersede(conn: Connection, project: Project, old_id: str, draft: Draft) -> Saved:
     """Atomically replace active record `old_id` with `draft`; the old one links forward.
 
     Two callers racing on one record queue on BEGIN IMMEDIATE; the second finds it
@@ -139,7 +125,7 @@ def supersede(conn: apsw.Connection, project: Project, old_id: str, draft: Draft
     return Saved(memory, created=True, similar=[], redactions=draft.redactions)
 
 
-def replace_active(conn: apsw.Connection, project: Project, old_id: str, draft: Draft) -> Memory:
+def replace_active(conn: Connection, project: Project, old_id: str, draft: Draft) -> Memory:
     """The supersede itself, inside the caller's transaction."""
     old = _get_in(conn, project, old_id)
     if old.status != "active":
@@ -154,15 +140,12 @@ def replace_active(conn: apsw.Connection, project: Project, old_id: str, draft: 
     if draft.key is not None and draft.key != old.key:
         _refuse_taken_key(conn, old.project_id, draft.key)
     memory = insert(conn, project, draft, supersedes=old_id)
-    conn.execute(
-        "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE id = ?",
-        (memory.id, clock.now(), old_id),
-    )
+    rows.mark_superseded(conn, old_id, memory.id, clock.now())
     return memory
 
 
 def archive(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     memory_id: str,
     *,
@@ -178,10 +161,7 @@ def archive(
                 id=memory_id,
                 status=memory.status,
             )
-        conn.execute(
-            "UPDATE memories SET status = 'archived', updated_at = ? WHERE id = ?",
-            (clock.now(), memory_id),
-        )
+        rows.mark_archived(conn, memory_id, clock.now())
         log_event(
             conn,
             "archive",
@@ -194,7 +174,7 @@ def archive(
 
 
 def erase(
-    conn: apsw.Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
+    conn: Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
 ) -> Memory:
     """Drop the payload for good; keep a tombstone with id, time and reason."""
     if not reason or not reason.strip():
@@ -203,33 +183,28 @@ def erase(
         memory = _get_in(conn, project, memory_id)
         if memory.status == "erased":
             raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
-        conn.execute(
-            "UPDATE memories SET status = 'erased', title = '', content = '', tags = '[]',"
-            " evidence = '[]', source_ref = NULL, content_hash = '', erased_reason = ?,"
-            " updated_at = ? WHERE id = ?",
-            (reason.strip()[:500], clock.now(), memory_id),
-        )
+        rows.erase_payload(conn, memory_id, reason.strip()[:500], clock.now())
         log_event(conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor)
     # Push the old pages out of the WAL too; secure_delete already zeroed them in the file.
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.checkpoint_wal(conn)
     return get(conn, memory_id)
 
 
-def get(conn: apsw.Connection, memory_id: str) -> Memory:
-    row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    if row is None:
+def get(conn: Connection, memory_id: str) -> Memory:
+    memory = rows.get_memory(conn, memory_id)
+    if memory is None:
         raise NotFound(f"no memory with id {memory_id!r}", id=memory_id)
-    return from_row(row)
+    return memory
 
 
-def _get_in(conn: apsw.Connection, project: Project, memory_id: str) -> Memory:
+def _get_in(conn: Connection, project: Project, memory_id: str) -> Memory:
     memory = get(conn, memory_id)
     if memory.project_id not in (project.id, None):
         raise NotFound(f"memory {memory_id} belongs to another project", id=memory_id)
     return memory
 
 
-def history(conn: apsw.Connection, memory_id: str) -> list[Memory]:
+def history(conn: Connection, memory_id: str) -> list[Memory]:
     """The whole supersession chain through `memory_id`, oldest first."""
     first = get(conn, memory_id)
     seen = {first.id}

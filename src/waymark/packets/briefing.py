@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import time
 
-import apsw
-
 from waymark.base import clock
-from waymark.memories.record import COLUMNS, Memory, from_row
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
+from waymark.storage import memories as rows
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
     from typing import Any
 
-RULE_TYPES = ("convention", "warning", "decision", "preference")
+    from waymark.storage.connection import Connection
+    from waymark.storage.memories import Memory
 
 
-def checkpoint_section(conn: apsw.Connection, project: Project) -> dict[str, Any] | None:
+def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | None:
     """The active checkpoint with its lessons (historical ones marked) and evidence state."""
     from waymark.handoff import (
         checkpoints,  # hashes evidence files: only the callers that show it pay
@@ -42,33 +41,23 @@ def checkpoint_section(conn: apsw.Connection, project: Project) -> dict[str, Any
     }
 
 
-RULES_WHERE = (
-    "status = 'active' AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision',"
-    " 'preference') AND priority > 0))"
-)  # the exact condition of the memories_rules index, so SQLite uses it
-
-
-def pinned_rules(conn: apsw.Connection, project: Project, limit: int = 20) -> list[Memory]:
+def pinned_rules(conn: Connection, project: Project, limit: int = 20) -> list[Memory]:
     """Pinned memories, and conventions, warnings, decisions and preferences of high
     priority: the project's and the global ones, best first."""
     now = _now_iso()
     found: list[Memory] = []
-    for owner in ("project_id = ?", "project_id IS NULL"):
-        rows = conn.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {RULES_WHERE}"
-            " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
-            (project.id, limit * 2) if "?" in owner else (limit * 2,),
-        ).fetchall()
-        found += [m for m in map(from_row, rows) if not m.valid_until or m.valid_until > now]
+    for owner in (project.id, None):
+        found += [
+            m
+            for m in rows.rules(conn, owner, limit * 2)
+            if not m.valid_until or m.valid_until > now
+        ]
     found.sort(key=lambda m: (m.pinned, m.priority, m.created_at, m.id), reverse=True)
     return found[:limit]
 
 
-TARGET_WHERE = "status = 'active' AND scope_target IS NOT NULL"  # memories_by_target's
-
-
 def file_memories(
-    conn: apsw.Connection, project: Project, paths: list[str], limit: int = 20
+    conn: Connection, project: Project, paths: list[str], limit: int = 20
 ) -> list[Memory]:
     """Memories scoped to the given files, their symbols, or the directories above them."""
     named = pathnames.normalise(project, paths)
@@ -78,30 +67,11 @@ def file_memories(
     if not targets:
         return []
     # Ranked on what memories_by_target holds; only the chosen rows are read whole.
-    base = (
-        "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
-        f" WHERE project_id = ? AND {TARGET_WHERE}"
-    )
-    marks = ", ".join("?" * len(targets))
-    rows: list[Any] = conn.execute(
-        f"{base} AND scope_target IN ({marks})", (project.id, *targets)
-    ).fetchall()
-    for path in named:  # `path::Symbol` targets: a range the memories_by_target index serves
-        rows += conn.execute(
-            f"{base} AND scope_target >= ? AND scope_target < ?",
-            (project.id, path + "::", path + ":;"),
-        ).fetchall()
     now = _now_iso()
-    found = [r for r in rows if not r[5] or r[5] > now]
+    found = [r for r in rows.targeted(conn, project.id, targets, named) if not r[5] or r[5] > now]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
     chosen = [int(r[0]) for r in found[:limit]]
-    by_rowid = {
-        int(row[0]): from_row(tuple(row[1:]))
-        for row in conn.execute(
-            f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
-            ("[" + ",".join(map(str, chosen)) + "]",),
-        )
-    }
+    by_rowid = rows.by_rowids(conn, chosen)
     return [by_rowid[r] for r in chosen if r in by_rowid]  # one may be gone since ranked
 
 

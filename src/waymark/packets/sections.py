@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from waymark.base import clock
 from waymark.packets.render import fence_text
+from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
+from waymark.storage import sessions
 from waymark.storage.events import count_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import apsw
-
-    from waymark.memories.record import Memory
     from waymark.projects.resolve import Project
-
-RULE_TYPES = ("convention", "warning", "decision", "preference")
+    from waymark.storage.connection import Connection
+    from waymark.storage.memories import Memory
 
 
 def memory_line(m: Memory) -> str:
@@ -31,7 +30,7 @@ def memory_line(m: Memory) -> str:
     )
 
 
-def checkpoint(conn: apsw.Connection, project: Project) -> tuple[list[str], list[str]]:
+def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]]:
     """(checkpoint lines, lesson lines) of the active checkpoint: next action first."""
     from waymark.packets.briefing import checkpoint_section
 
@@ -73,7 +72,7 @@ def _is_lesson(line: str, lessons: list[dict]) -> bool:
     return any(line == f"- {_lesson(lesson)}" for lesson in lessons if not lesson.get("historical"))
 
 
-def rules(conn: apsw.Connection, project: Project) -> tuple[list[str], list[str]]:
+def rules(conn: Connection, project: Project) -> tuple[list[str], list[str]]:
     """Pinned memories and high-priority conventions, warnings, decisions, preferences."""
     from waymark.packets.briefing import pinned_rules
 
@@ -81,16 +80,12 @@ def rules(conn: apsw.Connection, project: Project) -> tuple[list[str], list[str]
     return [memory_line(m) for m in memories], [m.id for m in memories]
 
 
-def pending_handoffs(conn: apsw.Connection, project: Project, session_id: str) -> list[str]:
-    from waymark.handoff.ledger import files_changed
-
+def pending_handoffs(conn: Connection, project: Project, session_id: str) -> list[str]:
     out = []
-    for sid, created, reason in conn.execute(
-        "SELECT session_id, created_at, reason FROM handoff_markers WHERE project_id = ?"
-        " AND cleared_at IS NULL AND session_id <> ? ORDER BY created_at DESC LIMIT 3",
-        (project.id, session_id),
+    for sid, reason, created in handoffs.open_markers(
+        conn, project.id, newest_first=True, limit=3, except_session=session_id
     ):
-        files = files_changed(conn, sid, 8)
+        files = sessions.files_changed(conn, sid, 8)
         listed = f" Files changed: {', '.join(files)}." if files else ""
         out.append(
             f"- The session of {created[:16].replace('T', ' ')} UTC ended without a checkpoint "
@@ -100,28 +95,13 @@ def pending_handoffs(conn: apsw.Connection, project: Project, session_id: str) -
     return out
 
 
-def recent_work(conn: apsw.Connection, project: Project, session_id: str) -> list[str]:
+def recent_work(conn: Connection, project: Project, session_id: str) -> list[str]:
     out = []
-    for sid, client, started in conn.execute(
-        "SELECT id, client, started_at FROM sessions WHERE project_id = ? AND id <> ?"
-        " ORDER BY started_at DESC, id DESC LIMIT 3",
-        (project.id, session_id),
-    ):
-        files = [
-            r[0]
-            for r in conn.execute(
-                "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
-                " GROUP BY path ORDER BY max(seq) DESC LIMIT 6",
-                (sid,),
-            )
-        ]
+    for sid, client, started in sessions.recent_sessions(conn, project.id, session_id, 3):
+        files = sessions.files_changed(conn, sid, 6)
         fails = [
             f"`{c}` (exit {x if x is not None else '?'})"
-            for c, x in conn.execute(
-                "SELECT command, exit_code FROM session_ledger WHERE session_id = ? AND"
-                " kind = 'failure' ORDER BY seq DESC LIMIT 3",
-                (sid,),
-            )
+            for c, x in sessions.failures(conn, sid, 3)
         ]
         if not files and not fails:
             continue
@@ -135,7 +115,7 @@ def recent_work(conn: apsw.Connection, project: Project, session_id: str) -> lis
 
 
 def repo_changes(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     session_id: str,
     head: str | None,
@@ -144,12 +124,7 @@ def repo_changes(
     from waymark.projects import git
 
     out: list[str] = []
-    row = conn.execute(
-        "SELECT coalesce(git_head_end, git_head_start) FROM sessions WHERE project_id = ?"
-        " AND id <> ? ORDER BY started_at DESC, id DESC LIMIT 1",
-        (project.id, session_id),
-    ).fetchone()
-    last = row[0] if row else None
+    last = sessions.previous_head(conn, project.id, session_id)
     if head and last and head != last and project.files:
         commits = git.commits_since(project.files, last) or []
         out += [f"- commit {fence_text(c)}" for c in commits]
@@ -162,24 +137,14 @@ def repo_changes(
     return out
 
 
-def note_injected(conn: apsw.Connection, session_id: str, memory_ids: list[str]) -> None:
+def note_injected(conn: Connection, session_id: str, memory_ids: list[str]) -> None:
     """Remember what this session has seen (never inject twice) and count the use."""
     if not memory_ids:
         return
     stamp = clock.now()
     with db.write(conn):
-        for memory_id in memory_ids:
-            conn.execute(
-                "INSERT OR IGNORE INTO session_injected (session_id, memory_id) VALUES (?, ?)",
-                (session_id, memory_id),
-            )
+        sessions.add_injected(conn, session_id, memory_ids)
         count_use(conn, memory_ids, stamp)
 
 
-def injected(conn: apsw.Connection, session_id: str) -> set[str]:
-    return {
-        r[0]
-        for r in conn.execute(
-            "SELECT memory_id FROM session_injected WHERE session_id = ?", (session_id,)
-        )
-    }
+injected = sessions.injected

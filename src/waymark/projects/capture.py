@@ -3,43 +3,36 @@
 
 from __future__ import annotations
 
-import apsw
-
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
+from waymark.storage.projects import get_capture, put_capture
+from waymark.storage.settings import get_setting
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
     from typing import Any
 
+    from waymark.storage.connection import Connection
 
-def policy(conn: apsw.Connection, project: Project) -> dict[str, Any]:
-    row = conn.execute(
-        "SELECT enabled, changed_at FROM project_capture WHERE project_id = ?", (project.id,)
-    ).fetchone()
-    if row is not None:
-        verb = "enabled" if row[0] else "disabled"
-        return {
-            "enabled": bool(row[0]),
-            "why": f"{verb} with `waymark {verb[:-1]}` ({row[1][:10]})",
-        }
+
+def policy(conn: Connection, project: Project) -> dict[str, Any]:
+    chosen = get_capture(conn, project.id)
+    if chosen is not None:
+        enabled, changed_at = chosen
+        verb = "enabled" if enabled else "disabled"
+        return {"enabled": enabled, "why": f"{verb} with `waymark {verb[:-1]}` ({changed_at[:10]})"}
     if all_git_repos(conn) and project.how.startswith("git"):
         return {"enabled": True, "why": "capture.all_git_repos is on and this is a git repository"}
     return {"enabled": False, "why": "not enabled; run `waymark enable` in this project"}
 
 
-def all_git_repos(conn: apsw.Connection) -> bool:
-    row = conn.execute("SELECT value FROM settings WHERE key = 'capture.all_git_repos'").fetchone()
-    return bool(row and json.loads(row[0]))
+def all_git_repos(conn: Connection) -> bool:
+    stored = get_setting(conn, "capture.all_git_repos")
+    return bool(stored and json.loads(stored))
 
 
-def set_enabled(conn: apsw.Connection, project: Project, enabled: bool) -> None:
+def set_enabled(conn: Connection, project: Project, enabled: bool) -> None:
     with db.write(conn):
-        conn.execute(
-            "INSERT INTO project_capture (project_id, enabled, changed_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (project_id) DO UPDATE SET enabled = excluded.enabled,"
-            " changed_at = excluded.changed_at",
-            (project.id, int(enabled), clock.now()),
-        )
+        put_capture(conn, project.id, enabled, clock.now())

@@ -152,3 +152,16 @@ def commits_since(root: str, since: str | None, limit: int = 10) -> list[str] | 
         return None
     out = _git(root, "log", "--oneline", "--no-decorate", f"-{limit}", f"{since}..HEAD")
     return None if out is None else [line for line in out.splitlines() if line.strip()]
+
+
+def head(root: str | None) -> str | None:
+    """The commit checked out at `root`, read from the refs (no git process); None when not
+    cheaply known."""
+    if not root:
+        return None
+    from waymark.projects.locate import git_head
+
+    try:
+        return git_head(root)
+    except Exception:  # an odd repository layout: no head, no problem
+        return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from waymark.base.files import write_atomic
 from waymark.errors import InvalidArgument
 
 BEGIN = (
@@ -74,11 +75,5 @@ def apply(path: str, *, remove: bool = False) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    tmp = f"{path}.waymark-tmp"
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    write_atomic(path, text.encode("utf-8"), mode=mode)

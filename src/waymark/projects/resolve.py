@@ -10,12 +10,20 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 
-import apsw
-
 from waymark.base import clock
 from waymark.errors import NotFound, ProjectError
 from waymark.projects.locate import Location, locate
 from waymark.storage import connection as db
+from waymark.storage.projects import (
+    insert_named_project,
+    insert_path_project,
+    project_id_by_name,
+    project_id_by_root,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.storage.connection import Connection
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 NAME_CHARS = frozenset(_LETTERS + _LETTERS.upper() + "0123456789._-")
@@ -53,7 +61,7 @@ class Project(_ProjectFields):
 
 
 def resolve(
-    conn: apsw.Connection,
+    conn: Connection,
     spec: str | None = None,
     *,
     cwd: str | None = None,
@@ -96,38 +104,32 @@ def _describe(loc: Location) -> str:
     return f"directory {loc.root} (not in a git repository)"
 
 
-def _bound(conn: apsw.Connection, loc: Location, bind: bool = True) -> Project:
-    row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
-    if row is None and not bind:
+def _bound(conn: Connection, loc: Location, bind: bool = True) -> Project:
+    project_id = project_id_by_root(conn, loc.root)
+    if project_id is None and not bind:
         raise NotFound(f"{loc.root} is not a Waymark project yet", root=loc.root)
-    if row is None:
+    if project_id is None:
         with db.write(conn):
-            row = conn.execute("SELECT id FROM projects WHERE root = ?", (loc.root,)).fetchone()
-            if row is None:
-                row = (clock.new_id(),)
-                conn.execute(
-                    "INSERT INTO projects (id, kind, root, created_at) VALUES (?, 'path', ?, ?)",
-                    (row[0], loc.root, clock.now()),
-                )
+            project_id = project_id_by_root(conn, loc.root)
+            if project_id is None:
+                project_id = clock.new_id()
+                insert_path_project(conn, project_id, loc.root, clock.now())
     return Project(
-        id=row[0], kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
+        id=project_id, kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
     )
 
 
-def _named(conn: apsw.Connection, name: str, root: str | None, how: str, create: bool) -> Project:
-    row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
-    if row is None:
+def _named(conn: Connection, name: str, root: str | None, how: str, create: bool) -> Project:
+    project_id = project_id_by_name(conn, name)
+    if project_id is None:
         if not create:
             raise NotFound(
                 f"no project named {name!r} yet; it is created by its first write",
                 project=name,
             )
         with db.write(conn):
-            row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
-            if row is None:
-                row = (clock.new_id(),)
-                conn.execute(
-                    "INSERT INTO projects (id, kind, name, created_at) VALUES (?, 'named', ?, ?)",
-                    (row[0], name, clock.now()),
-                )
-    return Project(id=row[0], kind="named", name=name, root=root, how=how)
+            project_id = project_id_by_name(conn, name)
+            if project_id is None:
+                project_id = clock.new_id()
+                insert_named_project(conn, project_id, name, clock.now())
+    return Project(id=project_id, kind="named", name=name, root=root, how=how)

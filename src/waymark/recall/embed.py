@@ -8,6 +8,7 @@ or the MCP server), never in a per-prompt hook.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 
 from waymark import home
 from waymark.base.text import mend
-from waymark.errors import WaymarkError
+from waymark.errors import Int8Unavailable, ModelUnavailable
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_ID = MODEL_NAME.rsplit("/", 1)[-1]  # the name stored in vectors.model
@@ -33,12 +34,6 @@ REQUIRED_FILES = ("model.onnx", "tokenizer.json", "tokenizer_config.json")
 HUB_SNAPSHOTS = os.path.join("models--Qdrant--all-MiniLM-L6-v2-onnx", "snapshots")
 LEGACY_DIR = "fast-all-MiniLM-L6-v2"
 PACKAGES = ("fastembed", "onnxruntime", "numpy")
-
-
-class ModelUnavailable(WaymarkError):
-    """The embedding model cannot be loaded, so recall stays lexical and fuzzy."""
-
-    code = "model_unavailable"
 
 
 def model_dir() -> str | None:
@@ -205,7 +200,7 @@ class OnnxQueries:
     """A model run with onnxruntime and tokenizers alone, as fastembed runs this model (mean
     of the last hidden state over the attention mask; `Embedder` normalises), without
     importing fastembed (~0.4 s against ~0.1 s): for the int8 copy, whose folder holds the
-    tokenizer exactly as fastembed configured it (`quantize.QUERY_TOKENIZER`)."""
+    tokenizer exactly as fastembed configured it (`embed.QUERY_TOKENIZER`)."""
 
     def __init__(self, model_file: str, tokenizer_file: str) -> None:
         import onnxruntime as ort
@@ -268,15 +263,60 @@ def open_embedder(
 
 def _int8_copy() -> Any:
     """The int8 copy's backend when it is built and loads, else None (queries go full)."""
-    from waymark.recall import quantize
-
-    folder = quantize.built()
+    folder = int8_built()
     if folder is None:
         return None
     try:
-        return quantize.load(folder)
-    except quantize.Unavailable:
+        return load_int8(folder)
+    except Int8Unavailable:
         return None
+
+
+# The int8 copy of the model for queries, as `quantize` builds it into the data home.
+INT8_RECIPE = "int8-dynamic-matmul-per-channel-v2"  # change it to rebuild every copy
+MODEL_FILE = "model.onnx"
+QUERY_TOKENIZER = "query-tokenizer.json"  # the full model's tokenizer as fastembed set it up
+
+
+def int8_source() -> str | None:
+    """The full model's file: in WAYMARK_EMBED_MODEL_DIR, else fastembed's cached download."""
+    folder = model_dir()
+    if folder is not None:
+        path = os.path.join(folder, MODEL_FILE)
+        return path if os.path.isfile(path) else None
+    return cached_model()
+
+
+def int8_folder_for(source: str) -> str:
+    """Where the copy of `source` lives: keyed by the recipe and the file's path, size and
+    modification time (cheap to compute, unlike a hash of 90 MB; a replaced file gets a new
+    copy)."""
+    real = os.path.realpath(source)
+    st = os.stat(real)
+    key = hashlib.sha256(
+        f"{INT8_RECIPE}\0{real}\0{st.st_size}\0{st.st_mtime_ns}".encode()
+    ).hexdigest()
+    return os.path.join(cache_dir(), "int8", key[:16])
+
+
+def int8_built() -> str | None:
+    """The folder of a ready copy of the current model, or None."""
+    source = int8_source()
+    if source is None:
+        return None
+    try:
+        folder = int8_folder_for(source)
+    except OSError:
+        return None
+    return folder if os.path.isfile(os.path.join(folder, QUERY_TOKENIZER)) else None
+
+
+def load_int8(folder: str) -> OnnxQueries:
+    """The copy in `folder`, ready to embed queries (onnxruntime alone: no fastembed)."""
+    try:
+        return OnnxQueries(os.path.join(folder, MODEL_FILE), os.path.join(folder, QUERY_TOKENIZER))
+    except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
+        raise Int8Unavailable(f"cannot load the int8 query model from {folder}: {exc}") from exc
 
 
 def load_embedder(allow_download: bool = False, *, int8_queries: bool = False) -> Embedder | None:

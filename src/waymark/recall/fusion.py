@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
 
-    from waymark.memories.record import Memory
-    from waymark.recall.ranked import Light, Settings
+    from waymark.recall.knobs import Light, Settings
+    from waymark.storage.memories import Memory
 
     T = TypeVar("T")
 

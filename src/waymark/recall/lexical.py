@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import math
 
+from waymark.storage import connection as db
+from waymark.storage import search
+from waymark.storage.memories import max_rowid
+
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -17,7 +21,7 @@ if TYPE_CHECKING:
 
 MAX_TERMS = 24
 # The memories_fts tokenizer (migration m001): feedback words are compared as its stems.
-TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+TOKENIZER: tuple[Any, ...] = ("porter", ["unicode61", "remove_diacritics", "2"])
 MIN_DF_CAP = 10  # in a small store every word is rare enough to expand with
 
 _TOKEN = r"[^\W_]+(?:['’][^\W_]+)*"  # compiled on first use: `re` costs a hook ~6 ms
@@ -233,7 +237,7 @@ def focused_expression(
     rarest first, once their posting lists would hold more rows than that: a hook's budget.
     """
     words = tokens(text)
-    tokenize = _tokenizer(conn)
+    tokenize = search.tokenizer(conn, TOKENIZER)
     if (len(words) <= keep and max_share >= 1.0 and not max_rows) or tokenize is None:
         return match_expression(text)
     stems = [_stem(tokenize, word) for word in words]
@@ -266,17 +270,15 @@ def expansion_expression(
     carry no topic, and would make the second query score thousands of rows: skipped.
     None when nothing qualifies, or when this APSW cannot run FTS5 tokenizers (before 3.47).
     """
-    tokenize = _tokenizer(conn)
+    tokenize = search.tokenizer(conn, TOKENIZER)
     if tokenize is None or not texts:
         return None
-    import apsw  # already loaded by whoever opened `conn`
-
     asked = {_stem(tokenize, word) for word in tokens(query)}
     weight: dict[str, float] = {}
     surface: dict[str, str] = {}
     for text in texts:
         data = text.encode("utf-8", "replace")
-        found = tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None)
+        found = tokenize(data, search.TOKENIZE_DOCUMENT, None)
         for start, end, stem, *_ in found:
             word = data[start:end].decode("utf-8", "replace").lower()
             if stem in asked or len(word) < 3 or word.isdigit() or word in STOP_WORDS:
@@ -294,22 +296,14 @@ def expansion_expression(
     return " OR ".join('"' + surface[stem].replace('"', '""') + '"' for stem in best)
 
 
-def _tokenizer(conn: Any) -> Any:
-    """The index's own tokenizer, callable from Python (APSW 3.47+), or None."""
-    get = getattr(conn, "fts5_tokenizer", None)
-    return None if get is None else get(*TOKENIZER)
-
-
 def _stem(tokenize: Any, word: str) -> str | None:
-    import apsw
-
-    found = tokenize(word.encode("utf-8", "replace"), apsw.FTS5_TOKENIZE_QUERY, None)
+    found = tokenize(word.encode("utf-8", "replace"), search.TOKENIZE_QUERY, None)
     return str(found[0][2]) if found else None
 
 
 def _total(conn: Any) -> int:
     """About how many memories there are (every row ever written: a cheap upper bound)."""
-    return int(conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) or 1
+    return max_rowid(conn) or 1
 
 
 # fts5vocab counts a term's documents by reading its whole posting list: 40 us for a rare
@@ -325,8 +319,7 @@ def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """How many memories hold each stem; stems the index lacks are left out."""
     from _weakref import ref  # builtin; the weakref module would cost a hook ~1.5 ms
 
-    version = conn.execute("PRAGMA data_version").fetchone()[0]
-    generation = (version, conn.total_changes())
+    generation = db.generation(conn)
     entry = _DF_CACHE[0]  # one read: another thread may replace the entry meanwhile
     if (
         entry[0] is None
@@ -340,10 +333,7 @@ def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     for stem in dict.fromkeys(stems):  # `term = ?` is a lookup; `term IN (...)` scans it all
         doc = known.get(stem)
         if doc is None:
-            row = conn.execute(
-                "SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)
-            ).fetchone()
-            doc = known[stem] = int(row[0]) if row is not None else 0
+            doc = known[stem] = search.doc_frequency(conn, stem)
         if doc:
             found[stem] = doc
     return found

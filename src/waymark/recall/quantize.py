@@ -16,7 +16,6 @@ background; so does `waymark index`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -25,16 +24,23 @@ import tempfile
 import time
 from typing import Any
 
+from waymark.errors import Int8Unavailable
 from waymark.recall import embed
+from waymark.recall.embed import (
+    INT8_RECIPE,
+    MODEL_FILE,
+    QUERY_TOKENIZER,
+    int8_built,
+    int8_folder_for,
+    int8_source,
+    load_int8,
+)
 
-RECIPE = "int8-dynamic-matmul-per-channel-v2"  # change it to rebuild every copy
 # How close the copy's rows must stay to the full model's over PROBES. all-MiniLM-L6-v2
 # measures a mean of 0.993 and a worst of 0.972 (a one-word query: short ones stray most).
 MIN_MEAN_COSINE = 0.98
 MIN_WORST_COSINE = 0.95
 SETTING = "recall.int8_queries"
-MODEL_FILE = "model.onnx"
-QUERY_TOKENIZER = "query-tokenizer.json"  # the full model's tokenizer as fastembed set it up
 SIDE_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
 PROBES = (
     "why does the login redirect loop after the session cookie expires",
@@ -51,12 +57,6 @@ PROBES = (
 log = logging.getLogger("waymark.quantize")
 
 
-class Unavailable(embed.ModelUnavailable):
-    """No int8 copy can be built here; queries use the full model."""
-
-    code = "int8_unavailable"
-
-
 def enabled(conn: Any) -> bool:
     """Whether queries should go through the copy: the `recall.int8_queries` setting."""
     from waymark import settings
@@ -64,66 +64,25 @@ def enabled(conn: Any) -> bool:
     return bool(settings.get(conn, SETTING))
 
 
-def source_model() -> str | None:
-    """The full model's file: in WAYMARK_EMBED_MODEL_DIR, else fastembed's cached download."""
-    folder = embed.model_dir()
-    if folder is not None:
-        path = os.path.join(folder, MODEL_FILE)
-        return path if os.path.isfile(path) else None
-    return embed.cached_model()
-
-
-def folder_for(source: str) -> str:
-    """Where the copy of `source` lives: keyed by the recipe and the file's path, size and
-    modification time (cheap to compute, unlike a hash of 90 MB; a replaced file gets a new
-    copy)."""
-    real = os.path.realpath(source)
-    st = os.stat(real)
-    key = hashlib.sha256(f"{RECIPE}\0{real}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
-    return os.path.join(embed.cache_dir(), "int8", key[:16])
-
-
-def built() -> str | None:
-    """The folder of a ready copy of the current model, or None."""
-    source = source_model()
-    if source is None:
-        return None
-    try:
-        folder = folder_for(source)
-    except OSError:
-        return None
-    return folder if os.path.isfile(os.path.join(folder, QUERY_TOKENIZER)) else None
-
-
-def load(folder: str) -> embed.OnnxQueries:
-    """The copy in `folder`, ready to embed queries (onnxruntime alone: no fastembed)."""
-    try:
-        return embed.OnnxQueries(
-            os.path.join(folder, MODEL_FILE), os.path.join(folder, QUERY_TOKENIZER)
-        )
-    except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
-        raise Unavailable(f"cannot load the int8 query model from {folder}: {exc}") from exc
-
-
 def build(full: embed.Embedder | None = None) -> str:
-    """Build (or find) the copy of the current model and return its folder; raise Unavailable
+    """Build (or find) the copy of the current model and return its folder; raise Int8Unavailable
     saying why when it cannot be built or strays from the full model (then the verdict is
     kept, and not built again for that file). `full` is the loaded full model, for the check
     (loaded here when not given)."""
-    source = source_model()
+    source = int8_source()
     if source is None:
-        raise Unavailable("no embedding model on disk to copy")
-    final = folder_for(source)
+        raise Int8Unavailable("no embedding model on disk to copy")
+    final = int8_folder_for(source)
     if os.path.isfile(os.path.join(final, QUERY_TOKENIZER)):
         return final
     rejected = about(final + ".rejected")
     if rejected:
-        raise Unavailable(str(rejected.get("why", "the int8 copy was rejected")))
+        raise Int8Unavailable(str(rejected.get("why", "the int8 copy was rejected")))
     try:
         import onnxruntime as ort
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
-        raise Unavailable(f"cannot build the int8 query model: {exc}") from exc
+        raise Int8Unavailable(f"cannot build the int8 query model: {exc}") from exc
 
     started = time.perf_counter()
     parent = os.path.dirname(final)
@@ -162,10 +121,10 @@ def build(full: embed.Embedder | None = None) -> str:
                 f" mean {mean:.4f}, worst {worst:.4f}; wanted {MIN_MEAN_COSINE} and"
                 f" {MIN_WORST_COSINE}); queries use the full model"
             )
-            _write_about(final + ".rejected", {"recipe": RECIPE, "source": real, "why": why})
-            raise Unavailable(why)
+            _write_about(final + ".rejected", {"recipe": INT8_RECIPE, "source": real, "why": why})
+            raise Int8Unavailable(why)
         facts: dict[str, Any] = {
-            "recipe": RECIPE,
+            "recipe": INT8_RECIPE,
             "source": real,
             "probe_cosine_mean": round(mean, 5),
             "probe_cosine_worst": round(worst, 5),
@@ -182,20 +141,20 @@ def build(full: embed.Embedder | None = None) -> str:
             _remove_stale(parent, keep=final, source=real)
         log.info("built the int8 query model in %.1f s: %s", facts["build_seconds"], final)
         return final
-    except Unavailable:
+    except Int8Unavailable:
         raise
     except Exception as exc:  # onnx, onnxruntime and the file system raise many kinds
-        raise Unavailable(f"cannot build the int8 query model from {source}: {exc}") from exc
+        raise Int8Unavailable(f"cannot build the int8 query model from {source}: {exc}") from exc
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def attach(embedder: embed.Embedder) -> str:
     """Build the copy if needed and send `embedder`'s queries through it; its folder. Raises
-    Unavailable, saying why, when there is none to be had."""
+    Int8Unavailable, saying why, when there is none to be had."""
     folder = build(embedder)
     if embedder.query_precision != "int8":
-        embedder.attach_queries(load(folder))
+        embedder.attach_queries(load_int8(folder))
     return folder
 
 
@@ -203,11 +162,11 @@ def note(enabled: bool) -> str:
     """How queries are embedded here, in one sentence for `waymark status`."""
     if not enabled:
         return "full model (recall.int8_queries is off)"
-    folder = built()
+    folder = int8_built()
     if folder is not None:
         return f"int8 copy at {folder}"
-    source = source_model()
-    rejected = about(folder_for(source) + ".rejected") if source else {}
+    source = int8_source()
+    rejected = about(int8_folder_for(source) + ".rejected") if source else {}
     if rejected.get("why"):
         return str(rejected["why"])
     return (
@@ -234,7 +193,7 @@ def _write_about(folder: str, facts: dict[str, Any]) -> None:
 def _agreement(full: embed.Embedder, folder: str) -> tuple[float, float]:
     """The mean and the lowest cosine between the full model's rows and the copy's, over
     PROBES."""
-    copy = embed.Embedder(load(folder), full.model, full.dim)
+    copy = embed.Embedder(load_int8(folder), full.model, full.dim)
     reference = full.embed(list(PROBES), max_tokens=embed.QUERY_MAX_TOKENS)
     candidate = copy.embed(list(PROBES), max_tokens=embed.QUERY_MAX_TOKENS)
     cosines = (reference * candidate).sum(axis=1)

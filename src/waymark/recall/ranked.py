@@ -13,7 +13,7 @@ They meet in a weighted sum of normalised scores; bounded multipliers (recency, 
 and pin, scope fit) then adjust (`fusion`). The semantic tier is collected last, so a warm
 caller embeds the query on a thread while every other tier runs; candidates are ranked on a
 few light columns and only the winners are read whole. Recall never writes: ranking state
-changes only through `mark_used`, called when a memory is really used, so results never
+changes only through `storage.events.count_use`, called when a memory is really used, so results never
 depend on query order.
 """
 
@@ -22,74 +22,23 @@ from __future__ import annotations
 import time
 from collections import namedtuple
 
-import apsw
-
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
-from waymark.memories.record import FIELDS, Memory, from_row, kind_filters
+from waymark.memories.record import check_types
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
 from waymark.recall import fusion
 from waymark.recall import lexical as fts
+from waymark.recall.knobs import DEFAULT, FTS_WEIGHTS, Light, Settings
+from waymark.storage import memories as rows
+from waymark.storage import search
 
 TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
-# Title, content, tags, target. FTS5's bm25() fixes k1 = 1.2; scaling every weight by c acts
-# as k1 = 1.2 / c, so x4 means k1 = 0.3: a memory is short, and saying a word twice or at
-# length should count for little (dev set, lexical R@10 0.604 -> 0.646).
-FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
-
-
-# Ranking knobs, tuned on the development set (bench/retrieval.py). A namedtuple, used as
-# Settings(half_life_days=30, ...): hooks cannot afford `dataclasses`.
-#   *_weight             each tier's share of the fused score (semantic 0.8, expansion 0.3, ...)
-#   query_terms          a longer query is searched by its rarest words
-#   candidates           pool per lexical tier (lexical, fuzzy, expansion); semantic its own
-#   feedback_docs        first-pass hits that expansion words are drawn from
-#   expansion_max_df     a word in more of all memories says little (and costs)
-#   recency_floor        an old memory keeps at least this share of its score
-#   use_boost            at most +8% for a memory used often and lately
-#   priority_step        per priority point, ±20% at the extremes; pin_boost on top
-#   file_fit, dir_fit    the query names this memory's file, or a directory around it
-#   query_max_share      words in more of all memories are not searched (hooks: 0.05)
-#   fuzzy_below          typo repair runs when the words as typed found fewer memories
-#   query_max_rows       words stop, rarest first, past this many postings (0: no limit)
-Settings = namedtuple(
-    "Settings",
-    "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
-    " query_terms candidates semantic_candidates feedback_docs expansion_terms"
-    " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows",
-    defaults=[
-        1.0,
-        0.8,
-        1.0,
-        0.5,
-        0.3,
-        0.3,
-        12,
-        100,
-        200,
-        3,
-        20,
-        0.01,
-        5,
-        90.0,
-        0.85,
-        0.08,
-        0.02,
-        0.10,
-        0.35,
-        0.2,
-        1.0,
-        5,
-        0,
-    ],
-)
-DEFAULT = Settings()
-
+    from waymark.storage.connection import Connection
+    from waymark.storage.memories import Memory
 
 # In a large store a word found in a tenth of all memories matches thousands of rows
 # (most of a query's cost) and barely moves the ranking; small stores keep every word.
@@ -97,16 +46,13 @@ LARGE_STORE = 5_000
 LARGE_STORE_SHARE = 0.10
 
 
-def _max_share(conn: apsw.Connection, settings: Settings) -> float:
+def _max_share(conn: Connection, settings: Settings) -> float:
     if settings.query_max_share < 1.0:
         return float(settings.query_max_share)
-    from waymark.storage.connection import scalar
-
-    size = scalar(conn, "SELECT max(rowid) FROM memories") or 0
-    return LARGE_STORE_SHARE if size > LARGE_STORE else 1.0
+    return LARGE_STORE_SHARE if rows.max_rowid(conn) > LARGE_STORE else 1.0
 
 
-def settings_for(conn: apsw.Connection) -> Settings:
+def settings_for(conn: Connection) -> Settings:
     """The defaults, with the user's `recall.*` settings (`waymark config`) applied."""
     from waymark import settings
 
@@ -126,7 +72,7 @@ class Hit(namedtuple("_Hit", "memory score explain")):
 
 
 def recall(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     query: str,
     *,
@@ -140,11 +86,15 @@ def recall(
     include_inactive: bool = False,
     settings: Settings = DEFAULT,
     now: float | None = None,
+    scan_paths: bool = True,
 ) -> list[Hit]:
-    """The best `limit` memories for `query`, best first, each with its score breakdown."""
+    """The best `limit` memories for `query`, best first, each with its score breakdown.
+    `paths` are searched too; so are the paths the query mentions, unless `scan_paths` is
+    False (the caller found them already)."""
     _check(limit, types)
     query = _clean(query)
-    named = pathnames.normalise(project, [*paths, *pathnames.mentioned(query)])
+    mentioned = pathnames.mentioned(query) if scan_paths else []
+    named = pathnames.normalise(project, [*paths, *mentioned])
     expr = fts.focused_expression(
         conn,
         query,
@@ -189,7 +139,7 @@ def recall(
     scored.sort(key=lambda item: (-item[0], item[1]))
     if not include_inactive:
         scored = scored[:limit]
-    memories = _memories(conn, [rowid for _, _, rowid, _ in scored])
+    memories = rows.by_rowids(conn, [rowid for _, _, rowid, _ in scored])
     hits = [
         _hit(memories[rowid], final, fused[rowid], multipliers)
         for final, _, rowid, multipliers in scored
@@ -224,7 +174,7 @@ def _check(limit: int, types: Sequence[str]) -> None:
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
         raise InvalidArgument(f"limit must be an integer from 1 to 200 (got {limit!r})")
-    kind_filters(types, ())  # refuses an unknown type before any work
+    check_types(types)  # refuses an unknown type before any work
 
 
 def _clean(query: str) -> str:
@@ -234,62 +184,37 @@ def _clean(query: str) -> str:
 
 
 def _bm25(
-    conn: apsw.Connection, project: Project, expr: str | None, n: int, include_inactive: bool
+    conn: Connection, project: Project, expr: str | None, n: int, include_inactive: bool
 ) -> list[tuple[int, float]]:
     if expr is None:
         return []
-    weights = ", ".join(str(w) for w in FTS_WEIGHTS)
-    active = "" if include_inactive else " AND m.status = 'active'"
-    return [
-        (int(rowid), -float(score))
-        for rowid, score in conn.execute(
-            f"SELECT f.rowid, bm25(memories_fts, {weights}) AS s FROM memories_fts f"
-            " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
-            " WHERE memories_fts MATCH ?"
-            f" AND (m.project_id = ? OR m.project_id IS NULL){active} ORDER BY s LIMIT ?",
-            (expr, project.id, n),
-        )
-    ]
+    return search.bm25(conn, project.id, expr, n, FTS_WEIGHTS, include_inactive)
 
 
 def _by_path(
-    conn: apsw.Connection, project: Project, named: list[str], s: Settings
+    conn: Connection, project: Project, named: list[str], s: Settings
 ) -> list[tuple[int, float]]:
     """Memories scoped to a named path, a directory above it, or (for a named directory)
     something below it: the most specific first."""
     found: dict[int, float] = {}
-    # Exact targets, then `path::Symbol` and `path/...` as ranges: all served by the
-    # memories_by_target index (a LIKE would scan the project).
-    base_sql = (
-        "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
-        " AND scope_target IS NOT NULL"  # only path scopes have a target
-    )
     for path in named:
         above = pathnames.ancestors(path)
-        exact = [path, *above]
-        rows = conn.execute(
-            f"{base_sql} AND scope_target IN ({', '.join('?' * len(exact))})",
-            (project.id, *exact),
-        ).fetchall()
-        for low, high in ((path + "::", path + ":;"), (path + "/", path + "0")):
-            rows += conn.execute(
-                f"{base_sql} AND scope_target >= ? AND scope_target < ?", (project.id, low, high)
-            ).fetchall()
-        rows_any: list[Any] = rows
-        for rowid, target in rows_any:
-            base = str(target).partition("::")[0]
+        # Exact targets, then `path::Symbol` and `path/...` as ranges (a LIKE would scan).
+        ranges = ((path + "::", path + ":;"), (path + "/", path + "0"))
+        for rowid, target in search.target_rows(conn, project.id, [path, *above], ranges):
+            base = target.partition("::")[0]
             if base == path:
                 fit = 1.0
             elif base in above:
                 fit = 0.9 - 0.1 * min(above.index(base), 5)
             else:
                 fit = 0.5
-            found[int(rowid)] = max(found.get(int(rowid), 0.0), fit)
+            found[rowid] = max(found.get(rowid, 0.0), fit)
     return sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
 
 
 def _fuzzy(
-    conn: apsw.Connection, project: Project, query: str, n: int, include_inactive: bool
+    conn: Connection, project: Project, query: str, n: int, include_inactive: bool
 ) -> list[tuple[int, float]]:
     """Repair query words the index has never seen (typos, identifier spellings)."""
     words = [w for w in fts.tokens(query) if len(w) >= 5 and not w.isdigit()]
@@ -301,13 +226,7 @@ def _fuzzy(
     repaired: list[str] = []
     for word in unknown:
         # Typos rarely hit the first letter: compare with that slice of the vocabulary only.
-        vocab = [
-            str(t)
-            for (t,) in conn.execute(
-                "SELECT term FROM memories_fts_vocab WHERE term >= ? AND term < ?",
-                (word[0], word[0] + "\U0010ffff"),
-            )
-        ]
+        vocab = search.vocabulary(conn, word[0], word[0] + "\U0010ffff")
         for term, _score, _ in process.extract(
             word, vocab, scorer=fuzz.ratio, limit=2, score_cutoff=80
         ):
@@ -316,15 +235,12 @@ def _fuzzy(
     return _bm25(conn, project, expr, n, include_inactive)
 
 
-def _indexed(conn: apsw.Connection, word: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (f'"{word}"',)
-    ).fetchone()
-    return row is not None
+def _indexed(conn: Connection, word: str) -> bool:
+    return search.is_indexed(conn, f'"{word}"')
 
 
 def _expansion(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     query: str,
     fused: dict[int, dict[str, Any]],
@@ -335,15 +251,8 @@ def _expansion(
     top = fusion.best(fused, s.feedback_docs)
     if not top or s.expansion_weight <= 0:
         return []
-    texts = [
-        str(text)
-        for (text,) in conn.execute(
-            # The opening of a long memory is enough to characterise it, and bounds the cost.
-            "SELECT substr(content, 1, 4000) FROM memories"
-            " WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_json_list(top),),
-        )
-    ]
+    # The opening of a long memory is enough to characterise it, and bounds the cost.
+    texts = search.openings(conn, top, 4000)
     expr = fts.expansion_expression(
         conn, query, texts, terms=s.expansion_terms, max_df=s.expansion_max_df
     )
@@ -351,66 +260,42 @@ def _expansion(
 
 
 def _graph(
-    conn: apsw.Connection, fused: dict[int, dict[str, Any]], s: Settings
+    conn: Connection, fused: dict[int, dict[str, Any]], s: Settings
 ) -> list[tuple[int, float]]:
     """Neighbours of the top hits: explicit links both ways and shared tags."""
     seeds = fusion.best(fused, s.graph_seeds)
     if not seeds:
         return []
-    rows = conn.execute(
-        """
-        WITH seed(id) AS (SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?)))
-        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.src = seed.id
-            JOIN memories m ON m.id = l.dst
-        UNION ALL
-        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.dst = seed.id
-            JOIN memories m ON m.id = l.src
-        """,
-        (_json_list(seeds),),
-    ).fetchall()
     best: dict[int, float] = {}
-    pairs: list[Any] = [*rows, *_same_tags(conn, seeds, s.candidates)]
-    for rowid, weight in pairs:
+    for rowid, weight in [*search.linked(conn, seeds), *_same_tags(conn, seeds, s.candidates)]:
         if rowid not in seeds:
-            best[int(rowid)] = max(best.get(int(rowid), 0.0), float(weight))
+            best[rowid] = max(best.get(rowid, 0.0), weight)
     return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
 
 
-def _same_tags(conn: apsw.Connection, seeds: list[int], n: int) -> list[tuple[int, float]]:
+def _same_tags(conn: Connection, seeds: list[int], n: int) -> list[tuple[int, float]]:
     """The first `n` active memories sharing an exact tag with a seed, in its project. The FTS
     tags column finds candidates in rowid order, so a tag on thousands of memories costs no
     more than a rare one; scanning the project instead costs 10 ms at 10k."""
     wanted = {
         (project_id, tag)
-        for project_id, tags in conn.execute(
-            "SELECT project_id, tags FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
-            (_json_list(seeds),),
-        )
+        for project_id, tags in search.tags_of(conn, seeds)
         for tag in json.loads(tags)
     }
     if not wanted:
         return []
     phrases = sorted({'"' + tag.replace('"', '""') + '"' for _, tag in wanted})
     found: list[tuple[int, float]] = []
-    for rowid, project_id, tags in conn.execute(
-        "SELECT m.rowid, m.project_id, m.tags FROM memories_fts f JOIN memories m"
-        " ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.status = 'active'"
-        " ORDER BY f.rowid",
-        (f"tags : ({' OR '.join(phrases)})",),
-    ):
+    for rowid, project_id, tags in search.tagged(conn, f"tags : ({' OR '.join(phrases)})"):
         if rowid not in seeds and any((project_id, tag) in wanted for tag in json.loads(tags)):
-            found.append((int(rowid), 0.5))
+            found.append((rowid, 0.5))
             if len(found) >= n:
                 break
     return found
 
 
-# What the multipliers read (fusion.multipliers): enough to rank a candidate without its text.
-Light = namedtuple("Light", "id type priority pinned scope_type scope_target event_time")
-
-
 def _light(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     rowids: list[int],
     types: Sequence[str],
@@ -421,43 +306,21 @@ def _light(
     """The candidates that pass the filters: rowid -> (light columns, uses, last used)."""
     if not rowids:
         return {}
-    where = ["(m.project_id = ? OR m.project_id IS NULL)"]
-    params: list[Any] = [_json_list(rowids), project.id]
-    if not include_inactive:
-        where += ["m.status = 'active'", "(m.valid_until IS NULL OR m.valid_until > ?)"]
-        params.append(_iso(now))
-    kinds, kind_params = kind_filters(types, tags)
-    where += kinds
-    params += kind_params
-    # CROSS JOIN: look the candidates up by rowid, never scan the project's index for them.
-    rows = conn.execute(
-        f"SELECT m.rowid, {', '.join('m.' + name for name in Light._fields)}, u.uses,"
-        " u.last_used FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
-        " LEFT JOIN memory_use u ON u.memory_rowid = m.rowid"
-        f" WHERE {' AND '.join(where)}",
-        params,
-    ).fetchall()
+    found = search.light_rows(
+        conn,
+        rowids,
+        Light._fields,
+        project_id=project.id,
+        include_inactive=include_inactive,
+        now_iso=_iso(now),
+        types=types,
+        tags=tags,
+    )
     out: dict[int, tuple[Light, int, str | None]] = {}
-    for row in rows:
+    for row in found:
         values: list[Any] = list(row)
         out[int(values[0])] = (Light(*values[1:-2]), int(values[-2] or 0), values[-1])
     return out
-
-
-def _memories(conn: apsw.Connection, rowids: list[int]) -> dict[int, Memory]:
-    if not rowids:
-        return {}
-    rows = conn.execute(
-        f"SELECT m.rowid, {', '.join('m.' + name for name in FIELDS)}"
-        " FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value",
-        (_json_list(rowids),),
-    ).fetchall()
-    found: list[Any] = rows
-    return {int(row[0]): from_row(tuple(row[1:])) for row in found}
-
-
-def _json_list(values: Iterable[int]) -> str:
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
 def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[str, float]) -> Hit:
@@ -473,22 +336,3 @@ def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[
 def _iso(now: float | None) -> str:
     t = now or time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t))
-
-
-def mark_used(conn: apsw.Connection, memory_ids: Iterable[str]) -> None:
-    """Count a real use (injected into a packet, or opened) of each memory."""
-    from waymark.base import clock
-    from waymark.storage import connection as db
-
-    ids = list(dict.fromkeys(memory_ids))
-    if not ids:
-        return
-    with db.write(conn):
-        stamp = clock.now()
-        for memory_id in ids:
-            conn.execute(
-                "INSERT INTO memory_use (memory_rowid, uses, last_used)"
-                " SELECT rowid, 1, ? FROM memories WHERE id = ?"
-                " ON CONFLICT (memory_rowid) DO UPDATE SET uses = uses + 1, last_used = excluded.last_used",
-                (stamp, memory_id),
-            )

@@ -7,21 +7,20 @@ one for a query. The warm server answers with `answer`, the same code the CLI ru
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs a hook process ~3 ms; apsw is loaded only when used
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    import apsw
-
     from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
 
 CANDIDATES = 200  # recall.Settings.semantic_candidates: the pool its min-max scale spans
 WARM_DEADLINE_S = 0.05
 
 
 def neighbours(
-    conn: apsw.Connection,
+    conn: Connection,
     project: Project,
     queries: Sequence[str],
     *,
@@ -76,7 +75,7 @@ def ask_warm(
 
 
 def overlapped(
-    conn: apsw.Connection, project_id: str, query: str, embedder: Any
+    conn: Connection, project_id: str, query: str, embedder: Any
 ) -> Callable[[], list[tuple[int, float]]]:
     """Embed `query` and scan the vectors on a thread now (onnxruntime and numpy run without
     the GIL); the returned function, which `recall` calls once its lexical tiers are done,
@@ -114,7 +113,7 @@ def overlapped(
 
 
 def local(
-    conn: apsw.Connection,
+    conn: Connection,
     project_id: str,
     queries: Sequence[str],
     max_tokens: int | None = None,
@@ -129,7 +128,7 @@ def local(
     return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
 
 
-def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
+def answer(conn: Connection, request: dict[str, Any]) -> dict[str, Any]:
     """The warm server's reply to a `semantic` request."""
     if request.get("op") != "semantic":
         return {"ok": False, "error": f"unknown op {request.get('op')!r}"}
@@ -154,7 +153,7 @@ def answer(conn: apsw.Connection, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits]}
 
 
-def _capturing_project(conn: apsw.Connection, cwd: str) -> tuple[str | None, str]:
+def _capturing_project(conn: Connection, cwd: str) -> tuple[str | None, str]:
     """The id of the project at `cwd` when capture is on there; else None and why. Never
     binds or creates a project: that is the hook's decision, made with its own checks."""
     from waymark.errors import WaymarkError

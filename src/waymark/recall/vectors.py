@@ -8,7 +8,6 @@ exact numpy scan over a matrix cached per connection, or a sqlite-vec `vec0` tab
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -21,10 +20,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import apsw
-
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.storage import connection as db
+from waymark.storage import vectors as rows
+from waymark.storage.connection import Connection
 
 INDEX_BATCH = 64
 MAX_VEC0_K = 4096  # sqlite-vec's limit on k
@@ -71,41 +70,26 @@ def unpack(blob: bytes, dim: int | None = None) -> list[float]:
     return values.tolist()
 
 
-def _scope_sql(project_id: str | None) -> tuple[str, tuple[Any, ...]]:
-    """A project's own memories (alias m) plus the global ones; every project's when None."""
-    if project_id is None:
-        return "1", ()
-    return "(m.project_id = ? OR m.project_id IS NULL)", (project_id,)
-
-
 def _scan(
-    conn: apsw.Connection, model: str, project_id: str | None
+    conn: Connection, model: str, project_id: str | None
 ) -> tuple[list[tuple[int, str]], int]:
     """Active memories needing a vector for `model` (rowid, text), and how many are active."""
-    where, params = _scope_sql(project_id)
-    rows: list[Any] = conn.execute(
-        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
-        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
-        f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
-        (model, *params),
-    ).fetchall()
+    found = rows.embedding_state(conn, model, project_id)
     todo = []
-    for rowid, title, content, tags, stored in rows:
+    for rowid, title, content, tags, stored in found:
         text = embed_text(title, content, json.loads(tags))
         if stored != text_hash(text):
             todo.append((rowid, text))
-    return todo, len(rows)
+    return todo, len(found)
 
 
-def missing(
-    conn: apsw.Connection, model: str, project_id: str | None = None
-) -> list[tuple[int, str]]:
+def missing(conn: Connection, model: str, project_id: str | None = None) -> list[tuple[int, str]]:
     """(rowid, text) of active memories whose `model` vector is absent or stale."""
     return _scan(conn, model, project_id)[0]
 
 
 def index_missing(
-    conn: apsw.Connection,
+    conn: Connection,
     embedder: Any,
     project_id: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -136,24 +120,14 @@ def index_missing(
     return {"embedded": done, "skipped": total - len(todo), "total": total}
 
 
-def _store(
-    conn: apsw.Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes
-) -> None:
+def _store(conn: Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes) -> None:
     if len(blob) != 4 * dim:
         raise ValueError(f"vector of {len(blob) // 4} floats for a {dim}-dimension model")
-    # Only while still active: a memory erased during embedding must not regain a vector.
-    # A fresh rowid above every existing one (computed before REPLACE drops the old row)
-    # is what lets VectorIndex notice any vector write from max(rowid) alone.
-    conn.execute(
-        "INSERT OR REPLACE INTO vectors (rowid, memory_rowid, model, dim, text_hash, vector)"
-        " SELECT (SELECT coalesce(max(rowid), 0) + 1 FROM vectors), ?, ?, ?, ?, ?"
-        " WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ? AND status = 'active')",
-        (rowid, model, dim, digest, blob, rowid),
-    )
+    rows.put_vector(conn, rowid, model, dim, digest, blob)
 
 
 def search(
-    conn: apsw.Connection,
+    conn: Connection,
     project_id: str | None,
     query_vec: Sequence[float] | Any,
     k: int = 10,
@@ -173,10 +147,10 @@ def search(
     return index_for(conn).search(project_id, query_vec, k, model, method)
 
 
-_indexes: weakref.WeakKeyDictionary[apsw.Connection, VectorIndex] = weakref.WeakKeyDictionary()
+_indexes: weakref.WeakKeyDictionary[Connection, VectorIndex] = weakref.WeakKeyDictionary()
 
 
-def index_for(conn: apsw.Connection) -> VectorIndex:
+def index_for(conn: Connection) -> VectorIndex:
     """The connection's VectorIndex, created on first use and dropped with the connection."""
     index = _indexes.get(conn)
     if index is None:
@@ -192,20 +166,10 @@ def vec0_path() -> str | None:
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
-def load_vec0(conn: apsw.Connection) -> bool:
+def load_vec0(conn: Connection) -> bool:
     """Load sqlite-vec into `conn` by path; False when it is not installed or will not load."""
     path = vec0_path()
-    if path is None:
-        return False
-    try:
-        conn.enable_load_extension(True)
-        conn.load_extension(path)  # SQLite adds the platform suffix (.so, .dylib, .dll)
-    except (apsw.Error, AttributeError):
-        return False
-    finally:
-        with contextlib.suppress(apsw.Error, AttributeError):
-            conn.enable_load_extension(False)
-    return True
+    return path is not None and rows.load_extension(conn, path)
 
 
 @dataclass
@@ -241,7 +205,7 @@ class VectorIndex:
     threads are serialised by a lock.
     """
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         # Weak, so the per-connection registry never keeps a closed connection alive.
         self._conn = weakref.ref(conn)
         self._snapshots: dict[tuple[str, str | None, str, int], _Snapshot] = {}
@@ -250,7 +214,7 @@ class VectorIndex:
         self._lock = threading.Lock()  # the warm server searches from several threads
 
     @property
-    def conn(self) -> apsw.Connection:
+    def conn(self) -> Connection:
         conn = self._conn()
         if conn is None:
             raise ReferenceError("the connection of this VectorIndex is gone")
@@ -307,26 +271,26 @@ class VectorIndex:
     def _fresh(self, method: str, project_id: str | None, model: str, dim: int) -> _Snapshot:
         key = (method, project_id, model, dim)
         snap = self._snapshots.get(key)
-        version: Any = self.conn.execute("PRAGMA data_version").fetchall()[0][0]
-        if snap is not None and snap.stamp == (version, self.conn.total_changes()):
+        stamp = db.generation(self.conn)
+        if snap is not None and snap.stamp == stamp:
             return snap
-        with self.conn:  # one consistent read (a savepoint, so it nests in a caller's)
+        with db.savepoint(self.conn):  # one consistent read, nested in a caller's
             fresh = self._refreshed(snap, method, project_id, model, dim)
         self._snapshots[key] = fresh
-        # Taken last: our own temp-table writes moved total_changes, and a commit by another
-        # connection after `version` was read shows as a newer data_version next time.
-        fresh.stamp = (version, self.conn.total_changes())
+        # Our own temp-table writes moved the change count: taken again, keeping the commit
+        # generation read first, so a commit by another connection since shows next time.
+        fresh.stamp = (stamp[0], db.generation(self.conn)[1])
         return fresh
 
     def _refreshed(
         self, snap: _Snapshot | None, method: str, project_id: str | None, model: str, dim: int
     ) -> _Snapshot:
-        generation = _generation(self.conn)
+        generation = rows.generation(self.conn)
         if snap is None:
             snap = self._new_snapshot(method, dim)
-            self._apply(snap, dim, [], _active(self.conn, project_id, model, dim, True))
+            self._apply(snap, dim, [], rows.active_vectors(self.conn, project_id, model, dim, True))
         elif generation != snap.generation:
-            wanted = dict(_active(self.conn, project_id, model, dim, False))
+            wanted = dict(rows.active_vectors(self.conn, project_id, model, dim, False))
             if wanted != snap.keys:
                 self._sync(snap, model, dim, wanted)
         snap.generation = generation
@@ -339,29 +303,20 @@ class VectorIndex:
             return _Snapshot(rowids=empty, matrix=np.zeros((0, dim), dtype=np.float32))
         self._tables += 1
         table = f"temp.waymark_vec_{self._tables}"
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING vec0"
-            f"(embedding float[{int(dim)}] distance_metric=cosine)"
-        )
+        rows.create_knn_table(self.conn, table, dim)
         return _Snapshot(table=table)
 
     def _sync(self, snap: _Snapshot, model: str, dim: int, wanted: dict[int, str]) -> None:
         stale = [r for r, h in snap.keys.items() if wanted.get(r) != h]
         fresh = [r for r, h in wanted.items() if snap.keys.get(r) != h]
-        self._apply(snap, dim, stale, _load(self.conn, model, dim, fresh))
+        self._apply(snap, dim, stale, rows.get_vectors(self.conn, model, dim, fresh))
 
     def _apply(
         self, snap: _Snapshot, dim: int, stale: list[int], fresh: list[tuple[int, str, bytes]]
     ) -> None:
         """Drop `stale` rowids, add `fresh` (rowid, text_hash, blob) rows."""
         if snap.table is not None:
-            self.conn.executemany(
-                f"DELETE FROM {snap.table} WHERE rowid = ?", [(r,) for r in stale]
-            )
-            self.conn.executemany(
-                f"INSERT INTO {snap.table} (rowid, embedding) VALUES (?, ?)",
-                [(r, blob) for r, _, blob in fresh],
-            )
+            rows.replace_knn_rows(self.conn, snap.table, stale, [(r, b) for r, _, b in fresh])
         else:
             _apply_matrix(snap, stale, fresh, dim)
         for r in stale:
@@ -369,12 +324,9 @@ class VectorIndex:
         snap.keys.update((r, h) for r, h, _ in fresh)
 
     def _vec0_top(self, snap: _Snapshot, query_vec: Any, k: int) -> list[tuple[int, float]]:
-        rows: list[Any] = self.conn.execute(
-            f"SELECT rowid, distance FROM {snap.table} WHERE embedding MATCH ? AND k = ?"
-            " ORDER BY distance",
-            (pack(query_vec), min(k, MAX_VEC0_K)),
-        ).fetchall()
-        return [(rowid, 1.0 - distance) for rowid, distance in rows]
+        assert snap.table is not None
+        found = rows.knn(self.conn, snap.table, pack(query_vec), min(k, MAX_VEC0_K))
+        return [(rowid, 1.0 - distance) for rowid, distance in found]
 
 
 def _numpy() -> Any:
@@ -384,40 +336,6 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
-
-
-def _generation(conn: apsw.Connection) -> tuple[Any, Any]:
-    """Moves whenever a memory changes status (it logs an event) or a vector is written."""
-    row: Any = conn.execute(
-        "SELECT (SELECT max(seq) FROM events), (SELECT max(rowid) FROM vectors)"
-    ).fetchone()
-    return tuple(row)
-
-
-def _active(
-    conn: apsw.Connection, project_id: str | None, model: str, dim: int, blobs: bool
-) -> list[tuple[Any, ...]]:
-    """(rowid, text_hash[, vector]) of the scope's active memories that have a vector."""
-    where, params = _scope_sql(project_id)
-    return conn.execute(
-        f"SELECT v.memory_rowid, v.text_hash{', v.vector' if blobs else ''} FROM vectors v"
-        " JOIN memories m ON m.rowid = v.memory_rowid"
-        f" WHERE v.model = ? AND v.dim = ? AND m.status = 'active' AND {where}",
-        (model, dim, *params),
-    ).fetchall()
-
-
-def _load(
-    conn: apsw.Connection, model: str, dim: int, rowids: list[int]
-) -> list[tuple[int, str, bytes]]:
-    if not rowids:
-        return []
-    rows: list[Any] = conn.execute(
-        "SELECT memory_rowid, text_hash, vector FROM vectors"
-        " WHERE model = ? AND dim = ? AND memory_rowid IN (SELECT value FROM json_each(?))",
-        (model, dim, json.dumps(rowids)),
-    ).fetchall()
-    return rows
 
 
 def _apply_matrix(

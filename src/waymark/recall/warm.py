@@ -407,11 +407,9 @@ def _runtime_dir(home: str) -> str:
 
 
 def _write_private(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)  # readers see the old file or the whole new one, never half
+    from waymark.base.files import write_atomic
+
+    write_atomic(path, text.encode("utf-8"))  # readers see the old file or the new, never half
 
 
 def _unlock(fd: int) -> None:

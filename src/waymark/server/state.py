@@ -17,14 +17,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import apsw
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+from waymark import errors
 from waymark.errors import WaymarkError
 from waymark.projects.resolve import Project, resolve
 from waymark.recall import embed, quantize, semantic, vectors, warm
 from waymark.storage import connection as db
+from waymark.storage.connection import Connection
 
 log = logging.getLogger("waymark.server")
 
@@ -46,24 +47,24 @@ T = TypeVar("T")
 class State:
     def __init__(self, *, cwd: str | None = None) -> None:
         self.cwd = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-        self._conn: apsw.Connection | None = None
+        self._conn: Connection | None = None
         self._lock = threading.RLock()
         self.embedder: embed.Embedder | None = None
         self.model_note = "loading"
         self.warm: warm.WarmServer | None = None
 
     @contextmanager
-    def conn(self) -> Iterator[apsw.Connection]:
+    def conn(self) -> Iterator[Connection]:
         with self._lock:
             if self._conn is None:
                 self._conn = db.connect()
             yield self._conn
 
-    def project(self, conn: apsw.Connection, spec: str | None, *, create: bool = True) -> Project:
+    def project(self, conn: Connection, spec: str | None, *, create: bool = True) -> Project:
         return resolve(conn, spec, cwd=self.cwd, create=create)
 
     def semantic_for(
-        self, conn: apsw.Connection, project: Project, query: str
+        self, conn: Connection, project: Project, query: str
     ) -> Callable[[], list[tuple[int, float]]] | None:
         """Neighbours from the loaded model, embedded while recall runs its lexical tiers;
         None (lexical) while the model is not ready."""
@@ -92,7 +93,7 @@ class State:
         if int8 and embedder.query_precision != "int8":
             try:
                 quantize.attach(embedder)  # once per model file: about 2 s
-            except quantize.Unavailable as exc:
+            except errors.Int8Unavailable as exc:
                 log.warning("queries use the full model: %s", exc.message)
         self.model_note = f"{embedder.model} loaded, queries {embedder.query_precision}"
         self.index_missing()

@@ -16,7 +16,7 @@ import apsw
 
 from waymark import home
 from waymark.base.clock import now
-from waymark.errors import DatabaseUnreadable, SchemaTooNew, WaymarkError
+from waymark.errors import DatabaseUnreadable, QueryTimeout, SchemaTooNew
 from waymark.storage.migrations import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
@@ -27,10 +27,8 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 
 
-class QueryTimeout(WaymarkError):
-    """A query ran past its deadline and was interrupted."""
-
-    code = "timeout"
+Connection = apsw.Connection  # what every seam function takes; the library names no driver
+Error = apsw.Error
 
 
 def connect(
@@ -102,7 +100,7 @@ def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
             raise _too_new(path, version)
         if 0 < version < SCHEMA_VERSION and path and path != ":memory:":
             # An existing database is copied aside before any step changes it.
-            from waymark.data.backup import before_migration  # only a migration pays for the import
+            from waymark.storage.backup import before_migration  # only a migration pays
 
             before_migration(path, version, SCHEMA_VERSION)
         conn.execute(
@@ -155,3 +153,40 @@ def deadline(conn: apsw.Connection, seconds: float) -> Iterator[None]:
         raise QueryTimeout(f"query took longer than {seconds:g} s and was stopped") from exc
     finally:
         conn.set_progress_handler(None)
+
+
+@contextmanager
+def read(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """One read snapshot across several statements (BEGIN ... COMMIT)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+@contextmanager
+def savepoint(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """A savepoint: one consistent read that nests inside a caller's transaction."""
+    with conn:
+        yield conn
+
+
+def generation(conn: apsw.Connection) -> tuple[int, int]:
+    """Moves whenever any connection commits a change, or this one writes: for caches."""
+    return int(scalar(conn, "PRAGMA data_version")), conn.total_changes()
+
+
+def checkpoint_wal(conn: apsw.Connection) -> None:
+    """Move every page out of the WAL into the main file, and truncate the WAL."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def problems(conn: apsw.Connection) -> tuple[list[str], int]:
+    """SQLite's integrity check (["ok"] when sound) and the number of broken references."""
+    integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+    return integrity, len(conn.execute("PRAGMA foreign_key_check").fetchall())
+
+
+def engine_version() -> str:
+    return f"SQLite {apsw.sqlite_lib_version()} (apsw)"

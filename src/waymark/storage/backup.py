@@ -12,11 +12,8 @@ swaps the copy in with one rename, so a refused file changes nothing and a resto
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import shutil
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -24,24 +21,12 @@ import apsw
 
 from waymark import home
 from waymark.base import clock
-from waymark.errors import WaymarkError
-from waymark.storage import connection as db
+from waymark.base.files import fsync_dir, new_temp, private_dir, publish, remove_quietly, sha256_of
+from waymark.errors import BackupFailed, RestoreRefused, WaymarkError
 from waymark.storage import migrations
 
 BACKUP_DIR = "backups"
 BUSY_TIMEOUT_MS = 10_000
-
-
-class BackupFailed(WaymarkError):
-    """A backup could not be made, checked or published."""
-
-    code = "backup_failed"
-
-
-class RestoreRefused(WaymarkError):
-    """A file cannot be restored (unreadable, corrupt, not Waymark's, newer); nothing changed."""
-
-    code = "restore_refused"
 
 
 @dataclass(frozen=True)
@@ -77,7 +62,7 @@ def backup(database: str | None = None, to_dir: str | None = None) -> BackupInfo
     try:
         version = _online_copy(source, tmp)
         sha, size = sha256_of(tmp)
-        stamp = utc_stamp()
+        stamp = clock.compact()
         final = os.path.join(folder, f"waymark-s{version}-{stamp}-{sha[:12]}.db")
         try:
             publish(tmp, final)
@@ -126,7 +111,7 @@ def _online_copy(source: str, dest: str) -> int:
                 assert job.done
             out.execute("PRAGMA journal_mode = DELETE")  # one standalone file, no -wal beside it
             check(out, source, BackupFailed)
-            return int(db.scalar(out, "PRAGMA user_version"))
+            return _user_version(out)
         finally:
             out.close()
     except apsw.Error as exc:
@@ -172,12 +157,13 @@ def verify(path: str, label: str | None = None) -> int:
         raise refuse(f"cannot be opened ({exc})", "unreadable") from exc
     try:
         check(conn, label, RestoreRefused)
-        has_table = db.scalar(
-            conn, "SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'"
-        )
+        found: Any = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'"
+        ).fetchone()
+        has_table = found[0]
         if not has_table:
             raise refuse("is an SQLite file but not a Waymark database", "not_waymark")
-        version = int(db.scalar(conn, "PRAGMA user_version"))
+        version = _user_version(conn)
         names = {str(row[0]) for row in conn.execute("SELECT name FROM schema_migrations")}
     except apsw.CorruptError as exc:
         raise refuse(f"is a damaged SQLite database ({exc})", "corrupt") from exc
@@ -274,7 +260,7 @@ def _set_aside(target: str) -> str:
         )
     folder = default_dir(target)
     private_dir(folder)
-    stamp = utc_stamp()
+    stamp = clock.compact()
     for n in range(100):
         aside = os.path.join(folder, f"pre-restore-{stamp}{f'-{n}' if n else ''}.db")
         try:
@@ -293,63 +279,6 @@ def _set_aside(target: str) -> str:
     raise RestoreRefused(f"too many pre-restore files named {stamp} in {folder}", path=folder)
 
 
-def private_dir(path: str) -> None:
-    """Create `path` owner-only (0700); an existing folder keeps its mode."""
-    if not os.path.isdir(path):
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        if os.name == "posix":
-            os.chmod(path, 0o700)
-
-
-def new_temp(folder: str, prefix: str) -> str:
-    """A new empty owner-only file in `folder`, created exclusively."""
-    while True:
-        path = os.path.join(folder, f"{prefix}{os.getpid()}-{os.urandom(4).hex()}.tmp")
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            return path
-        except FileExistsError:
-            continue
-
-
-def publish(tmp: str, final: str) -> None:
-    """Give `tmp` the name `final`, never replacing a file; FileExistsError on a clash."""
-    try:
-        os.link(tmp, final)
-    except FileExistsError:
-        raise
-    except OSError:  # no hard links here: reserve the name exclusively, then move onto it
-        os.close(os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        os.replace(tmp, final)
-        return
-    os.unlink(tmp)
-
-
-def sha256_of(path: str) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
-
-
-def utc_stamp() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-
-
-def fsync_dir(path: str) -> None:
-    if os.name != "posix":
-        return  # Windows cannot open a folder; its renames are durable on their own
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def remove_quietly(*paths: str) -> None:
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+def _user_version(conn: apsw.Connection) -> int:
+    row: Any = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])

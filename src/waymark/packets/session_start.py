@@ -1,0 +1,105 @@
+"""The SessionStart packet: start every session informed.
+
+startup and clear get the full packet: a reminder when the last session ended without a
+handoff, the active checkpoint (next action first), lessons, pinned rules, a short ledger of
+recent work, and what changed in the repository since. compact re-injects the checkpoint and
+the rules; resume gets a one-line pointer, never a second copy.
+"""
+
+from __future__ import annotations
+
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.packets.render import Section, render
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
+
+RESUME_POINTER = (
+    "Waymark: this project's memory was given at the start of this session; call the "
+    "`recall` tool for anything more."
+)
+
+
+def start_session(
+    conn: Connection, project: Project, session_id: str, client: str, source: str | None
+) -> str | None:
+    """Open the session's ledger and return the text to inject for this `source`, if any."""
+    from waymark.handoff import ledger
+    from waymark.packets import sections
+    from waymark.projects import git
+
+    source = source or "startup"
+    root = project.files
+    status = git.start_dirty(root)  # git works while we read the database
+    snapshot: list[dict[str, str] | None] = []
+
+    def dirty() -> dict[str, str] | None:
+        if not snapshot:
+            snapshot.append(git.finish_dirty(status, root))
+        return snapshot[0]
+
+    head = git.head(root)
+    text, shown = "", []  # type: tuple[str, list[str]]
+    if source != "resume":
+        text, shown = packet(
+            conn, project, session_id, full=source != "compact", head=head, dirty=dirty
+        )
+    seen = dirty()
+    ledger.ensure_session(
+        conn,
+        project,
+        session_id,
+        client,
+        head=head,
+        dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
+    )
+    if source == "resume":
+        return RESUME_POINTER
+    if not text:
+        return None
+    sections.note_injected(conn, session_id, shown)
+    return text
+
+
+def packet(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    *,
+    full: bool,
+    head: str | None,
+    dirty: Callable[[], dict[str, str] | None],
+) -> tuple[str, list[str]]:
+    """The packet's text and the memories it shows; `dirty` is asked last, so git runs
+    while the database is read."""
+    from waymark import settings
+    from waymark.packets import sections
+
+    checkpoint = sections.checkpoint(conn, project)
+    rules = sections.rules(conn, project)
+    parts = [
+        Section(
+            "Handoff needed",
+            sections.pending_handoffs(conn, project, session_id) if full else [],
+            200,
+        ),
+        Section("Active checkpoint", checkpoint[0], 650),
+        Section("Lessons", checkpoint[1], 300),
+        Section("Rules", rules[0], 450),
+    ]
+    if full:
+        parts += [
+            Section("Recent work", sections.recent_work(conn, project, session_id), 250),
+            Section(
+                "Repository since last session",
+                sections.repo_changes(conn, project, session_id, head, dirty()),
+                200,
+            ),
+        ]
+    budget = settings.get(conn, "packet.session_start_tokens")
+    text = render("session-start", parts, budget)
+    return text, [memory_id for memory_id in rules[1] if memory_id in text]

@@ -1,0 +1,162 @@
+"""SQL for `checkpoints`, their immutable `checkpoint_revisions`, and `handoff_markers` (a
+session that changed files and ended without a checkpoint)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+REVISION_COLUMNS = (
+    "id, checkpoint_id, seq, operation, status, body, tokens, actor, client, session_id, created_at"
+)
+
+
+def insert_checkpoint(conn: Connection, checkpoint_id: str, project_id: str, stamp: str) -> None:
+    """A new active checkpoint; its first revision follows in the same transaction."""
+    conn.execute(
+        "INSERT INTO checkpoints (id, project_id, status, current_revision, created_at,"
+        " updated_at) VALUES (?, ?, 'active', '', ?, ?)",
+        (checkpoint_id, project_id, stamp, stamp),
+    )
+
+
+def insert_revision(conn: Connection, values: tuple[Any, ...]) -> None:
+    """One revision, `values` in REVISION_COLUMNS order (body as JSON text); it becomes the
+    checkpoint's current one."""
+    conn.execute(
+        f"INSERT INTO checkpoint_revisions ({REVISION_COLUMNS})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        values,
+    )
+    conn.execute(
+        "UPDATE checkpoints SET current_revision = ?, updated_at = ? WHERE id = ?",
+        (values[0], values[10], values[1]),
+    )
+
+
+def set_checkpoint_status(conn: Connection, checkpoint_id: str, status: str) -> None:
+    conn.execute("UPDATE checkpoints SET status = ? WHERE id = ?", (status, checkpoint_id))
+
+
+def get_checkpoint(
+    conn: Connection, project_id: str, checkpoint_id: str
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """(id, project_id, status, current_revision, created_at, updated_at) and the current
+    revision's row, or None when the project has no such checkpoint."""
+    row = conn.execute(
+        "SELECT id, project_id, status, current_revision, created_at, updated_at FROM checkpoints"
+        " WHERE id = ? AND project_id = ?",
+        (checkpoint_id, project_id),
+    ).fetchone()
+    if row is None:
+        return None
+    rev = conn.execute(
+        f"SELECT {REVISION_COLUMNS} FROM checkpoint_revisions WHERE id = ?", (row[3],)
+    ).fetchone()
+    assert rev is not None, "a checkpoint always has its current revision"
+    return tuple(row), tuple(rev)
+
+
+def active_checkpoint_id(conn: Connection, project_id: str) -> str | None:
+    """The most recently updated active checkpoint of the project."""
+    row = conn.execute(
+        "SELECT id FROM checkpoints WHERE project_id = ? AND status = 'active'"
+        " ORDER BY updated_at DESC, id DESC LIMIT 1",
+        (project_id,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def revisions(conn: Connection, checkpoint_id: str) -> list[tuple[Any, ...]]:
+    """Every revision row of a checkpoint, oldest first."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            f"SELECT {REVISION_COLUMNS} FROM checkpoint_revisions WHERE checkpoint_id = ?"
+            " ORDER BY seq",
+            (checkpoint_id,),
+        )
+    ]
+
+
+def count_by_status(conn: Connection, project_id: str) -> dict[str, int]:
+    return {
+        str(s): int(n)
+        for s, n in conn.execute(
+            "SELECT status, count(*) FROM checkpoints WHERE project_id = ? GROUP BY status",
+            (project_id,),
+        )
+    }
+
+
+def saved_since(conn: Connection, project_id: str, stamp: str) -> bool:
+    """Whether any checkpoint revision of the project was written at or after `stamp`."""
+    row = conn.execute(
+        "SELECT 1 FROM checkpoint_revisions r JOIN checkpoints c ON c.id = r.checkpoint_id"
+        " WHERE c.project_id = ? AND r.created_at >= ? LIMIT 1",
+        (project_id, stamp),
+    ).fetchone()
+    return row is not None
+
+
+# Handoff markers.
+
+
+def put_marker(conn: Connection, project_id: str, session_id: str, why: str, stamp: str) -> None:
+    """Set (or set again) the session's "handoff needed" marker."""
+    conn.execute(
+        "INSERT INTO handoff_markers (project_id, session_id, reason, created_at)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT (project_id, session_id) DO UPDATE SET"
+        " reason = excluded.reason, created_at = excluded.created_at, cleared_at = NULL,"
+        " cleared_by = NULL",
+        (project_id, session_id, why, stamp),
+    )
+
+
+def clear_markers(conn: Connection, project_id: str, stamp: str, revision_id: str) -> None:
+    """Clear every open marker of the project: `revision_id` was the handoff."""
+    conn.execute(
+        "UPDATE handoff_markers SET cleared_at = ?, cleared_by = ? WHERE project_id = ?"
+        " AND cleared_at IS NULL",
+        (stamp, revision_id, project_id),
+    )
+
+
+def open_markers(
+    conn: Connection,
+    project_id: str,
+    *,
+    newest_first: bool = False,
+    limit: int = -1,
+    except_session: str | None = None,
+) -> list[tuple[str, str, str]]:
+    """(session_id, reason, created_at) of the project's uncleared markers."""
+    other = " AND session_id <> ?" if except_session is not None else ""
+    params: tuple[Any, ...] = (project_id,) + ((except_session,) if other else ()) + (limit,)
+    return [
+        (str(s), str(r), str(c))
+        for s, r, c in conn.execute(
+            "SELECT session_id, reason, created_at FROM handoff_markers WHERE project_id = ?"
+            f" AND cleared_at IS NULL{other}"
+            f" ORDER BY created_at{' DESC' if newest_first else ''} LIMIT ?",
+            params,
+        )
+    ]
+
+
+def revision_body(conn: Connection, revision_id: str) -> str | None:
+    """A revision's body as its stored JSON text."""
+    row = conn.execute(
+        "SELECT body FROM checkpoint_revisions WHERE id = ?", (revision_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def count_revisions(conn: Connection, checkpoint_id: str) -> int:
+    row: Any = conn.execute(
+        "SELECT count(*) FROM checkpoint_revisions WHERE checkpoint_id = ?", (checkpoint_id,)
+    ).fetchone()
+    return int(row[0])

@@ -1,0 +1,294 @@
+"""SQL for `memories`: the record as a row, writes, lookups, browsing, and the path and rule
+queries that packets read.
+
+`Memory` is a namedtuple rather than a dataclass: hooks read memories too, and `dataclasses`
+costs a short-lived process about 8 ms to import.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+
+TYPE_CHECKING = False  # typing costs a hook ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+
+class Memory(
+    namedtuple(
+        "_Memory",
+        "id project_id type title content scope_type scope_target tags priority pinned status"
+        " actor client session_id source_ref evidence git_branch valid_until event_time"
+        " created_at updated_at content_hash key supersedes superseded_by erased_reason",
+    )
+):
+    """One memory. `tags` is a list of exact strings; `evidence` a list of
+    {path | command | url, note?}; times are UTC ISO 8601 strings."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict:
+        return self._asdict()
+
+
+FIELDS = Memory._fields
+COLUMNS = ", ".join(FIELDS)
+_M_COLUMNS = ", ".join("m." + name for name in FIELDS)
+
+
+def from_row(row: tuple) -> Memory:
+    if len(row) != len(FIELDS):
+        raise ValueError(f"expected {len(FIELDS)} columns, got {len(row)}")
+    values = list(row)
+    values[7] = json.loads(values[7])  # tags
+    values[9] = bool(values[9])  # pinned
+    values[15] = json.loads(values[15])  # evidence
+    return Memory(*values)
+
+
+def kind_where(types: Sequence[str], tags: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Conditions on memories `m` for any of `types` and every one of `tags`, and their
+    parameters (the types are checked by the caller)."""
+    where = [f"m.type IN ({', '.join('?' * len(types))})"] if types else []
+    where += ["EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value = ?)"] * len(tags)
+    return where, [*types, *tags]
+
+
+def rowid_list(values: Sequence[int]) -> str:
+    """Rowids as the JSON array that `json_each(?)` reads: one parameter for any number."""
+    return "[" + ",".join(str(int(v)) for v in values) + "]"
+
+
+# Writes.
+
+
+def insert_memory(conn: Connection, memory: Memory) -> None:
+    values = list(memory)
+    values[7] = json.dumps(memory.tags)
+    values[9] = int(memory.pinned)
+    values[15] = json.dumps(memory.evidence)
+    conn.execute(
+        f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(FIELDS))})", values
+    )
+
+
+def mark_superseded(conn: Connection, memory_id: str, by: str, stamp: str) -> None:
+    conn.execute(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE id = ?",
+        (by, stamp, memory_id),
+    )
+
+
+def mark_archived(conn: Connection, memory_id: str, stamp: str) -> None:
+    conn.execute(
+        "UPDATE memories SET status = 'archived', updated_at = ? WHERE id = ?", (stamp, memory_id)
+    )
+
+
+def erase_payload(conn: Connection, memory_id: str, reason: str, stamp: str) -> None:
+    """Keep a tombstone: id, times and reason; every payload column emptied."""
+    conn.execute(
+        "UPDATE memories SET status = 'erased', title = '', content = '', tags = '[]',"
+        " evidence = '[]', source_ref = NULL, content_hash = '', erased_reason = ?,"
+        " updated_at = ? WHERE id = ?",
+        (reason, stamp, memory_id),
+    )
+
+
+# Reads.
+
+
+def get_memory(conn: Connection, memory_id: str) -> Memory | None:
+    row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return None if row is None else from_row(row)
+
+
+def owner_of(conn: Connection, memory_id: str) -> tuple[bool, str | None]:
+    """(found, project id or None for a global memory)."""
+    row = conn.execute("SELECT project_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return (False, None) if row is None else (True, row[0])
+
+
+def find_duplicate(
+    conn: Connection,
+    project_id: str | None,
+    content_hash: str,
+    type: str,
+    scope_type: str,
+    scope_target: str | None,
+) -> Memory | None:
+    """The active memory holding exactly this content, type and scope."""
+    row = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id IS ? AND status = 'active'"
+        " AND content_hash = ? AND type = ? AND scope_type = ? AND scope_target IS ?",
+        (project_id, content_hash, type, scope_type, scope_target),
+    ).fetchone()
+    return None if row is None else from_row(row)
+
+
+def active_id_by_key(conn: Connection, project_id: str | None, key: str) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project_id IS ? AND key = ? AND status = 'active'",
+        (project_id, key),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def first_id_by_key(conn: Connection, project_id: str, key: str) -> str | None:
+    """The first memory ever written under `key` in the project, whatever its status."""
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project_id = ? AND key = ? ORDER BY created_at LIMIT 1",
+        (project_id, key),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def latest_by_key(conn: Connection, project_id: str, key: str) -> tuple[Any, ...] | None:
+    """(id, status, content_hash, title, tags as JSON text) of the newest record of `key`."""
+    row = conn.execute(
+        "SELECT id, status, content_hash, title, tags FROM memories"
+        " WHERE project_id = ? AND key = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        (project_id, key),
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def similar_candidates(
+    conn: Connection, project_id: str | None, match: str, limit: int
+) -> list[tuple[str, str]]:
+    """(id, content) of the active memories best matching the FTS expression `match`."""
+    rows = conn.execute(
+        "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.rowid = f.rowid"
+        " WHERE memories_fts MATCH ? AND m.project_id IS ? AND m.status = 'active'"
+        " ORDER BY f.rank LIMIT ?",
+        (match, project_id, limit),
+    ).fetchall()
+    return [(str(i), c) for i, c in rows if isinstance(c, str)]
+
+
+def by_rowids(conn: Connection, rowids: Sequence[int]) -> dict[int, Memory]:
+    """rowid -> Memory for those that still exist (looked up by rowid, never scanned)."""
+    if not rowids:
+        return {}
+    rows: Any = conn.execute(
+        f"SELECT m.rowid, {_M_COLUMNS} FROM json_each(?) j CROSS JOIN memories m"
+        " ON m.rowid = j.value",
+        (rowid_list(rowids),),
+    ).fetchall()
+    return {int(row[0]): from_row(tuple(row[1:])) for row in rows}
+
+
+def max_rowid(conn: Connection) -> int:
+    """About how many memories were ever written: a cheap upper bound on their number."""
+    row: Any = conn.execute("SELECT max(rowid) FROM memories").fetchone()
+    return int(row[0] or 0)
+
+
+def browse(
+    conn: Connection,
+    *,
+    project_id: str | None,
+    include_inactive: bool,
+    types: Sequence[str],
+    tags: Sequence[str],
+    scope: str | None,
+    target: str | None,
+    folded_query: str | None,
+    fold: Callable[[Any], str],
+    limit: int,
+    offset: int,
+) -> list[Memory]:
+    """Newest first (id as tie-break), `limit` rows from `offset`. `folded_query` is a
+    literal substring of `fold(title content tags)`."""
+    where = ["m.project_id IS ?" if project_id is None else "m.project_id = ?"]
+    params: list[Any] = [project_id]
+    if not include_inactive:
+        where.append("m.status = 'active'")
+    kinds, kind_params = kind_where(types, tags)
+    where += kinds
+    params += kind_params
+    if scope is not None:
+        where.append("m.scope_type = ?")
+        params.append(scope)
+        if target is not None:
+            where.append("m.scope_target = ?")
+            params.append(target)
+    if folded_query:
+        conn.create_scalar_function("wm_fold", fold, 1, deterministic=True)  # type: ignore[arg-type]
+        where.append("instr(wm_fold(m.title || ' ' || m.content || ' ' || m.tags), ?) > 0")
+        params.append(folded_query)
+    rows = conn.execute(
+        f"SELECT {_M_COLUMNS} FROM memories m WHERE {' AND '.join(where)}"
+        " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def count_by_status_and_type(conn: Connection, project_id: str) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for status, type_, n in conn.execute(
+        "SELECT status, type, count(*) FROM memories WHERE project_id = ?"
+        " GROUP BY status, type ORDER BY status, type",
+        (project_id,),
+    ):
+        counts.setdefault(status, {})[type_] = n
+    return counts
+
+
+def count_active_global(conn: Connection) -> int:
+    row: Any = conn.execute(
+        "SELECT count(*) FROM memories WHERE project_id IS NULL AND status = 'active'"
+    ).fetchone()
+    return int(row[0])
+
+
+# What packets read: rules and path-scoped memories.
+
+_RULES_WHERE = (
+    "status = 'active' AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision',"
+    " 'preference') AND priority > 0))"
+)  # the exact condition of the memories_rules index, so SQLite uses it
+_TARGET_WHERE = "status = 'active' AND scope_target IS NOT NULL"  # memories_by_target's
+
+
+def rules(conn: Connection, project_id: str | None, limit: int) -> list[Memory]:
+    """Pinned memories, and rule types of positive priority, best first: the project's
+    (`project_id`) or the global ones (None)."""
+    owner = "project_id IS NULL" if project_id is None else "project_id = ?"
+    params: tuple[Any, ...] = (limit,) if project_id is None else (project_id, limit)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {_RULES_WHERE}"
+        " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+        params,
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def targeted(
+    conn: Connection, project_id: str, targets: Sequence[str], prefixes: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """Active path-scoped memories whose target is one of `targets` or starts with
+    `prefix::` for a prefix: (rowid, scope_target, priority, created_at, id, valid_until),
+    all read from the memories_by_target index."""
+    base = (
+        "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
+        f" WHERE project_id = ? AND {_TARGET_WHERE}"
+    )
+    rows: list[Any] = []
+    if targets:
+        marks = ", ".join("?" * len(targets))
+        rows += conn.execute(
+            f"{base} AND scope_target IN ({marks})", (project_id, *targets)
+        ).fetchall()
+    for path in prefixes:  # `path::Symbol` targets: a range the index serves
+        rows += conn.execute(
+            f"{base} AND scope_target >= ? AND scope_target < ?",
+            (project_id, path + "::", path + ":;"),
+        ).fetchall()
+    return [tuple(r) for r in rows]

@@ -1,0 +1,183 @@
+"""SQL for recall's candidate tiers: FTS5 BM25 over `memories_fts`, its vocabulary, path
+targets, links and tags; and the light columns candidates are ranked on.
+
+Every query here was shaped by measurement (INDEXED BY, CROSS JOIN, ranges instead of LIKE):
+keep their form when touching them, and re-run bench/recall_latency.py.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from waymark.storage.memories import kind_where, rowid_list
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+# What FTS5's tokenizer is asked to do with a text (apsw's constants, named here).
+TOKENIZE_DOCUMENT = apsw.FTS5_TOKENIZE_DOCUMENT
+TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
+
+
+def bm25(
+    conn: Connection,
+    project_id: str,
+    match: str,
+    limit: int,
+    weights: Sequence[float],
+    include_inactive: bool,
+) -> list[tuple[int, float]]:
+    """(rowid, score) of the best BM25 matches of `match` among the project's memories and the
+    global ones; higher is better (FTS5's bm25 negated)."""
+    columns = ", ".join(str(w) for w in weights)
+    active = "" if include_inactive else " AND m.status = 'active'"
+    return [
+        (int(rowid), -float(score))
+        for rowid, score in conn.execute(
+            f"SELECT f.rowid, bm25(memories_fts, {columns}) AS s FROM memories_fts f"
+            " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
+            " WHERE memories_fts MATCH ?"
+            f" AND (m.project_id = ? OR m.project_id IS NULL){active} ORDER BY s LIMIT ?",
+            (match, project_id, limit),
+        )
+    ]
+
+
+def target_rows(
+    conn: Connection,
+    project_id: str,
+    exact: Sequence[str],
+    ranges: Sequence[tuple[str, str]],
+) -> list[tuple[int, str]]:
+    """(rowid, scope_target) of active memories whose target is one of `exact` or falls in
+    one of the [low, high) `ranges`: all served by the memories_by_target index."""
+    base = (
+        "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
+        " AND scope_target IS NOT NULL"  # only path scopes have a target
+    )
+    rows: list[Any] = []
+    if exact:
+        rows += conn.execute(
+            f"{base} AND scope_target IN ({', '.join('?' * len(exact))})", (project_id, *exact)
+        ).fetchall()
+    for low, high in ranges:
+        rows += conn.execute(
+            f"{base} AND scope_target >= ? AND scope_target < ?", (project_id, low, high)
+        ).fetchall()
+    return [(int(r), str(t)) for r, t in rows]
+
+
+def vocabulary(conn: Connection, low: str, high: str) -> list[str]:
+    """Index terms in [low, high)."""
+    return [
+        str(t)
+        for (t,) in conn.execute(
+            "SELECT term FROM memories_fts_vocab WHERE term >= ? AND term < ?", (low, high)
+        )
+    ]
+
+
+def is_indexed(conn: Connection, phrase: str) -> bool:
+    """Whether any memory matches the FTS phrase (a quoted word)."""
+    row = conn.execute(
+        "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (phrase,)
+    ).fetchone()
+    return row is not None
+
+
+def doc_frequency(conn: Connection, stem: str) -> int:
+    """How many memories hold the index term `stem` (0 when none)."""
+    row = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (stem,)).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def tokenizer(conn: Connection, name: tuple[Any, ...]) -> Any:
+    """The index's own tokenizer, callable from Python (APSW 3.47+), or None."""
+    get = getattr(conn, "fts5_tokenizer", None)
+    return None if get is None else get(*name)
+
+
+def openings(conn: Connection, rowids: Sequence[int], chars: int) -> list[str]:
+    """The first `chars` characters of each memory's content."""
+    return [
+        str(text)
+        for (text,) in conn.execute(
+            "SELECT substr(content, 1, ?) FROM memories"
+            " WHERE rowid IN (SELECT value FROM json_each(?))",
+            (chars, rowid_list(rowids)),
+        )
+    ]
+
+
+def linked(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, float]]:
+    """(rowid, 1.0) of memories linked to or from any of `rowids`."""
+    rows: Any = conn.execute(
+        """
+        WITH seed(id) AS (SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?)))
+        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.src = seed.id
+            JOIN memories m ON m.id = l.dst
+        UNION ALL
+        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.dst = seed.id
+            JOIN memories m ON m.id = l.src
+        """,
+        (rowid_list(rowids),),
+    ).fetchall()
+    return [(int(r), float(w)) for r, w in rows]
+
+
+def tags_of(conn: Connection, rowids: Sequence[int]) -> list[tuple[str | None, str]]:
+    """(project_id, tags as JSON text) of each memory."""
+    return list(
+        conn.execute(
+            "SELECT project_id, tags FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+            (rowid_list(rowids),),
+        )
+    )
+
+
+def tagged(conn: Connection, match: str) -> Iterator[tuple[int, str | None, str]]:
+    """(rowid, project_id, tags JSON) of active memories whose tags column matches, by rowid:
+    read lazily, so a caller that has enough stops early."""
+    for rowid, project_id, tags in conn.execute(
+        "SELECT m.rowid, m.project_id, m.tags FROM memories_fts f JOIN memories m"
+        " ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND m.status = 'active'"
+        " ORDER BY f.rowid",
+        (match,),
+    ):
+        yield int(rowid), project_id, tags
+
+
+def light_rows(
+    conn: Connection,
+    rowids: Sequence[int],
+    columns: Sequence[str],
+    *,
+    project_id: str,
+    include_inactive: bool,
+    now_iso: str,
+    types: Sequence[str],
+    tags: Sequence[str],
+) -> list[tuple[Any, ...]]:
+    """(rowid, *columns, uses, last_used) of the candidates that pass the filters: the
+    project's or global, active and not expired unless `include_inactive`, of `types`, with
+    every one of `tags`."""
+    where = ["(m.project_id = ? OR m.project_id IS NULL)"]
+    params: list[Any] = [rowid_list(rowids), project_id]
+    if not include_inactive:
+        where += ["m.status = 'active'", "(m.valid_until IS NULL OR m.valid_until > ?)"]
+        params.append(now_iso)
+    kinds, kind_params = kind_where(types, tags)
+    where += kinds
+    params += kind_params
+    # CROSS JOIN: look the candidates up by rowid, never scan the project's index for them.
+    return conn.execute(
+        f"SELECT m.rowid, {', '.join('m.' + name for name in columns)}, u.uses,"
+        " u.last_used FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+        " LEFT JOIN memory_use u ON u.memory_rowid = m.rowid"
+        f" WHERE {' AND '.join(where)}",
+        params,
+    ).fetchall()

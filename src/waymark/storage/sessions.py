@@ -1,0 +1,157 @@
+"""SQL for `sessions`, the per-session ledger (`session_ledger`: files edited, commands that
+failed) and `session_injected` (memories a session was shown)."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+
+def session_exists(conn: Connection, session_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+
+def insert_session(
+    conn: Connection,
+    session_id: str,
+    client: str,
+    project_id: str,
+    stamp: str,
+    head: str | None,
+    dirty: str | None,
+) -> None:
+    """The session's row, unless another delivery already wrote it."""
+    conn.execute(
+        "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at, git_head_start,"
+        " git_dirty_seen) VALUES (?, ?, ?, ?, ?, ?)",
+        (session_id, client, project_id, stamp, head, dirty),
+    )
+
+
+def get_session(conn: Connection, session_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT git_dirty_seen, last_shell_at, last_change_at, asked_for FROM sessions"
+        " WHERE id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return dict(
+        zip(("git_dirty_seen", "last_shell_at", "last_change_at", "asked_for"), row, strict=True)
+    )
+
+
+def update_session(conn: Connection, session_id: str, **values: str | None) -> None:
+    """Set some of: last_change_at, last_shell_at, git_dirty_seen, asked_for, ended_at,
+    end_reason, git_head_end."""
+    allowed = {
+        "last_change_at", "last_shell_at", "git_dirty_seen", "asked_for",
+        "ended_at", "end_reason", "git_head_end",
+    }  # fmt: skip
+    unknown = set(values) - allowed
+    if unknown or not values:
+        raise ValueError(f"cannot set session column(s) {sorted(unknown) or '(none)'}")
+    columns = ", ".join(f"{name} = ?" for name in values)
+    conn.execute(f"UPDATE sessions SET {columns} WHERE id = ?", (*values.values(), session_id))
+
+
+def add_edits(conn: Connection, session_id: str, stamp: str, paths: Iterable[str]) -> None:
+    for path in paths:
+        conn.execute(
+            "INSERT INTO session_ledger (session_id, at, kind, path) VALUES (?, ?, 'edit', ?)",
+            (session_id, stamp, path),
+        )
+
+
+def add_failure(
+    conn: Connection,
+    session_id: str,
+    stamp: str,
+    command: str,
+    exit_code: int | None,
+    error_tail: str,
+) -> None:
+    conn.execute(
+        "INSERT INTO session_ledger (session_id, at, kind, command, exit_code, error_tail)"
+        " VALUES (?, ?, 'failure', ?, ?, ?)",
+        (session_id, stamp, command, exit_code, error_tail),
+    )
+
+
+def edited(conn: Connection, session_id: str) -> set[str]:
+    """Every path the session's ledger records as edited."""
+    return {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'", (session_id,)
+        )
+    }
+
+
+def files_changed(conn: Connection, session_id: str, limit: int = 20) -> list[str]:
+    """The session's edited paths, most recently edited first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
+            " GROUP BY path ORDER BY max(seq) DESC LIMIT ?",
+            (session_id, limit),
+        )
+    ]
+
+
+def failures(conn: Connection, session_id: str, limit: int) -> list[tuple[str, int | None]]:
+    """(command, exit code) of the session's failed commands, newest first."""
+    return [
+        (str(c), x)
+        for c, x in conn.execute(
+            "SELECT command, exit_code FROM session_ledger WHERE session_id = ? AND"
+            " kind = 'failure' ORDER BY seq DESC LIMIT ?",
+            (session_id, limit),
+        )
+    ]
+
+
+def recent_sessions(
+    conn: Connection, project_id: str, except_session: str, limit: int
+) -> list[tuple[str, str, str]]:
+    """(id, client, started_at) of the project's other sessions, newest first."""
+    return [
+        (str(i), str(c), str(s))
+        for i, c, s in conn.execute(
+            "SELECT id, client, started_at FROM sessions WHERE project_id = ? AND id <> ?"
+            " ORDER BY started_at DESC, id DESC LIMIT ?",
+            (project_id, except_session, limit),
+        )
+    ]
+
+
+def previous_head(conn: Connection, project_id: str, except_session: str) -> str | None:
+    """The git HEAD the project's latest other session ended (or else started) at."""
+    row = conn.execute(
+        "SELECT coalesce(git_head_end, git_head_start) FROM sessions WHERE project_id = ?"
+        " AND id <> ? ORDER BY started_at DESC, id DESC LIMIT 1",
+        (project_id, except_session),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def add_injected(conn: Connection, session_id: str, memory_ids: Iterable[str]) -> None:
+    for memory_id in memory_ids:
+        conn.execute(
+            "INSERT OR IGNORE INTO session_injected (session_id, memory_id) VALUES (?, ?)",
+            (session_id, memory_id),
+        )
+
+
+def injected(conn: Connection, session_id: str) -> set[str]:
+    return {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT memory_id FROM session_injected WHERE session_id = ?", (session_id,)
+        )
+    }

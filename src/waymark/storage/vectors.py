@@ -1,0 +1,132 @@
+"""SQL for `vectors` (canonical float32 BLOBs per memory and model) and the TEMP `vec0`
+tables built from them, which are an index, never a copy on disk."""
+
+from __future__ import annotations
+
+import contextlib
+
+import apsw
+
+from waymark.base import jsonlite as json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+
+def _scope_sql(project_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    """A project's own memories (alias m) plus the global ones; every project's when None."""
+    if project_id is None:
+        return "1", ()
+    return "(m.project_id = ? OR m.project_id IS NULL)", (project_id,)
+
+
+def embedding_state(conn: Connection, model: str, project_id: str | None) -> list[tuple[Any, ...]]:
+    """(rowid, title, content, tags as JSON, stored text_hash or None) of every active memory
+    in scope, by rowid."""
+    where, params = _scope_sql(project_id)
+    return conn.execute(
+        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
+        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
+        f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
+        (model, *params),
+    ).fetchall()
+
+
+def put_vector(
+    conn: Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes
+) -> None:
+    """Store a memory's vector, only while the memory is still active (one erased during
+    embedding must not regain a vector). Each write takes a rowid above every existing one
+    (computed before REPLACE drops the old row), so `generation` notices any vector write."""
+    conn.execute(
+        "INSERT OR REPLACE INTO vectors (rowid, memory_rowid, model, dim, text_hash, vector)"
+        " SELECT (SELECT coalesce(max(rowid), 0) + 1 FROM vectors), ?, ?, ?, ?, ?"
+        " WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ? AND status = 'active')",
+        (rowid, model, dim, digest, blob, rowid),
+    )
+
+
+def generation(conn: Connection) -> tuple[Any, Any]:
+    """(max events.seq, max vectors.rowid): moves whenever a memory changes status (it logs
+    an event) or a vector is written."""
+    row: Any = conn.execute(
+        "SELECT (SELECT max(seq) FROM events), (SELECT max(rowid) FROM vectors)"
+    ).fetchone()
+    return tuple(row)
+
+
+def active_vectors(
+    conn: Connection, project_id: str | None, model: str, dim: int, blobs: bool
+) -> list[tuple[Any, ...]]:
+    """(rowid, text_hash[, vector]) of the scope's active memories that have a vector."""
+    where, params = _scope_sql(project_id)
+    return conn.execute(
+        f"SELECT v.memory_rowid, v.text_hash{', v.vector' if blobs else ''} FROM vectors v"
+        " JOIN memories m ON m.rowid = v.memory_rowid"
+        f" WHERE v.model = ? AND v.dim = ? AND m.status = 'active' AND {where}",
+        (model, dim, *params),
+    ).fetchall()
+
+
+def get_vectors(
+    conn: Connection, model: str, dim: int, rowids: list[int]
+) -> list[tuple[int, str, bytes]]:
+    """(rowid, text_hash, vector) of these memories' `model` vectors."""
+    if not rowids:
+        return []
+    rows: list[Any] = conn.execute(
+        "SELECT memory_rowid, text_hash, vector FROM vectors"
+        " WHERE model = ? AND dim = ? AND memory_rowid IN (SELECT value FROM json_each(?))",
+        (model, dim, json.dumps(rowids)),
+    ).fetchall()
+    return rows
+
+
+def count_embedded(conn: Connection, project_id: str) -> int:
+    """Vectors of the project's active memories (any model)."""
+    row: Any = conn.execute(
+        "SELECT count(*) FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+        " WHERE m.project_id = ? AND m.status = 'active'",
+        (project_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def load_extension(conn: Connection, path: str) -> bool:
+    """Load the SQLite extension at `path` (sqlite-vec); False when it will not load."""
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(path)  # SQLite adds the platform suffix (.so, .dylib, .dll)
+    except (apsw.Error, AttributeError):
+        return False
+    finally:
+        with contextlib.suppress(apsw.Error, AttributeError):
+            conn.enable_load_extension(False)
+    return True
+
+
+def create_knn_table(conn: Connection, table: str, dim: int) -> None:
+    """A TEMP vec0 table of `dim` floats, cosine distance."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {table} USING vec0"
+        f"(embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+def replace_knn_rows(
+    conn: Connection, table: str, stale: list[int], fresh: list[tuple[int, bytes]]
+) -> None:
+    conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in stale])
+    conn.executemany(f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)", fresh)
+
+
+def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, float]]:
+    """(rowid, cosine distance) of the `k` nearest rows."""
+    rows: list[Any] = conn.execute(
+        f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+        (query, k),
+    ).fetchall()
+    return rows
