@@ -11,8 +11,10 @@ import os
 import shutil
 from typing import Any
 
+from waymark.errors import InstallRefused
+
 from . import commands, hookconfig, jsonedit
-from .files import InstallRefused, client_dir, display
+from .files import client_dir, display
 
 
 def config_dir() -> str:

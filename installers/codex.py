@@ -12,8 +12,10 @@ import os
 import shutil
 from typing import Any
 
+from waymark.errors import InstallRefused
+
 from . import commands, hookconfig, tomledit
-from .files import InstallRefused, client_dir, display
+from .files import client_dir, display
 
 MCP_KEY = ("mcp_servers", commands.MCP_NAME)
 MCP_COMMENT = "Waymark's MCP server (added by `waymark install`; `waymark uninstall` removes it)"

@@ -58,7 +58,7 @@ def interpreter() -> str:
     """The running Waymark's python, absolute, symlinks kept."""
     exe = sys.executable
     if not exe or not os.path.isfile(exe):
-        from .files import InstallRefused
+        from waymark.errors import InstallRefused
 
         raise InstallRefused(
             "cannot tell which Python runs Waymark (sys.executable is empty); "

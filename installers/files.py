@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 
 from waymark.base import files
-from waymark.errors import WaymarkError
+from waymark.errors import ConfigMalformed, InstallRefused
 
 BOM = "\ufeff"
 
@@ -25,18 +25,6 @@ def client_dir(variable: str, default: str) -> str:
     itself honours it), else its default under the home directory."""
     explicit = os.environ.get(variable, "").strip()
     return os.path.abspath(os.path.expanduser(explicit or default))
-
-
-class ConfigMalformed(WaymarkError):
-    """A user's config file cannot be parsed; nothing was changed."""
-
-    code = "config_malformed"
-
-
-class InstallRefused(WaymarkError):
-    """A config file holds something Waymark will not edit safely; nothing was changed."""
-
-    code = "install_refused"
 
 
 @dataclass(frozen=True)

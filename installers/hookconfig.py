@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from waymark.errors import InstallRefused
+
 from . import jsonedit
 from .commands import is_waymark_hook
-from .files import InstallRefused, display
+from .files import display
 
 
 def document(text: str | None, path: str) -> dict[str, Any]:

@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .files import ConfigMalformed, display
+from waymark.errors import ConfigMalformed
+
+from .files import display
 
 WS = " \t\r\n"
 

@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from waymark import __version__, home
+from waymark import __version__, errors, home
 
 from . import files
 
@@ -38,13 +38,13 @@ def load() -> dict[str, Any]:
     try:
         data = json.loads(snap.text)
     except ValueError as exc:
-        raise files.ConfigMalformed(
+        raise errors.ConfigMalformed(
             f"{path()} is not valid JSON ({exc}); Waymark cannot tell what it installed. "
             "Move it aside and run `waymark install` again",
             path=path(),
         ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise files.InstallRefused(
+        raise errors.InstallRefused(
             f"{path()} was written by another Waymark version (format {data.get('format')!r});"
             " upgrade Waymark",
             path=path(),

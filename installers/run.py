@@ -17,10 +17,11 @@ from functools import partial
 from typing import Any
 
 from waymark import home
+from waymark.errors import InstallRefused
 
 from . import claude, codex, commands, files, manifest
 from .commands import CLAUDE, CODEX
-from .files import InstallRefused, Snapshot, display
+from .files import Snapshot, display
 
 
 @dataclass(frozen=True)

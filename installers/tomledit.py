@@ -15,7 +15,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .files import ConfigMalformed, display
+from waymark.errors import ConfigMalformed
+
+from .files import display
 
 if sys.version_info >= (3, 11):
     import tomllib

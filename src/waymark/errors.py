@@ -126,3 +126,21 @@ class Int8Unavailable(ModelUnavailable):
     """No int8 copy of the model can be built here; queries use the full model."""
 
     code = "int8_unavailable"
+
+
+class SearchUnavailable(WaymarkError):
+    """Neither numpy nor sqlite-vec is available to search vectors."""
+
+    code = "semantic_unavailable"
+
+
+class ConfigMalformed(WaymarkError):
+    """A user's config file cannot be parsed; nothing was changed."""
+
+    code = "config_malformed"
+
+
+class InstallRefused(WaymarkError):
+    """A config file holds something Waymark will not edit safely; nothing was changed."""
+
+    code = "install_refused"

@@ -88,8 +88,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.health import doctor
+    from waymark.installers.checks import client_checks
 
-    findings = doctor.run_all()
+    findings = doctor.run_all(client_checks)
     healthy = not any(f["status"] == doctor.FAIL for f in findings)
     lines = []
     for f in findings:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
+from collections.abc import Callable
 
 from waymark import __version__, home
 from waymark.recall import embed
@@ -25,10 +24,15 @@ def finding(check: str, status: str, detail: str, fix: str = "") -> dict[str, st
     return {"check": check, "status": status, "detail": detail, "fix": fix}
 
 
-def run_all() -> list[dict[str, str]]:
+def run_all(
+    client_checks: Callable[[str], list[dict[str, str]]] | None = None,
+) -> list[dict[str, str]]:
+    """Every check, in order; `client_checks(client)` adds each client's registration (the
+    installers know what they wrote: `waymark.installers.checks`)."""
     out = [interpreter(), *database()]
-    for client in ("claude-code", "codex"):
-        out += client_checks(client)
+    if client_checks is not None:
+        for client in ("claude-code", "codex"):
+            out += client_checks(client)
     out += [*model(), warm_server(), timed_hook()]
     return out
 
@@ -115,136 +119,6 @@ def database() -> list[dict[str, str]]:
         else:
             out.append(finding("permissions", OK, "data folder 0700, database 0600"))
     return out
-
-
-def client_checks(client: str) -> list[dict[str, str]]:
-    from waymark.installers import claude, codex, commands
-
-    mod = claude if client == "claude-code" else codex
-    if not mod.found():
-        return [finding(f"{client}", SKIP, f"{client} not found on this machine")]
-    hooks_file = claude.settings_path() if mod is claude else codex.hooks_path()
-    expected = {
-        spec.event
-        for spec in commands.HOOKS
-        if client == "claude-code" or spec.event not in commands.CLAUDE_ONLY
-    }
-    found_hooks = _our_hooks(hooks_file)
-    out = []
-    missing = sorted(expected - set(found_hooks))
-    if missing:
-        out.append(
-            finding(
-                f"{client} hooks",
-                FAIL,
-                f"missing in {hooks_file}: {', '.join(missing)}",
-                f"waymark install --client {client}",
-            )
-        )
-    else:
-        pythons = {_python_of(c) for c in found_hooks.values()}
-        broken = sorted(str(p) for p in pythons if not p or not os.access(p, os.X_OK))
-        if broken:
-            out.append(
-                finding(
-                    f"{client} hooks",
-                    FAIL,
-                    f"interpreter gone: {', '.join(broken)}",
-                    f"run install.sh again, or `waymark install --client {client}`",
-                )
-            )
-        else:
-            out.append(finding(f"{client} hooks", OK, f"{len(found_hooks)} events in {hooks_file}"))
-    out.append(_mcp_check(client))
-    if client == "codex":
-        out.append(_codex_trust())
-    return out
-
-
-def _our_hooks(path: str) -> dict[str, str]:
-    from waymark.installers.commands import is_waymark_hook
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    found: dict[str, str] = {}
-    for event, groups in (doc.get("hooks") or {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_waymark_hook(handler):
-                    found[event] = handler.get("command", "")
-    return found
-
-
-def _python_of(command: str) -> str | None:
-    try:
-        return shlex.split(command)[0]
-    except (ValueError, IndexError):
-        return None
-
-
-def _mcp_check(client: str) -> dict[str, str]:
-    from waymark.installers import claude, codex
-
-    name = f"{client} mcp"
-    if client == "claude-code":
-        path = claude.user_config_path()
-        try:
-            with open(path, encoding="utf-8") as f:
-                server = (json.load(f).get("mcpServers") or {}).get("waymark")
-        except (OSError, ValueError):
-            server = None
-    else:
-        path = codex.config_path()
-        server = (_toml(path).get("mcp_servers") or {}).get("waymark")
-    if not server:
-        return finding(
-            name, FAIL, f"no `waymark` MCP server in {path}", f"waymark install --client {client}"
-        )
-    command = server.get("command", "")
-    if not (os.path.isabs(command) and os.access(command, os.X_OK)):
-        return finding(
-            name,
-            FAIL,
-            f"server command {command!r} is not an executable path",
-            f"waymark install --client {client}",
-        )
-    return finding(name, OK, f"`waymark` server registered in {path}")
-
-
-def _toml(path: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
-def _codex_trust() -> dict[str, str]:
-    from waymark.installers import codex
-
-    state = ((_toml(codex.config_path()).get("hooks") or {}).get("state")) or {}
-    trusted = [k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")]
-    if not trusted:
-        return finding(
-            "codex hook trust",
-            WARN,
-            "no trusted hooks recorded in config.toml: "
-            "Codex skips Waymark's hooks silently until you trust them",
-            "start `codex`, type /hooks, and trust Waymark's hooks",
-        )
-    return finding(
-        "codex hook trust",
-        OK,
-        f"{len(trusted)} hook(s) trusted in config.toml "
-        "(re-trust after an upgrade changes the commands)",
-    )
 
 
 def model() -> list[dict[str, str]]:

@@ -20,19 +20,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from waymark.errors import InvalidArgument, WaymarkError
+from waymark.errors import InvalidArgument, SearchUnavailable
 from waymark.storage import connection as db
 from waymark.storage import vectors as rows
 from waymark.storage.connection import Connection
 
 INDEX_BATCH = 64
 MAX_VEC0_K = 4096  # sqlite-vec's limit on k
-
-
-class SearchUnavailable(WaymarkError):
-    """Neither numpy nor sqlite-vec is available to search vectors."""
-
-    code = "semantic_unavailable"
 
 
 def embed_text(title: str, content: str, tags: Iterable[str]) -> str:

@@ -1,0 +1,138 @@
+"""What `waymark doctor` asks of each client: are Waymark's hooks and MCP server registered
+where `waymark install` put them, with an interpreter that still exists, and (Codex) are the
+hooks trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
+
+from . import claude, codex, commands
+from .commands import is_waymark_hook
+
+
+def client_checks(client: str) -> list[dict[str, str]]:
+    mod = claude if client == "claude-code" else codex
+    if not mod.found():
+        return [finding(f"{client}", SKIP, f"{client} not found on this machine")]
+    hooks_file = claude.settings_path() if mod is claude else codex.hooks_path()
+    expected = {
+        spec.event
+        for spec in commands.HOOKS
+        if client == "claude-code" or spec.event not in commands.CLAUDE_ONLY
+    }
+    found_hooks = _our_hooks(hooks_file)
+    out = []
+    missing = sorted(expected - set(found_hooks))
+    if missing:
+        out.append(
+            finding(
+                f"{client} hooks",
+                FAIL,
+                f"missing in {hooks_file}: {', '.join(missing)}",
+                f"waymark install --client {client}",
+            )
+        )
+    else:
+        pythons = {_python_of(c) for c in found_hooks.values()}
+        broken = sorted(str(p) for p in pythons if not p or not os.access(p, os.X_OK))
+        if broken:
+            out.append(
+                finding(
+                    f"{client} hooks",
+                    FAIL,
+                    f"interpreter gone: {', '.join(broken)}",
+                    f"run install.sh again, or `waymark install --client {client}`",
+                )
+            )
+        else:
+            out.append(finding(f"{client} hooks", OK, f"{len(found_hooks)} events in {hooks_file}"))
+    out.append(_mcp_check(client))
+    if client == "codex":
+        out.append(_codex_trust())
+    return out
+
+
+def _our_hooks(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for event, groups in (doc.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_waymark_hook(handler):
+                    found[event] = handler.get("command", "")
+    return found
+
+
+def _python_of(command: str) -> str | None:
+    try:
+        return shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+
+
+def _mcp_check(client: str) -> dict[str, str]:
+    name = f"{client} mcp"
+    if client == "claude-code":
+        path = claude.user_config_path()
+        try:
+            with open(path, encoding="utf-8") as f:
+                server = (json.load(f).get("mcpServers") or {}).get("waymark")
+        except (OSError, ValueError):
+            server = None
+    else:
+        path = codex.config_path()
+        server = (_toml(path).get("mcp_servers") or {}).get("waymark")
+    if not server:
+        return finding(
+            name, FAIL, f"no `waymark` MCP server in {path}", f"waymark install --client {client}"
+        )
+    command = server.get("command", "")
+    if not (os.path.isabs(command) and os.access(command, os.X_OK)):
+        return finding(
+            name,
+            FAIL,
+            f"server command {command!r} is not an executable path",
+            f"waymark install --client {client}",
+        )
+    return finding(name, OK, f"`waymark` server registered in {path}")
+
+
+def _toml(path: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _codex_trust() -> dict[str, str]:
+    state = ((_toml(codex.config_path()).get("hooks") or {}).get("state")) or {}
+    trusted = [k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")]
+    if not trusted:
+        return finding(
+            "codex hook trust",
+            WARN,
+            "no trusted hooks recorded in config.toml: "
+            "Codex skips Waymark's hooks silently until you trust them",
+            "start `codex`, type /hooks, and trust Waymark's hooks",
+        )
+    return finding(
+        "codex hook trust",
+        OK,
+        f"{len(trusted)} hook(s) trusted in config.toml "
+        "(re-trust after an upgrade changes the commands)",
+    )

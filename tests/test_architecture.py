@@ -1,0 +1,196 @@
+"""The floor plan, enforced: imports are read with `ast` and their direction asserted.
+
+- Only the storage seam (`waymark.storage`) imports apsw or runs SQL, and it imports no
+  domain module (only `waymark.base`, `waymark.errors`, `waymark.home` and itself).
+- No library module imports an adapter: the hooks, the MCP server, the CLI, the installers.
+- No module imports another that imports it back, directly or around a longer circle.
+- A hook's entry point pulls in nothing heavy when it is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Where each import root's files are (pyproject.toml's package-dir mapping).
+FOLDERS = {
+    "waymark.hooks": ROOT / "hooks",
+    "waymark.installers": ROOT / "installers",
+    "waymark": ROOT / "src" / "waymark",
+}
+SEAM = "waymark.storage"
+ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server")
+SEAM_MAY_IMPORT = ("waymark.storage", "waymark.base", "waymark.errors", "waymark.home")
+HEAVY = ("pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx")
+SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+    r"CREATE\s+(TABLE|INDEX|VIRTUAL|TRIGGER|VIEW)|DROP\s+(TABLE|INDEX)|PRAGMA\s+\w+|"
+    r"BEGIN\s+IMMEDIATE)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package, by dotted name, from the folders it is installed from."""
+    found: dict[str, Path] = {}
+    for root, folder in FOLDERS.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([root, *parts])
+            if root == "waymark" and parts and parts[0] in ("hooks", "installers"):
+                continue  # those names belong to the top-level folders
+            found[name] = path
+    return found
+
+
+MODULES = modules()
+
+
+def is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def imports(name: str, *, top_level_only: bool = False) -> set[str]:
+    """Modules `name` imports (resolved; `from pkg import mod` counts as pkg.mod)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    package = name if is_package(name) else name.rpartition(".")[0]
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    if top_level_only:  # what runs on import: the body, and `if` blocks (not TYPE_CHECKING)
+        nodes = list(_executed(tree.body))
+    out: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [f"{target}.{alias.name}" for alias in node.names]
+            submodules = [n for n in names if n in MODULES]
+            out.update(submodules)
+            if len(submodules) < len(names):  # some names are the package's own
+                out.add(target)
+    return out
+
+
+def _executed(body: list[ast.stmt]):  # type: ignore[no-untyped-def]
+    for node in body:
+        if isinstance(node, ast.If):
+            if "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            yield from _executed(node.body)
+            yield from _executed(node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _executed(node.body)
+            for handler in node.handlers:
+                yield from _executed(handler.body)
+        else:
+            yield node
+
+
+def inside(name: str, prefixes: tuple[str, ...] | str) -> bool:
+    prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def library() -> list[str]:
+    return [m for m in MODULES if not inside(m, ADAPTERS) and m != "waymark.__main__"]
+
+
+def test_the_package_is_found_where_pyproject_maps_it():
+    assert "waymark.hooks.stop" in MODULES
+    assert "waymark.installers.run" in MODULES
+    assert "waymark.storage.memories" in MODULES
+    assert not (ROOT / "src" / "waymark" / "hooks").exists()
+    assert not (ROOT / "src" / "waymark" / "installers").exists()
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_only_the_storage_seam_imports_apsw_or_runs_sql(name):
+    if inside(name, SEAM):
+        return
+    assert "apsw" not in {i.split(".")[0] for i in imports(name)}, f"{name} imports apsw"
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                assert not SQL.search(node.value), f"{name}:{node.lineno} SQL: {node.value!r}"
+        if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany"):
+            pytest.fail(f"{name}:{node.lineno} calls .{node.attr}() outside the storage seam")
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if inside(m, SEAM)))
+def test_the_seam_imports_no_domain_module(name):
+    ours = {i for i in imports(name) if inside(i, "waymark")}
+    strays = sorted(i for i in ours if not inside(i, SEAM_MAY_IMPORT))
+    assert strays == [], f"{name} imports {strays}"
+
+
+@pytest.mark.parametrize("name", library())
+def test_no_library_module_imports_an_adapter(name):
+    strays = sorted(i for i in imports(name) if inside(i, ADAPTERS))
+    assert strays == [], f"{name} imports {strays}"
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    graph = {m: {i for i in imports(m) if i in MODULES and i != m} for m in MODULES}
+    # A package's __init__ is imported with each of its modules: importing it is no circle.
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if is_package(nxt) and node.startswith(nxt + "."):
+                continue
+            if state.get(nxt) == 1:
+                circles.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    assert circles == []
+
+
+@pytest.mark.parametrize(
+    "name", sorted(m for m in MODULES if inside(m, "waymark.hooks") and m != "waymark.hooks")
+)
+def test_a_hook_entry_point_imports_nothing_heavy(name):
+    """What importing the hook's module loads, following every module-level import."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for target in imports(current, top_level_only=True):
+            heavy = target.split(".")[0]
+            assert heavy not in HEAVY, f"{name} loads {heavy} through {current}"
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):  # importing a.b.c runs a, a.b and a.b.c
+                prefix = ".".join(parts[:i])
+                if prefix in MODULES:
+                    todo.append(prefix)
