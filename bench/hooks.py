@@ -31,8 +31,6 @@ import time
 import uuid
 from typing import IO
 
-from waymark.hooks import user_prompt_submit
-
 import corpus
 from waymark.handoff import checkpoints
 from waymark.memories import store
@@ -291,7 +289,7 @@ def ask_times(env: dict, n: int) -> dict:
             "project_id": env["project"].id,
             "queries": [prompt],
             "k": semantic.CANDIDATES,
-            "max_tokens": user_prompt_submit.PROMPT_SEMANTIC_TOKENS,
+            "max_tokens": prompt.PROMPT_SEMANTIC_TOKENS,
         }
         started = time.perf_counter()
         reply = warm.ask(request, 1.0)

@@ -128,9 +128,12 @@ def test_only_the_storage_seam_imports_apsw_or_runs_sql(name):
         and isinstance(node.body[0].value, ast.Constant)
     }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in docstrings:
-                assert not SQL.search(node.value), f"{name}:{node.lineno} SQL: {node.value!r}"
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            assert not SQL.search(node.value), f"{name}:{node.lineno} SQL: {node.value!r}"
         if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany"):
             pytest.fail(f"{name}:{node.lineno} calls .{node.attr}() outside the storage seam")
 

@@ -34,7 +34,7 @@ def test_readme_documents_every_mcp_tool():
 
     from mcp import Client
 
-    from waymark.server import build_server
+    from waymark.server.app import build_server
 
     server, state = build_server()
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from mcp import Client
 
-from waymark.server import build_server
+from waymark.server.app import build_server
 from waymark.server.state import State
 
 TOOLS = {"recall", "remember", "checkpoint", "forget", "history", "relate", "list", "status"}

@@ -2,6 +2,9 @@
 
 import sys
 
-from waymark.cli import main
+if sys.argv[1:] == ["mcp"]:  # how clients start the server: first answers before the CLI loads
+    from waymark.server.front import main
+else:
+    from waymark.cli import main
 
 sys.exit(main())

@@ -88,11 +88,6 @@ class Clients:
 
         script = self.script(f"{client}-{len(list(self.tmp.iterdir()))}", turns)
         kw.setdefault("mcp_servers", self.mcp_servers())
-        if client == "codex":
-            # Codex sends its first request without waiting for a server that is not
-            # `required`; the tests here are about the tools, not that race (issue #12).
-            for server in kw["mcp_servers"].values():
-                server.setdefault("required", True)
         kw["env"] = {**self.env(), **kw.get("env", {})}
         runner = run_claude if client == "claude" else run_codex
         prompt = kw.pop("prompt", "Continue the task.")

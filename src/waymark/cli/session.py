@@ -185,7 +185,7 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.server import main
+    from waymark.server.front import main
 
     ctx.close()
     return main()
