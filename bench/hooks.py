@@ -289,7 +289,7 @@ def ask_times(env: dict, n: int) -> dict:
             "project_id": env["project"].id,
             "queries": [prompt],
             "k": semantic.CANDIDATES,
-            "max_tokens": prompt.PROMPT_SEMANTIC_TOKENS,
+            "max_tokens": prompt_packet.PROMPT_SEMANTIC_TOKENS,
         }
         started = time.perf_counter()
         reply = warm.ask(request, 1.0)

@@ -13,6 +13,7 @@ import sys
 import time
 
 from waymark import home
+from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 
 from .event import CLIENTS, Event
@@ -234,7 +235,7 @@ def log(name: str, message: str) -> None:
         path = os.path.join(folder, LOG_NAME)
         if os.path.exists(path) and os.path.getsize(path) > LOG_MAX_BYTES:
             os.replace(path, path + ".1")
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        stamp = clock.now()
         line = f"{stamp} {name} pid={os.getpid()} {message}".replace("\n", " ")[:2000]
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

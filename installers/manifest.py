@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import Any
 
 from waymark import __version__, errors, home
+from waymark.base import clock
 
 from . import files
 
@@ -74,7 +74,7 @@ def save(manifest: dict[str, Any], python: str | None = None) -> None:
             files.remove(target)
         return
     home.ensure_home()
-    manifest["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    manifest["updated_at"] = clock.now()
     manifest["waymark"] = __version__
     if python:
         manifest["python"] = python

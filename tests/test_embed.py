@@ -81,7 +81,7 @@ def test_embedder_returns_unit_float32_rows(loads):
 
 def test_importing_embed_and_vectors_loads_nothing_heavy():
     code = (
-        "import sys, waymark.recall.embed, waymark.recall.vectors, waymark.cli.index\n"
+        "import sys, waymark.recall.embed, waymark.recall.vectors, waymark.cli.recall\n"
         "print(sorted(m for m in ('numpy', 'fastembed', 'onnxruntime', 'sqlite_vec', 'sqlite3')"
         " if m in sys.modules))"
     )

@@ -386,13 +386,10 @@ def test_real_model_ranks_a_related_memory_above_an_unrelated_one(conn, project,
 
 
 @pytest.fixture
-def waymark_cli(monkeypatch):
-    """`waymark` in-process, with the index command registered."""
+def waymark_cli():
+    """`waymark` in-process."""
     from waymark import cli
-    from waymark.cli import index
 
-    if index not in cli.COMMAND_MODULES:
-        monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, index))
     return cli.main
 
 

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from waymark import __version__
-from waymark.cli import admin, data, index, memory, recall, session, setup
+from waymark.cli import checkpoint, data, memory, project, recall, setup
 from waymark.cli.common import Context, emit_error
 from waymark.errors import WaymarkError
 
-COMMAND_MODULES = (memory, recall, session, index, admin, data, setup)
+COMMAND_MODULES = (memory, recall, checkpoint, project, data, setup)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -89,3 +89,18 @@ def open_input(path: str) -> Any:
         return open(path, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
     except OSError as exc:
         raise InvalidArgument(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def progress_bar(total: int) -> Any:
+    def show(done: int) -> None:
+        if total:
+            filled = int(30 * min(done, total) / total)
+            bar = "#" * filled + "-" * (30 - filled)
+            sys.stderr.write(f"\rimporting [{bar}] {done}/{total}")
+        else:
+            sys.stderr.write(f"\rimporting {done}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show

@@ -1,19 +1,36 @@
-"""Commands that keep data safe: backup, restore, export (import lives in admin)."""
+"""Commands that keep and move data: backup, restore, export, import."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+import time
+from collections.abc import Iterable
 from typing import Any
 
 from waymark.base import clock
-from waymark.cli.common import Context, add_command, emit
-from waymark.data import portable
+from waymark.cli.common import Context, add_command, emit, open_input, progress_bar
+from waymark.data import importer, portable
 from waymark.errors import InvalidArgument
 from waymark.storage import backup
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "import",
+        common,
+        handler=cmd_import,
+        help="bulk-load memories from JSON lines (re-runs skip unchanged keys), or load a "
+        "`waymark export` file with every id kept (all or nothing; twice is a no-op)",
+        example="waymark import notes.jsonl --project team-notes",
+    )
+    p.add_argument(
+        "file",
+        help='JSON lines: {"key", "text"|"content", "title"?, "type"?, '
+        '"tags"?, "timestamp"?}, or a `waymark export` file; - for stdin',
+    )
     p = add_command(
         commands,
         "backup",
@@ -61,6 +78,53 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every project (the default unless --project names one)",
     )
+
+
+def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    stream = open_input(args.file)
+    try:
+        first = stream.readline()
+        if portable.is_export_header(first):
+            return _import_export(ctx, itertools.chain([first], stream))
+        total = _count_lines(args.file) if args.file != "-" else 0
+        progress = progress_bar(total) if sys.stderr.isatty() and not ctx.as_json else None
+        started = time.perf_counter()
+        lines = itertools.chain([first], stream)
+        report = importer.import_lines(ctx.conn, ctx.project(), lines, progress)
+        elapsed = time.perf_counter() - started
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    data = report.to_dict() | {"seconds": round(elapsed, 3)}
+    rate = report.read / elapsed if elapsed else 0
+    emit(
+        data,
+        ctx.as_json,
+        f"read {report.read}: {report.created} new, {report.superseded} updated, "
+        f"{report.unchanged} unchanged, {report.removed} left removed, "
+        f"{report.redactions} redactions ({rate:,.0f} rows/s)",
+    )
+    return 0
+
+
+def _import_export(ctx: Context, lines: Iterable[str]) -> int:
+    """A `waymark export` file: every row with its id, all or nothing."""
+    if ctx.project_spec:
+        raise InvalidArgument("a Waymark export carries its own projects; drop --project")
+    data = portable.import_export(ctx.conn, lines)
+    emit(
+        data,
+        ctx.as_json,
+        f"imported a Waymark export (schema {data['schema_version']}): "
+        f"{data['total_inserted']} rows new, {data['total_unchanged']} already here; "
+        "run `waymark index` to rebuild semantic vectors",
+    )
+    return 0
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:

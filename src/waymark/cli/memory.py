@@ -1,4 +1,4 @@
-"""Commands over memory records: remember, list, show, history, supersede, archive, erase."""
+"""Commands on memories: remember, supersede, list, show, history, archive, erase, relate."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 
 from waymark.cli.common import Context, add_command, emit, read_content
 from waymark.errors import InvalidArgument
-from waymark.memories import browse, store
-from waymark.memories.draft import PRIORITY_RANGE, TYPES, Draft, Memory, Saved, make_draft
+from waymark.memories import browse, links, store
+from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft
+from waymark.memories.record import TYPES
 from waymark.memories.scope import SCOPES
 from waymark.projects import locate
+from waymark.storage.memories import Memory
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -27,7 +29,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     _record_flags(p, required_type=False)
     p.add_argument("--supersedes", metavar="ID", help="replace this active memory")
-
     p = add_command(
         commands,
         "supersede",
@@ -38,7 +39,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id", help="the active memory to replace")
     _record_flags(p, required_type=False)
-
     p = add_command(
         commands,
         "list",
@@ -57,7 +57,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
     p.add_argument("--offset", type=int, default=0, help="0-100000 (default 0)")
-
     p = add_command(
         commands,
         "show",
@@ -67,7 +66,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark show 01JD...",
     )
     p.add_argument("id")
-
     p = add_command(
         commands,
         "history",
@@ -77,7 +75,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark history 01JD...",
     )
     p.add_argument("id")
-
     p = add_command(
         commands,
         "archive",
@@ -88,7 +85,6 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id")
     p.add_argument("--reason")
-
     p = add_command(
         commands,
         "erase",
@@ -99,6 +95,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id")
     p.add_argument("--reason", required=True)
+    p = add_command(
+        commands,
+        "relate",
+        common,
+        handler=cmd_relate,
+        help="link two memories so recall brings one along with the other",
+        example="waymark relate 01JDX... 01JDW... --kind solves",
+    )
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--kind", default="related", choices=links.KINDS)
 
 
 def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:
@@ -328,4 +335,15 @@ def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
     m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason)
     emit(m.to_dict(), ctx.as_json, f"erased {m.id} (tombstone kept)")
+    return 0
+
+
+def cmd_relate(args: argparse.Namespace, ctx: Context) -> int:
+    created = links.relate(ctx.conn, ctx.project(), args.src, args.dst, args.kind)
+    verb = "linked" if created else "already linked"
+    emit(
+        {"created": created, "src": args.src, "dst": args.dst, "kind": args.kind},
+        ctx.as_json,
+        f"{verb}: {args.src} {args.kind} {args.dst}",
+    )
     return 0

@@ -1,25 +1,42 @@
-"""Commands that connect Waymark to the clients: install, uninstall."""
+"""Commands that set Waymark up: install, uninstall, doctor, config, and the MCP server."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
+from waymark import settings
 from waymark.cli.common import Context, add_command, emit
-
-CLIENT_CHOICES = ("claude-code", "codex", "all")
-STATUS_TEXT = {
-    "created": "created",
-    "updated": "updated",
-    "unchanged": "already up to date",
-    "deleted": "deleted (Waymark created it)",
-    "restored": "restored byte for byte",
-    "cleaned": "Waymark's entries removed (the file changed since; other changes kept)",
-    "missing": "already gone",
-}
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    add_command(
+        commands,
+        "doctor",
+        common,
+        handler=cmd_doctor,
+        help="check the environment, database, client registrations, model and hooks",
+        example="waymark doctor --json",
+    )
+    add_command(
+        commands,
+        "mcp",
+        common,
+        handler=cmd_mcp,
+        help="run the MCP stdio server (started by Claude Code or Codex)",
+        example="waymark mcp",
+    )
+    p = add_command(
+        commands,
+        "config",
+        common,
+        handler=cmd_config,
+        help="show or change a setting",
+        example="waymark config recall.half_life_days 30",
+    )
+    p.add_argument("key", nargs="?")
+    p.add_argument("value", nargs="?", help="a JSON value (true, 30, ...)")
     p = add_command(
         commands,
         "install",
@@ -48,6 +65,61 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--delete-data", action="store_true", help="also delete every memory (needs --yes)"
     )
     p.add_argument("--yes", action="store_true", help="confirm --delete-data")
+
+
+def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.health import doctor
+    from waymark.installers.checks import client_checks
+
+    findings = doctor.run_all(client_checks)
+    healthy = not any(f["status"] == doctor.FAIL for f in findings)
+    lines = []
+    for f in findings:
+        lines.append(f"{f['status'].upper():5} {f['check']}: {f['detail']}")
+        if f["fix"] and f["status"] in (doctor.FAIL, doctor.WARN):
+            lines.append(f"      fix: {f['fix']}")
+    lines.append("healthy" if healthy else "not healthy: fix the FAIL lines above")
+    emit({"healthy": healthy, "findings": findings}, ctx.as_json, "\n".join(lines))
+    return 0 if healthy else 1
+
+
+def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.server.front import main
+
+    ctx.close()
+    return main()
+
+
+def cmd_config(args: argparse.Namespace, ctx: Context) -> int:
+    conn = ctx.conn
+    if args.key is None:
+        values = settings.all_values(conn)
+        emit(values, ctx.as_json, "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items()))
+        return 0
+    if args.value is None:
+        value = settings.get(conn, args.key)
+    else:
+        try:
+            parsed = json.loads(args.value)
+        except ValueError:
+            parsed = args.value
+        value = settings.set_value(conn, args.key, parsed)
+    emit({args.key: value}, ctx.as_json, f"{args.key} = {json.dumps(value)}")
+    return 0
+
+
+CLIENT_CHOICES = ("claude-code", "codex", "all")
+
+
+STATUS_TEXT = {
+    "created": "created",
+    "updated": "updated",
+    "unchanged": "already up to date",
+    "deleted": "deleted (Waymark created it)",
+    "restored": "restored byte for byte",
+    "cleaned": "Waymark's entries removed (the file changed since; other changes kept)",
+    "missing": "already gone",
+}
 
 
 def _clients(value: str | None) -> list[str] | None:

@@ -44,7 +44,7 @@ def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | N
 def pinned_rules(conn: Connection, project: Project, limit: int = 20) -> list[Memory]:
     """Pinned memories, and conventions, warnings, decisions and preferences of high
     priority: the project's and the global ones, best first."""
-    now = _now_iso()
+    now = clock.second()
     found: list[Memory] = []
     for owner in (project.id, None):
         found += [
@@ -67,16 +67,12 @@ def file_memories(
     if not targets:
         return []
     # Ranked on what memories_by_target holds; only the chosen rows are read whole.
-    now = _now_iso()
+    now = clock.second()
     found = [r for r in rows.targeted(conn, project.id, targets, named) if not r[5] or r[5] > now]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
     chosen = [int(r[0]) for r in found[:limit]]
     by_rowid = rows.by_rowids(conn, chosen)
     return [by_rowid[r] for r in chosen if r in by_rowid]  # one may be gone since ranked
-
-
-def _now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
 def age(stamp: str, now: float | None = None) -> str:

@@ -24,6 +24,7 @@ import tempfile
 import time
 from typing import Any
 
+from waymark.base import clock
 from waymark.errors import Int8Unavailable
 from waymark.recall import embed
 from waymark.recall.embed import (
@@ -128,7 +129,7 @@ def build(full: embed.Embedder | None = None) -> str:
             "source": real,
             "probe_cosine_mean": round(mean, 5),
             "probe_cosine_worst": round(worst, 5),
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "built_at": clock.now(),
             "build_seconds": round(time.perf_counter() - started, 2),
         }
         _write_about(work, facts)

@@ -19,9 +19,9 @@ depend on query order.
 
 from __future__ import annotations
 
-import time
 from collections import namedtuple
 
+from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.memories.record import check_types
 from waymark.projects import pathnames
@@ -312,7 +312,7 @@ def _light(
         Light._fields,
         project_id=project.id,
         include_inactive=include_inactive,
-        now_iso=_iso(now),
+        now_iso=clock.second(now or None),
         types=types,
         tags=tags,
     )
@@ -331,8 +331,3 @@ def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[
         "score": score,
     }
     return Hit(memory=memory, score=score, explain=explain)
-
-
-def _iso(now: float | None) -> str:
-    t = now or time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t))

@@ -1,10 +1,9 @@
-"""Commands around sessions: checkpoint, mcp, enable, disable, config."""
+"""The checkpoint command: show or save the handoff of the current task."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -12,9 +11,6 @@ from waymark import settings
 from waymark.cli.common import Context, add_command, emit
 from waymark.errors import InvalidArgument
 from waymark.handoff import checkpoints
-from waymark.projects import capture, instructions
-
-OPERATIONS = ("show", "create", "revise", "complete", "abandon", "record_lesson", "record_event")
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -48,42 +44,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--summary", help="record_event")
     p.add_argument("--source-key", help="record_event: same key = same fact")
 
-    add_command(
-        commands,
-        "mcp",
-        common,
-        handler=cmd_mcp,
-        help="run the MCP stdio server (started by Claude Code or Codex)",
-        example="waymark mcp",
-    )
-    for name, handler, verb in (
-        ("enable", cmd_enable, "let the hooks capture in"),
-        ("disable", cmd_disable, "keep the hooks silent in"),
-    ):
-        p = add_command(
-            commands,
-            name,
-            common,
-            handler=handler,
-            help=f"{verb} this project",
-            example=f"waymark {name} --instructions",
-        )
-        p.add_argument(
-            "--instructions",
-            action="store_true",
-            help=("insert (or update) " if name == "enable" else "remove ")
-            + "Waymark's block in the project's CLAUDE.md and AGENTS.md",
-        )
-    p = add_command(
-        commands,
-        "config",
-        common,
-        handler=cmd_config,
-        help="show or change a setting",
-        example="waymark config recall.half_life_days 30",
-    )
-    p.add_argument("key", nargs="?")
-    p.add_argument("value", nargs="?", help="a JSON value (true, 30, ...)")
+
+OPERATIONS = ("show", "create", "revise", "complete", "abandon", "record_lesson", "record_event")
 
 
 def _fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -181,55 +143,4 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
         f"saved revision {saved.revision.seq} ({saved.revision.id}, {saved.revision.tokens}"
         f" tokens) of checkpoint {saved.id} [{saved.status}]",
     )
-    return 0
-
-
-def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.server.front import main
-
-    ctx.close()
-    return main()
-
-
-def cmd_enable(args: argparse.Namespace, ctx: Context) -> int:
-    return _set_capture(args, ctx, True)
-
-
-def cmd_disable(args: argparse.Namespace, ctx: Context) -> int:
-    return _set_capture(args, ctx, False)
-
-
-def _set_capture(args: argparse.Namespace, ctx: Context, enabled: bool) -> int:
-    project = ctx.project()
-    files: dict[str, str] = {}
-    if args.instructions:
-        if not project.files:
-            raise InvalidArgument("--instructions needs a project directory")
-        files = {
-            name: instructions.apply(os.path.join(project.files, name), remove=not enabled)
-            for name in instructions.FILES
-        }
-    capture.set_enabled(ctx.conn, project, enabled)
-    where = project.name or project.root
-    lines = [f"Waymark hooks {'now capture' if enabled else 'stay silent'} in {where}"]
-    lines += [f"{name}: {verb}" for name, verb in files.items()]
-    emit(capture.policy(ctx.conn, project) | {"instructions": files}, ctx.as_json, "\n".join(lines))
-    return 0
-
-
-def cmd_config(args: argparse.Namespace, ctx: Context) -> int:
-    conn = ctx.conn
-    if args.key is None:
-        values = settings.all_values(conn)
-        emit(values, ctx.as_json, "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items()))
-        return 0
-    if args.value is None:
-        value = settings.get(conn, args.key)
-    else:
-        try:
-            parsed = json.loads(args.value)
-        except ValueError:
-            parsed = args.value
-        value = settings.set_value(conn, args.key, parsed)
-    emit({args.key: value}, ctx.as_json, f"{args.key} = {json.dumps(value)}")
     return 0
