@@ -35,6 +35,7 @@ import corpus
 from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
+from waymark.packets import prompt as prompt_packet
 from waymark.projects import capture
 from waymark.projects.resolve import resolve
 from waymark.recall import embed, semantic, warm
