@@ -283,3 +283,17 @@ def test_recall_is_hybrid_once_the_model_is_loaded(repo):
     assert got["semantic"] is True
     assert got["results"][0]["id"] == saved["memory"]["id"]
     assert "semantic" in got["results"][0]["explain"]["tiers"]
+
+
+def test_recall_under_a_budget_keeps_the_best_results_and_never_a_lower_one_in_their_place(
+    call,
+):
+    ok(call("remember", {"type": "note", "content": "ranking probe short " + "alpha " * 3}))
+    ok(call("remember", {"type": "note", "content": "ranking probe long " + "alpha " * 200}))
+    ok(call("remember", {"type": "note", "content": "ranking probe tiny"}))
+    args = {"query": "ranking probe alpha", "limit": 3, "include_session": False}
+    ranked = [r["id"] for r in ok(call("recall", {**args, "token_budget": 20000}))["results"]]
+    tight = ok(call("recall", {**args, "detail": "full", "token_budget": 300}))
+    kept = [r["id"] for r in tight["results"]]
+    assert kept == ranked[: len(kept)] and len(kept) < len(ranked)
+    assert tight["omitted"].startswith(f"{len(ranked) - len(kept)} result(s) left out")

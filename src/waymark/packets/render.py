@@ -13,6 +13,11 @@ from collections import namedtuple
 
 from waymark.base.tokens import estimate
 
+TYPE_CHECKING = False  # typing costs a hook ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
 MAX_CHARS = 9000
 MAX_TOKENS = 2500
 
@@ -50,15 +55,22 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
 
 
 def _fill(section: Section, budget: int) -> tuple[list[str], int]:
-    lines: list[str] = []
-    spent = estimate(section.title) + 2
-    for i, item in enumerate(section.items):
-        cost = estimate(item) + 1
-        if spent + cost > budget:
-            return lines, len(section.items) - i
-        lines.append(item)
-        spent += cost
-    return lines, 0
+    heading = estimate(section.title) + 2
+    return within(section.items, budget - heading, lambda line: estimate(line) + 1)
+
+
+def within(items: Sequence[Any], budget: int, cost: Callable[[Any], int]) -> tuple[list[Any], int]:
+    """The items, in priority order, while they fit in `budget` tokens (each costs
+    `cost(item)`), and how many were left out: a lower item never takes the place of a
+    higher one that did not fit. Hook packets and the MCP `recall` tool both budget so."""
+    kept: list[Any] = []
+    spent = 0
+    for i, item in enumerate(items):
+        spent += cost(item)
+        if spent > budget:
+            return kept, len(items) - i
+        kept.append(item)
+    return kept, 0
 
 
 def _cut(text: str, open_tag: str, close_tag: str) -> str:

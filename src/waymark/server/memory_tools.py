@@ -12,6 +12,7 @@ from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import make_draft
 from waymark.packets import briefing
+from waymark.packets.render import within
 from waymark.recall import ranked as recall
 from waymark.server.state import ADDS, DESTROYS, READ_ONLY, State, tool_errors
 
@@ -97,17 +98,13 @@ def register(server: MCPServer, state: State) -> None:
                     for m in briefing.file_memories(conn, proj, _many(paths))
                 ]
                 budget -= tokens.estimate(str(out))
-            results, omitted = [], 0
+            views = []
             for hit in hits:
                 view = briefing.memory_view(hit.memory, detail) | {"score": round(hit.score, 5)}
                 if explain:
                     view["explain"] = hit.explain
-                cost = tokens.estimate(str(view))
-                if cost > budget:
-                    omitted += 1
-                    continue
-                budget -= cost
-                results.append(view)
+                views.append(view)
+            results, omitted = within(views, budget, lambda view: tokens.estimate(str(view)))
             out["results"] = results
             if omitted:
                 out["omitted"] = (
