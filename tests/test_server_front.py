@@ -155,3 +155,11 @@ def test_without_a_recording_for_this_version_the_real_server_answers_everything
     assert front._recorded() is None
     stale.write_text("{not json", encoding="utf-8")
     assert front._recorded() is None
+
+
+def test_every_tool_publishes_a_typed_output_schema():
+    recorded = json.loads(Path(front.HANDSHAKE).read_text(encoding="utf-8"))
+    for tool in recorded["tools"][recorded["latest"]]["tools"]:
+        schema = tool["outputSchema"]
+        assert schema["type"] == "object" and schema["properties"], tool["name"]
+        assert not schema["title"].endswith("DictOutput"), f"{tool['name']} returns a bare dict"

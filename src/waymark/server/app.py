@@ -10,16 +10,19 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, cast
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from waymark import __version__
 from waymark.health import status
 from waymark.server import checkpoint_tool, memory_tools
-from waymark.server.state import READ_ONLY, State, tool_errors
+from waymark.server.results import Status
+from waymark.server.state import READ_ONLY, State, state_of, tool_errors
 from waymark.storage import connection as db
 
 INSTRUCTIONS = (
@@ -31,30 +34,37 @@ INSTRUCTIONS = (
 
 
 def build_server(state: State | None = None) -> tuple[MCPServer, State]:
+    """The server and the State its tools share (created here unless given)."""
     state = state or State()
-    server = MCPServer("waymark", version=__version__, instructions=INSTRUCTIONS)
-    memory_tools.register(server, state)
-    checkpoint_tool.register(server, state)
 
-    @server.tool(
-        name="status",
-        annotations=READ_ONLY,
-    )
-    @tool_errors
-    def status_tool(
-        project: Annotated[
-            str | None,
-            Field(description="Project directory or name; omit for the current project."),
-        ] = None,
-    ) -> dict[str, Any]:
-        """Waymark's state for this project: counts, the embedding model, whether a handoff
-        is pending, and whether hooks capture here."""
-        with state.conn() as conn:
-            report = status.report(conn, state.project(conn, project))
-            report["semantic"]["server"] = state.model_note
-            return report
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[State]:
+        yield state
 
+    server = MCPServer("waymark", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    for fn, name, hints in (*memory_tools.TOOLS, *checkpoint_tool.TOOLS, *TOOLS):
+        server.tool(name=name, annotations=hints)(fn)
     return server, state
+
+
+@tool_errors
+def status_tool(
+    ctx: Context,
+    project: Annotated[
+        str | None,
+        Field(description="Project directory or name; omit for the current project."),
+    ] = None,
+) -> Status:
+    """Waymark's state for this project: counts, the embedding model, whether a handoff
+    is pending, and whether hooks capture here."""
+    state = state_of(ctx)
+    with state.conn() as conn:
+        report = status.report(conn, state.project(conn, project))
+        report["semantic"]["server"] = state.model_note
+        return cast(Status, report)
+
+
+TOOLS = [(status_tool, "status", READ_ONLY)]
 
 
 def main(before_exit: Callable[[], None] | None = None) -> int:

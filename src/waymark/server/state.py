@@ -15,8 +15,9 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -135,6 +136,11 @@ class State:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def state_of(ctx: Context) -> State:
+    """The process's State, which `app.build_server` hands the SDK as its lifespan context."""
+    return cast(State, ctx.request_context.lifespan_context)
 
 
 def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:

@@ -1,0 +1,175 @@
+"""What each MCP tool returns, typed: the SDK publishes these as the tools' output schemas
+and checks every result against them.
+
+Open where the library's answer is open (a recall result at `full` detail carries the whole
+record; `explain` is a score breakdown), closed everywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import NotRequired, TypedDict
+
+OPEN = ConfigDict(extra="allow")
+
+
+class Memory(TypedDict):
+    """One memory record, whole."""
+
+    id: str
+    project_id: str | None
+    type: str
+    title: str
+    content: str
+    scope_type: str
+    scope_target: str | None
+    tags: list[str]
+    priority: int
+    pinned: bool
+    status: str
+    actor: str
+    client: str | None
+    session_id: str | None
+    source_ref: str | None
+    evidence: list[dict[str, str]]
+    git_branch: str | None
+    valid_until: str | None
+    event_time: str
+    created_at: str
+    updated_at: str
+    content_hash: str
+    key: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    erased_reason: str | None
+
+
+@with_config(OPEN)
+class MemoryView(TypedDict):
+    """A memory at the detail asked for: compact (id, type, title, age, scope), summary (and
+    content cut to 300 characters, tags, evidence) or full (every field of the record)."""
+
+    id: str
+    type: str
+    title: str
+    age: str
+    scope: NotRequired[str]
+    content: NotRequired[str]
+    tags: NotRequired[list[str]]
+    evidence: NotRequired[list[dict[str, str]]]
+    score: NotRequired[float]
+    explain: NotRequired[dict[str, Any]]
+
+
+class Project(TypedDict):
+    id: str
+    kind: str
+    name: str | None
+    root: str | None
+    tree: str | None
+    how: str
+
+
+class ActiveCheckpoint(TypedDict):
+    """The active checkpoint as a session should see it: next action first."""
+
+    id: str
+    revision_id: str
+    updated_at: str
+    next_action: str | None
+    text: str
+    lessons: list[dict[str, Any]]
+    evidence_state: str
+    evidence: list[dict[str, Any]]
+
+
+class Recalled(TypedDict):
+    project: Project
+    semantic: bool
+    checkpoint: NotRequired[ActiveCheckpoint | None]
+    rules: NotRequired[list[MemoryView]]
+    file_memories: NotRequired[list[MemoryView]]
+    results: list[MemoryView]
+    omitted: NotRequired[str]
+
+
+class Saved(TypedDict):
+    memory: Memory
+    created: bool
+    similar: list[str]
+    redactions: int
+
+
+class Link(TypedDict):
+    src: str
+    dst: str
+    kind: str
+    created_at: str
+
+
+class History(TypedDict):
+    chain: list[Memory]
+    links: list[Link]
+
+
+class Related(TypedDict):
+    created: bool
+    src: str
+    dst: str
+    kind: str
+
+
+class Page(TypedDict):
+    results: list[Memory]
+    has_more: bool
+    next_offset: int | None
+
+
+class Revision(TypedDict):
+    id: str
+    checkpoint_id: str
+    seq: int
+    operation: str
+    status: str
+    body: dict[str, Any]
+    tokens: int
+    actor: str
+    client: str | None
+    session_id: str | None
+    created_at: str
+
+
+class Checkpoint(TypedDict):
+    id: str
+    project_id: str
+    status: str
+    revision: Revision
+    created_at: str
+    updated_at: str
+
+
+class CheckpointSaved(TypedDict):
+    """A checkpoint operation's answer: the checkpoint and the revision it wrote; or, for
+    record_event, the memory the event is kept as."""
+
+    checkpoint: NotRequired[Checkpoint]
+    saved_revision_id: NotRequired[str]
+    tokens: NotRequired[int]
+    memory: NotRequired[Memory]
+    created: NotRequired[bool]
+
+
+class Status(TypedDict):
+    project: Project
+    data_home: str
+    database: str
+    database_bytes: int
+    schema_version: int
+    memories: dict[str, dict[str, int]]
+    global_memories: int
+    checkpoints: dict[str, int]
+    semantic: dict[str, Any]
+    handoff: dict[str, list[dict[str, str]]]
+    capture: dict[str, Any]
