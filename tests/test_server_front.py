@@ -163,3 +163,21 @@ def test_every_tool_publishes_a_typed_output_schema():
         schema = tool["outputSchema"]
         assert schema["type"] == "object" and schema["properties"], tool["name"]
         assert not schema["title"].endswith("DictOutput"), f"{tool['name']} returns a bare dict"
+
+
+def test_the_tools_offer_exactly_the_librarys_choices():
+    """The MCP schemas spell out the closed sets the library checks: one list each."""
+    from typing import get_args
+
+    from waymark.cli.checkpoint import OPERATIONS
+    from waymark.handoff.checkpoints import EVENT_TYPES
+    from waymark.memories.links import KINDS
+    from waymark.memories.record import TYPES
+    from waymark.memories.scope import SCOPES
+    from waymark.server import checkpoint_tool, memory_tools
+
+    assert get_args(memory_tools.MemoryType) == TYPES
+    assert get_args(memory_tools.Scope) == SCOPES
+    assert get_args(memory_tools.LinkKind) == KINDS
+    assert get_args(checkpoint_tool.EventKind) == tuple(EVENT_TYPES)
+    assert ("show", *get_args(checkpoint_tool.Operation)) == OPERATIONS

@@ -14,13 +14,15 @@ from waymark.server.results import CheckpointSaved
 from waymark.server.state import WRITES, state_of, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
+Operation = Literal["create", "revise", "complete", "abandon", "record_lesson", "record_event"]
+EventKind = Literal["decision", "failure", "tool_outcome"]
 
 
 @tool_errors
 def checkpoint(
     ctx: Context,
     operation: Annotated[
-        Literal["create", "revise", "complete", "abandon", "record_lesson", "record_event"],
+        Operation,
         Field(
             description="create a checkpoint for the task; revise it as work moves; "
             "complete or abandon it at the end; record_lesson adds one lesson; "
@@ -61,7 +63,7 @@ def checkpoint(
         Field(description="[{trigger, mistaken_assumption, correction, prevention, evidence?}]"),
     ] = None,
     kind: Annotated[
-        Literal["decision", "failure", "tool_outcome"] | None,
+        EventKind | None,
         Field(description="record_event only."),
     ] = None,
     summary: Annotated[str | None, Field(description="record_event only.")] = None,

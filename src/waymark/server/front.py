@@ -27,6 +27,7 @@ import threading
 HANDSHAKE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "handshake.json")
 REPLAY_ID = "waymark-front-initialize"
 DIRECT_ENV = "WAYMARK_MCP_DIRECT"  # set: no front, the real server answers everything
+END = b"\x00waymark-front-end\n"  # not JSON: no server message can look like it
 
 
 def main() -> int:
@@ -74,7 +75,9 @@ class Front:
         os.dup2(server_in, 0)
         os.dup2(server_out, 1)
         os.close(server_in)
-        os.close(server_out)
+        # Kept to say "done": the SDK holds copies of the server's stdout of its own, so the
+        # pipe would never reach its end when the server stops.
+        self.server_out = server_out
 
     def start(self) -> None:
         threading.Thread(target=self._pump_in, name="waymark-front-in", daemon=True).start()
@@ -86,7 +89,7 @@ class Front:
         """The server is done: let its last output through."""
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
-        os.close(1)  # the server's write end: the pump sees EOF once the server's is gone
+        _write_all(self.server_out, END)  # after everything the server wrote
         self.out.join(timeout=5)
 
     def _pump_in(self) -> None:
@@ -134,6 +137,8 @@ class Front:
     def _pump_out(self) -> None:
         with open(self.from_server, "rb", buffering=0) as server:
             for line in _lines(server):
+                if line == END:
+                    return
                 message = _parse(line)
                 if message is not None and message.get("id") == REPLAY_ID:
                     continue  # the client already has its answer

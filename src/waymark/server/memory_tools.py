@@ -34,6 +34,8 @@ MemoryType = Literal[
     "note",
     "preference",
 ]
+Scope = Literal["project", "directory", "file", "symbol", "global"]
+LinkKind = Literal["related", "causes", "solves", "contradicts", "depends_on", "supersedes"]
 OneOrMany = str | list[str] | None
 
 
@@ -114,7 +116,7 @@ def remember(
     type: MemoryType,
     content: Annotated[str, Field(description="The memory: specific, self-contained.")],
     title: Annotated[str | None, Field(description="One line; default: first line.")] = None,
-    scope: Literal["project", "directory", "file", "symbol", "global"] = "project",
+    scope: Scope = "project",
     target: Annotated[
         str | None,
         Field(
@@ -217,9 +219,7 @@ def relate(
     ctx: Context,
     src: str,
     dst: str,
-    kind: Literal[
-        "related", "causes", "solves", "contradicts", "depends_on", "supersedes"
-    ] = "related",
+    kind: LinkKind = "related",
     project: ProjectArg = None,
 ) -> Related:
     """Link two memories (e.g. a solution `solves` an incident) so recall brings one
@@ -239,7 +239,7 @@ def list_tool(
     ] = None,
     types: list[MemoryType] | None = None,
     tags: Annotated[list[str] | None, Field(description="Require all.")] = None,
-    scope: Literal["project", "directory", "file", "symbol", "global"] | None = None,
+    scope: Scope | None = None,
     target: str | None = None,
     include_inactive: bool = False,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
