@@ -492,3 +492,52 @@ def test_the_prompt_hook_asks_for_the_same_token_cap_as_every_query():
     from waymark.recall import embed
 
     assert prompt.PROMPT_SEMANTIC_TOKENS == embed.QUERY_MAX_TOKENS
+
+
+KEY_BODY = "".join(
+    f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:04d}BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n" for i in range(12)
+)
+PEM = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}-----END PRIVATE KEY-----\n"
+
+
+def failed(conn, repo, error, session_id, command="ls /nonexistent-dir-xyz"):
+    failure = payload(
+        "claude-code",
+        "PostToolUseFailure",
+        cwd=str(repo),
+        session_id=session_id,
+        error="Exit code 1\n" + error,
+        tool_input={"command": command},
+    )
+    assert hook("PostToolUseFailure", failure).returncode == 0
+    return conn.execute(
+        "SELECT command, error_tail FROM session_ledger WHERE session_id = ?", (session_id,)
+    ).fetchone()
+
+
+def test_a_private_key_whose_begin_line_the_tail_cut_would_drop_is_still_redacted(
+    conn, enabled, repo
+):
+    _, tail = failed(conn, repo, "loading key\n" + PEM + "error: bad key", "pem")
+    assert "MIIEvQIBADAN" not in tail and "BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj" not in tail
+    assert tail.endswith("error: bad key") and len(tail) <= 400
+
+
+def test_the_end_of_a_long_private_span_does_not_survive_the_tail_cut(conn, enabled, repo):
+    secret = "<private>" + "customer-name-zebra " * 100 + "</private> then it failed"
+    _, tail = failed(conn, repo, secret, "priv")
+    assert "zebra" not in tail and tail.endswith("then it failed")
+
+
+def test_a_token_cut_in_half_by_the_command_limit_is_redacted_whole(conn, enabled, repo):
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    command = "x" * 285 + f" {token} https://api.example"  # the limit falls inside it
+    stored, _ = failed(conn, repo, "boom", "cmd", command=command)
+    assert len(stored) <= 300 and token[:10] not in stored and "Z9y8X7" not in stored
+
+
+def test_a_key_opened_far_before_a_long_output_s_tail_is_still_redacted(conn, enabled, repo):
+    output = "-----BEGIN RSA PRIVATE KEY-----\n" + KEY_BODY * 300 + "\nfailed"
+    assert len(output) > 64 * 1024
+    _, tail = failed(conn, repo, output, "far")
+    assert "MIIEvQIBADAN" not in tail

@@ -225,3 +225,19 @@ def test_importing_redact_is_light_and_compiles_nothing_yet():
     ]
     assert foreign == []
     assert "typing" not in modules.split()
+
+
+def test_scrub_cut_carries_an_open_private_span_into_the_window_it_scrubs():
+    from waymark.base.redact import WINDOW, scrub_cut
+
+    text = "<private>" + "x" * (2 * WINDOW) + " the customer is zebra</private> done"
+    kept, count = scrub_cut(text, 400, tail=True)
+    assert kept == " done" and count == 1
+
+
+def test_scrub_cut_redacts_before_it_cuts_the_head():
+    from waymark.base.redact import scrub_cut
+
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    kept, count = scrub_cut("a" * 10 + " " + token, 20)
+    assert kept == "a" * 10 + " [REDACTED" and count == 1

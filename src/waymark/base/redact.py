@@ -368,3 +368,41 @@ def _scrub_any(value: object) -> tuple[object, int]:
             total += count
         return out, total
     return value, 0
+
+
+# --- cutting ---------------------------------------------------------------------------------
+
+WINDOW = 64 * 1024  # what is scrubbed around the part a cut keeps, when the text is longer
+
+
+def scrub_cut(text: str, limit: int, *, tail: bool = False) -> tuple[str, int]:
+    """`scrub`, then keep the first `limit` characters (or the last, with `tail`).
+
+    The whole text is redacted before the cut, so a cut never strips the start of a secret
+    that would have told what it is (a private key's BEGIN line, the opening of a `<private>`
+    span, a token's prefix). Text longer than WINDOW is scrubbed over the WINDOW characters
+    next to the part kept, carrying in what the rest left open: an unclosed `<private>` span
+    or a private key without its END line. A cut may split a marker; it never splits a
+    secret out of one.
+    """
+    if len(text) > WINDOW:
+        if tail:
+            before, text = text[:-WINDOW], text[-WINDOW:]
+            text = _carried(before) + text
+        else:
+            text = text[:WINDOW]
+    clean, count = scrub(text)
+    return (clean[-limit:] if tail else clean[:limit]), count
+
+
+def _carried(before: str) -> str:
+    """What the text before a window leaves open, as a prefix that reopens it."""
+    depth = 0
+    for tag in _re(_PRIVATE_TAG, re.IGNORECASE).finditer(before):
+        depth = depth + 1 if not tag.group(1) else max(depth - 1, 0)
+    if depth:
+        return "<private>"
+    begins = list(_re(_PEM_BEGIN).finditer(before)) if "PRIVATE KEY" in before else []
+    if begins and not _re(_PEM_END).search(before, begins[-1].end()):
+        return begins[-1].group(0) + "\n"
+    return ""

@@ -64,8 +64,8 @@ def record_tool(
         if failed and (command or tool_name):
             from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
 
-            cmd, _ = redact.scrub((command or tool_name or "")[:COMMAND_MAX])
-            tail, _ = redact.scrub((error or "")[-ERROR_TAIL:])
+            cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX)
+            tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True)
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
 
 
