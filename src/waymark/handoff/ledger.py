@@ -53,7 +53,7 @@ def record_tool(
 ) -> None:
     """Files an edit tool changed; a failed command with a bounded, redacted error tail."""
     ensure_session(conn, project, session_id, client)
-    edited = [p for p in (_relative(project, p) for p in paths) if p]
+    edited = [_named(p) for p in (_relative(project, p) for p in paths) if p]
     stamp = clock.now()
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
@@ -67,6 +67,21 @@ def record_tool(
             cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX)
             tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True)
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
+
+
+def _named(path: str) -> str:
+    """A path as stored: redacted only when a part of it could be a credential (long, with
+    letters and digits, or `=`/`@`), so an ordinary edit never pays for the redactor."""
+    if not any(
+        "=" in part
+        or "@" in part
+        or (len(part) >= 16 and not part.isalpha() and not part.isdigit())
+        for part in path.replace(".", "/").replace("-", "/").replace("_", "/").split("/")
+    ):
+        return path
+    from waymark.base import redact
+
+    return redact.scrub(path)[0]
 
 
 def _relative(project: Project, path: str) -> str | None:
@@ -137,6 +152,10 @@ def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why
 
 def end_session(conn: Connection, session_id: str, reason: str, head: str | None) -> None:
     """Close the session's row: when, why (at most 40 characters) and at which HEAD."""
+    if not reason.replace("_", "").replace("-", "").isalnum():  # not a client's plain word
+        from waymark.base import redact
+
+        reason = redact.scrub_cut(reason, 40)[0]
     with db.write(conn):
         sessions.update_session(
             conn, session_id, ended_at=clock.now(), end_reason=reason[:40], git_head_end=head

@@ -124,12 +124,12 @@ def make_draft(
         evidence=clean_evidence,
         valid_until=parse_time(valid_until, "valid_until", end_of_day=True),
         event_time=parse_time(event_time, "timestamp"),
-        key=_text(key, "key", 500) if key else None,
+        key=redact.scrub(_text(key, "key", 500))[0] if key else None,
         actor=actor,
         client=client,
         session_id=session_id,
         source_ref=source_ref,
-        git_branch=git_branch,
+        git_branch=redact.scrub(mend(git_branch))[0] if git_branch else None,
         redactions=n_content + n_title + n_tags + n_evidence + n_ref,
     )
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from waymark.base import clock
+from waymark.base import clock, redact
+from waymark.base.text import mend
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.memories.draft import Draft, Saved, content_hash
 from waymark.projects.resolve import Project
@@ -168,7 +169,7 @@ def archive(
             project_id=memory.project_id,
             memory_id=memory_id,
             actor=actor,
-            reason=reason,
+            reason=redact.scrub(mend(reason))[0] if reason else None,
         )
     return get(conn, memory_id)
 
@@ -183,7 +184,8 @@ def erase(
         memory = _get_in(conn, project, memory_id)
         if memory.status == "erased":
             raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
-        rows.erase_payload(conn, memory_id, reason.strip()[:500], clock.now())
+        kept, _ = redact.scrub_cut(mend(reason.strip()), 500)  # the tombstone outlives the rest
+        rows.erase_payload(conn, memory_id, kept, clock.now())
         log_event(conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor)
     # Push the old pages out of the WAL too; secure_delete already zeroed them in the file.
     db.checkpoint_wal(conn)

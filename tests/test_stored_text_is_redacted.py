@@ -1,0 +1,163 @@
+"""No secret reaches the disk through any stored text field.
+
+Every TEXT column of the schema is either free text that a person, an agent or a tool can
+fill (each is written here with a secret through the real write paths: the CLI, the library
+the MCP tools call, an import, the hooks as processes) or declared structural below (ids,
+enums, times, hashes, Waymark's own strings). A new column fails until it is put in one of
+the two; then the database file and its WAL are searched byte for byte for every secret.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from waymark.cli import main
+from waymark.handoff import checkpoints
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+from waymark.projects import capture
+
+# Columns filled with text from outside: each is written with a secret below.
+FREE_TEXT = {
+    "memories": {"title", "content", "tags", "evidence", "source_ref", "key", "erased_reason",
+                 "git_branch"},
+    "checkpoint_revisions": {"body"},
+    "events": {"detail"},
+    "session_ledger": {"path", "command", "error_tail"},
+    "sessions": {"end_reason"},
+}  # fmt: skip
+# Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
+# settings' typed JSON values, and reasons Waymark writes itself.
+STRUCTURAL = {
+    "projects": {"id", "kind", "name", "root", "created_at"},
+    "memories": {"id", "project_id", "type", "scope_type", "scope_target", "status", "actor",
+                 "client", "session_id", "valid_until", "event_time", "created_at",
+                 "updated_at", "content_hash", "supersedes", "superseded_by"},
+    "events": {"at", "op", "project_id", "memory_id", "actor", "session_id"},
+    "vectors": {"model", "text_hash"},
+    "links": {"src", "dst", "kind", "created_at", "actor"},
+    "memory_use": {"last_used"},
+    "settings": {"key", "value"},
+    "checkpoints": {"id", "project_id", "status", "current_revision", "created_at",
+                    "updated_at"},
+    "checkpoint_revisions": {"id", "checkpoint_id", "operation", "status", "actor", "client",
+                             "session_id", "created_at"},
+    "handoff_markers": {"project_id", "session_id", "reason", "created_at", "cleared_at",
+                        "cleared_by"},
+    "project_capture": {"project_id", "changed_at"},
+    "sessions": {"id", "client", "project_id", "started_at", "ended_at", "git_head_start",
+                 "git_head_end", "git_dirty_seen", "last_shell_at", "last_change_at",
+                 "asked_for"},
+    "session_ledger": {"session_id", "at", "kind"},
+    "session_injected": {"session_id", "memory_id"},
+    "schema_migrations": {"name", "applied_at"},
+}  # fmt: skip
+
+SECRETS = {
+    "github": "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8",
+    "aws": "AKIA" + "Z7Y6X5W4V3U2T1S0",
+    "openai": "sk-proj-" + "Mn4Bv5Cx6Zl7Kj8Hg9Fd0Sa1Qw2Er3Ty",
+    "slack": "xoxb-" + "1234567890-0987654321-Ab1Cd2Ef3Gh4Ij5Kl6",
+}
+
+
+def text_columns(conn) -> dict[str, set[str]]:
+    tables = [
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not r[0].startswith(("sqlite_", "memories_fts"))
+    ]
+    return {
+        t: {str(c[1]) for c in conn.execute(f'PRAGMA table_info("{t}")') if c[2] == "TEXT"}
+        for t in tables
+    }
+
+
+def test_every_text_column_is_declared_free_text_or_structural(conn):
+    for table, columns in text_columns(conn).items():
+        declared = FREE_TEXT.get(table, set()) | STRUCTURAL.get(table, set())
+        assert columns - declared == set(), f"{table}: classify {sorted(columns - declared)}"
+        assert FREE_TEXT.get(table, set()) & STRUCTURAL.get(table, set()) == set()
+
+
+def hook(event, module, data):
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", f"waymark.hooks.{module}", "claude-code"],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_secrets_written_through_every_path_never_reach_the_file(
+    conn, project, repo, waymark_home, tmp_path, monkeypatch, capsys
+):
+    s = SECRETS
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    # The CLI: every flag that is stored.
+    assert main([
+        "remember", "--type", "decision", "--title", f"use {s['github']}",
+        "--content", f"the key is {s['aws']}", "--tag", s["openai"],
+        "--evidence", f"cmd:curl -H 'Authorization: Bearer {s['slack']}'", "--key", s["github"],
+    ]) == 0  # fmt: skip
+    saved = store.remember(
+        conn,
+        project,
+        make_draft(project, type="note", content="to archive", git_branch=f"fix/{s['aws']}"),
+    )
+    store.archive(conn, project, saved.memory.id, reason=f"leaked {s['openai']}")
+    doomed = store.remember(conn, project, make_draft(project, type="note", content="to erase"))
+    store.erase(conn, project, doomed.memory.id, reason=f"held {s['slack']} " + "x" * 600)
+    store.remember(
+        conn,
+        project,
+        make_draft(
+            project, type="fact", content="sourced", source_ref=f"https://x/?t={s['github']}"
+        ),
+    )
+    # An import: key and text.
+    lines = tmp_path / "in.jsonl"
+    lines.write_text(json.dumps({"key": f"k:{s['openai']}", "text": f"t {s['aws']}"}) + "\n")
+    assert main(["import", str(lines), "--project", "imported"]) == 0
+    # The checkpoint tool's library: fields, and an event's source key.
+    cp = checkpoints.create(conn, project, {"objective": f"rotate {s['github']}"})
+    checkpoints.record_event(
+        conn, project, kind="failure", summary=f"401 with {s['slack']}",
+        source_key=f"run-{s['aws']}", checkpoint_id=cp.id,
+    )  # fmt: skip
+    # The hooks, as the clients run them.
+    capture.set_enabled(conn, project, True)
+    base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}
+    hook("PostToolUseFailure", "post_tool_use_failure", {
+        **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+        "tool_input": {"command": f"deploy --token {s['github']}"},
+        "error": f"Exit code 1\nauth header was Bearer {s['openai']}",
+    })  # fmt: skip
+    hook("PostToolUse", "post_tool_use", {
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": str(repo / f"keys-{s['aws']}.txt"), "content": "x"},
+        "tool_response": {"filePath": str(repo / "x")},
+    })  # fmt: skip
+    hook("SessionEnd", "session_end", {
+        **base, "hook_event_name": "SessionEnd", "reason": f"x {s['slack']}"
+    })  # fmt: skip
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    # Every free-text column was really written...
+    for table, columns in FREE_TEXT.items():
+        for column in columns:
+            filled = conn.execute(
+                f'SELECT count(*) FROM "{table}" WHERE "{column}" IS NOT NULL'
+                f" AND \"{column}\" NOT IN ('', '[]', '{{}}')"
+            ).fetchone()[0]
+            assert filled, f"the test wrote nothing into {table}.{column}"
+    # ...and no secret is anywhere in the file or its WAL.
+    for path in waymark_home.glob("waymark.db*"):
+        data = path.read_bytes()
+        for name, secret in SECRETS.items():
+            assert secret.encode() not in data, f"{name} secret in {path.name}"
