@@ -541,3 +541,17 @@ def test_a_key_opened_far_before_a_long_output_s_tail_is_still_redacted(conn, en
     assert len(output) > 64 * 1024
     _, tail = failed(conn, repo, output, "far")
     assert "MIIEvQIBADAN" not in tail
+
+
+def test_email_and_ip_addresses_in_tool_output_are_redacted_unless_the_user_keeps_them(
+    conn, enabled, repo
+):
+    error = "ssh alice@example.com: connect to 10.20.30.40 port 22 refused (local 127.0.0.1)"
+    stored, tail = failed(conn, repo, error, "contacts", command="ssh deploy@10.20.30.40")
+    assert "10.20.30.40" not in tail + stored and "alice@example.com" not in tail
+    assert "[REDACTED:ip_address]" in tail and "[REDACTED:email]" in tail and "127.0.0.1" in tail
+    from waymark import settings
+
+    settings.set_value(conn, "capture.redact_contacts", False)
+    stored, tail = failed(conn, repo, error, "kept", command="ssh deploy@10.20.30.40")
+    assert "10.20.30.40" in tail and "alice@example.com" in tail and "10.20.30.40" in stored

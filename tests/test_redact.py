@@ -194,8 +194,43 @@ ADVERSARIAL = {
     "bearer_words": _hundred_kb("Bearer "),
     "unterminated_quote": 'password="' + "a" * 100_000,
     "xml_openers": _hundred_kb("<a_password>"),
+    "many_tool_names": _hundred_kb("curl "),
+    "tool_names_with_flags": _hundred_kb("mysql -u sshpass docker login -U x "),
+    "curl_users_without_colon": _hundred_kb("curl -u "),
+    "netrc_machines": _hundred_kb("machine a login b "),
+    "config_sets": _hundred_kb("config set token "),
+    "telegram_like_digits": _hundred_kb("1234567890:AA"),
     "realistic_mix": _hundred_kb("\n".join(s["text"] for s in POSITIVE + NEGATIVE)),
 }
+
+
+CONTACTS_ADVERSARIAL = {
+    "one_local_part_run": "a" * 100_000 + "@",
+    "many_ats": _hundred_kb("a@"),
+    "dotted_digits": _hundred_kb("1."),
+    "many_double_colons": _hundred_kb("a::"),
+    "hex_and_colons": _hundred_kb("ab:"),
+}
+
+
+@pytest.mark.parametrize("text", CONTACTS_ADVERSARIAL.values(), ids=CONTACTS_ADVERSARIAL.keys())
+def test_contact_redaction_of_100_kb_finishes_in_linear_time(text):
+    from waymark.base.redact import scrub_contacts
+
+    start = time.perf_counter()
+    scrub_contacts(text)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_contacts_become_markers_and_non_addresses_stay():
+    from waymark.base.redact import scrub_contacts
+
+    text = "to bob.o'neil@x.example from 192.168.1.20, v1.2.3, 999.1.1.1 at 12:30:45, 127.0.0.1"
+    assert scrub_contacts(text) == (
+        "to bob.o'[REDACTED:email] from [REDACTED:ip_address], v1.2.3, 999.1.1.1 at "
+        "12:30:45, 127.0.0.1",
+        2,
+    )
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())

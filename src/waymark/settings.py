@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
     "recall.int8_queries": True,  # queries through the int8 copy of the model (quantize.py)
     "capture.all_git_repos": False,
+    "capture.redact_contacts": True,  # e-mail and IP addresses in captured tool output
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,
     "checkpoint.budget_tokens": 600,

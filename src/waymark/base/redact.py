@@ -210,6 +210,70 @@ def _assignment(m: re.Match[str], text: str) -> str | None:
     return _KIND_OF.get(keyword, keyword)
 
 
+def _flag_password(m: re.Match[str], text: str) -> str | None:
+    """A password given on a command line: not a placeholder (`$PASS`, `PASS`, `<pw>`)."""
+    start, end = _secret_span(m)
+    value = text[start:end].strip("'\"")
+    if not value or _is_placeholder(value) or (value.isupper() and value.isalpha()):
+        return None
+    return "password"
+
+
+def _config_set(m: re.Match[str], text: str) -> str | None:
+    name = m.group("n").lower()
+    start, end = _secret_span(m)
+    value = text[start:end].strip("'\"")
+    if (
+        not value
+        or _is_placeholder(value)
+        or (name.endswith("key") and "_" not in name and "api" not in name and "auth" not in name)
+    ):
+        return None  # `keyboard`-like names: only keys that say what they are count
+    if "secret_access_key" in name:
+        return "aws_secret_key"
+    for word, kind in (("token", "token"), ("pass", "password"), ("secret", "secret")):
+        if word in name:
+            return kind
+    return "credential" if "credential" in name else "api_key"
+
+
+def _tool_flag(tool: str, flag: str, needle: str) -> Rule:
+    """`tool ... flag VALUE` (or `flagVALUE` when the flag ends in `=`-less glue, `-p`):
+    within the same command, never past a pipe or `;`."""
+    return (
+        tool
+        + r"(?![\w\-])[^\n|;&]{0,160}?[ \t]"
+        + flag
+        + _NOT_MARK
+        + r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"\-][^\s'\"]*)",
+        False,
+        (needle,),
+        _flag_password,
+    )
+
+
+_CLI_PASSWORDS: list[Rule] = [
+    # curl and wget: `-u user:password`, `--user user:password` (a token as user or password).
+    (r"\b(?:curl|wget)(?![\w\-])[^\n|;&]{0,160}?[ \t](?:-[A-Za-z]*u|--user|--http-user)[ \t=]+['\"]?"
+     r"[^\s:'\"\[\]]*:" + _NOT_MARK + r"(?P<s>[^\s'\"@]+)", False, ("curl", "wget"), _flag_password),
+    _tool_flag(r"\bmysql(?:dump|admin|sh|import)?", "-p", "mysql"),
+    _tool_flag(r"\bmariadb(?:-dump|-admin)?", "-p", "mariadb"),
+    _tool_flag(r"\bsshpass", r"-p[ \t]*", "sshpass"),
+    _tool_flag(r"\bdocker[ \t]+login", r"-p[ \t]+", "docker"),
+    _tool_flag(r"\bpodman[ \t]+login", r"-p[ \t]+", "podman"),
+    _tool_flag(r"\bredis-cli", r"-a[ \t]+", "redis-cli"),
+    _tool_flag(r"\bmongo(?:sh|dump|restore|import|export)?", r"-p[ \t]+", "mongo"),
+    _tool_flag(r"\bldap\w+", r"-w[ \t]+", "ldap"),
+    _tool_flag(r"\bsqlcmd", r"-P[ \t]+", "sqlcmd"),
+    _tool_flag(r"\baz[ \t]+login", r"-p[ \t]+", "az login"),
+    (r"\b(?:smbclient|rpcclient|smbmap|smbget|net)(?![\w\-])[^\n|;&]{0,160}?[ \t]-U[ \t]+['\"]?"
+     r"[^\s%'\"]+%" + _NOT_MARK + r"(?P<s>[^\s'\"]+)", False, ("smb", "rpcclient", "net "),
+     _flag_password),
+    (r"\bhtpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*(?!-)\S+[ \t]+(?!-)\S+[ \t]+"
+     + _NOT_MARK + r"(?P<s>[^\s|;&]+)", False, ("htpasswd",), _flag_password),
+]  # fmt: skip
+
+
 # --- the rules (sources of case-insensitive rules are written in lower case) -------------
 
 _KEYWORD = (
@@ -276,6 +340,57 @@ _RULES: list[Rule] = [
      ("sg.",), "sendgrid_key"),
     (_lead("eyJ") + r"[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", False,
      ("eyj",), "jwt"),
+    (_lead("dop_v1_", "A-Za-z0-9_") + "[a-f0-9]{64}", False, ("dop_v1_",), "digitalocean_token"),
+    (_lead("shp", "A-Za-z0-9_") + "(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", False,
+     ("shpat_", "shpss_", "shpca_", "shppa_"), "shopify_token"),
+    (f"(?:{_lead('glsa_', 'A-Za-z0-9_')}[A-Za-z0-9]{{32}}_[A-Fa-f0-9]{{8}}"
+     f"|{_lead('glc_', 'A-Za-z0-9_')}[A-Za-z0-9+/]{{32,}}={{0,2}})", False,
+     ("glsa_", "glc_"), "grafana_token"),
+    (_lead("lin_api_", "A-Za-z0-9_") + "[A-Za-z0-9]{40}", False, ("lin_api_",), "linear_key"),
+    (_lead("dckr_pat_", "A-Za-z0-9_") + r"[A-Za-z0-9_\-]{20,}", False, ("dckr_pat_",),
+     "docker_token"),
+    (_lead("hv", "A-Za-z0-9_.") + r"[sbr]\.[A-Za-z0-9_\-]{24,}", False, ("hvs.", "hvb.", "hvr."),
+     _if_random("vault_token")),
+    (_lead("ATATT3", "A-Za-z0-9") + r"[A-Za-z0-9_\-=]{50,}", False, ("atatt3",), "atlassian_token"),
+    (_lead("sntry", "A-Za-z0-9_") + r"[su]_[A-Za-z0-9+/=_\-]{40,}", False,
+     ("sntrys_", "sntryu_"), "sentry_token"),
+    (_lead("pscale_", "A-Za-z0-9_") + r"(?:tkn|pw|oauth)_[A-Za-z0-9_\-]{32,}", False,
+     ("pscale_",), "planetscale_token"),
+    (_lead("AGE-SECRET-KEY-1", "A-Za-z0-9\\-") + "[0-9A-Z]{58}", False, ("age-secret-key-1",),
+     "age_secret_key"),
+    (_lead("figd_", "A-Za-z0-9_") + r"[A-Za-z0-9_\-]{40,}", False, ("figd_",), "figma_token"),
+    (_lead("ntn_", "A-Za-z0-9_") + "[A-Za-z0-9]{40,}", False, ("ntn_",),
+     _if_random("notion_token")),
+    (_lead("key-", _TOKEN) + "[0-9a-f]{32}(?![A-Za-z0-9])", False, ("key-",),
+     _if_random("mailgun_key")),
+    (_lead("sq0", "A-Za-z0-9") + r"(?:atp-[A-Za-z0-9_\-]{22}|csp-[A-Za-z0-9_\-]{43})", False,
+     ("sq0atp-", "sq0csp-"), "square_token"),
+    (_lead("pul-", _TOKEN) + "[a-f0-9]{40}(?![A-Za-z0-9])", False, ("pul-",), "pulumi_token"),
+    (_lead("dapi", "A-Za-z0-9_") + r"[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])", False, ("dapi",),
+     "databricks_token"),
+    (_lead("dp.", _TOKEN + ".") + r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,}", False,
+     ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."), "doppler_token"),
+    (r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_\-=]{60,}", False, (".atlasv1.",),
+     "terraform_token"),
+    (_lead("NRAK-", "A-Za-z0-9") + "[A-Z0-9]{27}(?![A-Za-z0-9])", False, ("nrak-",),
+     "newrelic_key"),
+    (r"[0-9](?<![0-9][0-9])[0-9]{7,9}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])", False,
+     (":aa",), "telegram_bot_token"),
+    (_lead("LTAI", "A-Za-z0-9") + "[A-Za-z0-9]{12,30}(?![A-Za-z0-9])", False, ("ltai",),
+     _if_random("alibaba_access_key")),
+    # Passwords that command-line tools take as flags or in user:password arguments.
+    *_CLI_PASSWORDS,
+    # Credentials in config files: netrc, container registry auth, kubeconfig keys, and
+    # `config set` commands of package managers and cloud CLIs.
+    (r"\bmachine[ \t]+\S+(?:\s+login[ \t]+\S+)?\s+password[ \t]+" + _NOT_MARK + r"(?P<s>\S+)",
+     False, ("machine",), _flag_password),
+    (r'"auth"[ \t]*:[ \t]*"(?P<s>[A-Za-z0-9+/]{16,}={0,2})"', False, ('"auth"',), "registry_auth"),
+    (r"client-key-data:[ \t]*(?P<s>[A-Za-z0-9+/]{16,}={0,2})", False, ("client-key-data",),
+     "private_key"),
+    (r"(?:config(?:ure)?[ \t]+set|config:set|set-credentials)[ \t]+(?:-\S+[ \t]+)*?"
+     r"(?P<n>[\w./:@\-]*(?:token|secret|passw(?:or)?d|key|credential)[\w./:\-]*)[ \t]+"
+     + _NOT_MARK + r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", True,
+     ("config set", "configure set", "config:set", "set-credentials"), _config_set),
     # After `Authorization:` the scheme is optional; without the header, Bearer or Basic
     # must be followed by something key-like.
     (f"(?:(?P<h>{_lead('authorization')}[\"']?[ \\t]*[:=][ \\t]*[\"']?)"
@@ -375,7 +490,9 @@ def _scrub_any(value: object) -> tuple[object, int]:
 WINDOW = 64 * 1024  # what is scrubbed around the part a cut keeps, when the text is longer
 
 
-def scrub_cut(text: str, limit: int, *, tail: bool = False) -> tuple[str, int]:
+def scrub_cut(
+    text: str, limit: int, *, tail: bool = False, contacts: bool = False
+) -> tuple[str, int]:
     """`scrub`, then keep the first `limit` characters (or the last, with `tail`).
 
     The whole text is redacted before the cut, so a cut never strips the start of a secret
@@ -392,6 +509,9 @@ def scrub_cut(text: str, limit: int, *, tail: bool = False) -> tuple[str, int]:
         else:
             text = text[:WINDOW]
     clean, count = scrub(text)
+    if contacts:
+        clean, found = scrub_contacts(clean)
+        count += found
     return (clean[-limit:] if tail else clean[:limit]), count
 
 
@@ -406,3 +526,43 @@ def _carried(before: str) -> str:
     if begins and not _re(_PEM_END).search(before, begins[-1].end()):
         return begins[-1].group(0) + "\n"
     return ""
+
+
+# --- contacts in captured tool output ------------------------------------------------------
+
+_LOCAL = "A-Za-z0-9._%+\\-"
+_EMAIL = (
+    f"[{_LOCAL}](?<![{_LOCAL}][{_LOCAL}])[{_LOCAL}]*@"  # starts only where a local part does
+    r"[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9\-])"
+)
+_IPV4 = r"[0-9](?<![0-9.][0-9])[0-9]{0,2}(?:\.[0-9]{1,3}){3}(?![0-9]|\.[0-9])"
+_IPV6 = (
+    r"[0-9A-Fa-f](?<![0-9A-Fa-f:][0-9A-Fa-f])[0-9A-Fa-f]{0,3}"
+    r"(?:(?::[0-9A-Fa-f]{1,4}){7}|(?::[0-9A-Fa-f]{1,4})*::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4})*)?)"
+    r"(?![0-9A-Fa-f:])"
+)
+_NOT_IDENTIFYING = ("127.0.0.1", "0.0.0.0", "255.255.255.255")
+
+
+def scrub_contacts(text: str) -> tuple[str, int]:
+    """E-mail and IP addresses as markers (`[REDACTED:email]`, `[REDACTED:ip_address]`):
+    captured tool output is full of them and they identify people and machines. Loopback
+    and broadcast addresses stay."""
+    count = 0
+    if "@" in text:
+        text, count = _re(_EMAIL).subn(MARK.format("email"), text)
+    replaced = [0]
+
+    def ipv4(m: re.Match[str]) -> str:
+        address = m.group(0)
+        if address in _NOT_IDENTIFYING or any(int(part) > 255 for part in address.split(".")):
+            return address
+        replaced[0] += 1
+        return MARK.format("ip_address")
+
+    if "." in text:
+        text = _re(_IPV4).sub(ipv4, text)
+    if "::" in text or text.count(":") >= 7:
+        text, found = _re(_IPV6).subn(MARK.format("ip_address"), text)
+        count += found
+    return text, count + replaced[0]

@@ -62,10 +62,12 @@ def record_tool(
         if command is not None:
             sessions.update_session(conn, session_id, last_shell_at=stamp)
         if failed and (command or tool_name):
+            from waymark import settings
             from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
 
-            cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX)
-            tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True)
+            contacts = bool(settings.get(conn, "capture.redact_contacts"))
+            cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX, contacts=contacts)
+            tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True, contacts=contacts)
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
 
 
