@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 MAX_STDIN = 4 * 1024 * 1024
 STDIN_DEADLINE_S = 3.0
+# SessionEnd gets 2 s from the installer (Claude Code shares 1.5 s among all SessionEnd
+# hooks unless a hook asks for more): its payload must arrive well within that.
+STDIN_DEADLINES = {"SessionEnd": 1.0}
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 512 * 1024
 BUSY_MS = 1500
@@ -82,7 +85,7 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
     ctx = None
     try:
         client = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in CLIENTS else "claude-code"
-        raw = read_stdin()
+        raw = read_stdin(STDIN_DEADLINES.get(name, STDIN_DEADLINE_S))
         data = parse_payload(raw)
         if data is not None and first_delivery(name, raw):
             ctx = Context(normalise(client, data, name))
@@ -114,12 +117,12 @@ def normalise(client: str, data: dict, name: str) -> Event:
     return claude(data, name)
 
 
-def read_stdin() -> bytes:
-    """At most MAX_STDIN bytes of stdin, within STDIN_DEADLINE_S; never from a terminal."""
+def read_stdin(deadline_s: float = STDIN_DEADLINE_S) -> bytes:
+    """At most MAX_STDIN bytes of stdin, within `deadline_s`; never from a terminal."""
     stream = sys.stdin
     if stream is None or stream.isatty():
         return b""
-    return _read_capped(stream.buffer)
+    return _read_capped(stream.buffer, deadline_s)
 
 
 def parse_payload(raw: bytes) -> dict | None:
@@ -136,8 +139,8 @@ def parse_payload(raw: bytes) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _read_capped(buffer) -> bytes:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + STDIN_DEADLINE_S
+def _read_capped(buffer, deadline_s: float) -> bytes:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + deadline_s
     chunks: list[bytes] = []
     size = 0
     fd = buffer.fileno()

@@ -204,7 +204,11 @@ def test_record_event_is_idempotent_by_source_key(conn, project):
         evidence_items=["README.md"],
     )
     again = cp.record_event(
-        conn, project, kind="failure", summary="different words", source_key="ci-run-881"
+        conn,
+        project,
+        kind="failure",
+        summary="migration 12 failed on prod",
+        source_key="ci-run-881",
     )
     assert first["created"] and not again["created"]
     assert again["memory"]["id"] == first["memory"]["id"]
@@ -222,3 +226,16 @@ def test_unknown_checkpoint_and_fields(conn, project):
         cp.create(conn, project, {"progress": "no objective"})
     with pytest.raises(InvalidArgument):
         cp.create(conn, project, {"objective": "o", "tests": [{"command": "x", "result": "meh"}]})
+
+
+def test_an_event_recorded_again_with_another_summary_is_a_conflict(conn, project):
+    first = cp.record_event(
+        conn, project, kind="failure", summary="pytest -x failed", source_key="run-7"
+    )
+    again = cp.record_event(
+        conn, project, kind="failure", summary="pytest -x failed", source_key="run-7"
+    )
+    assert again == {"memory": first["memory"], "created": False}
+    with pytest.raises(Conflict, match="another summary") as err:
+        cp.record_event(conn, project, kind="failure", summary="it passed", source_key="run-7")
+    assert err.value.details["id"] == first["memory"]["id"]

@@ -13,7 +13,7 @@ import uuid
 import pytest
 from waymark.installers.commands import HOOKS
 
-from conftest import isolated
+from conftest import git_env, isolated
 from waymark import home
 from waymark.handoff import checkpoints
 from waymark.memories import store
@@ -555,3 +555,92 @@ def test_email_and_ip_addresses_in_tool_output_are_redacted_unless_the_user_keep
     settings.set_value(conn, "capture.redact_contacts", False)
     stored, tail = failed(conn, repo, error, "kept", command="ssh deploy@10.20.30.40")
     assert "10.20.30.40" in tail and "alice@example.com" in tail and "10.20.30.40" in stored
+
+
+def test_a_lesson_or_a_revise_that_changes_nothing_is_not_a_handoff(conn, enabled, repo):
+    saved = checkpoints.create(conn, enabled, {"objective": "o", "next_action": "n"})
+    time.sleep(0.01)
+    edit(repo)
+    stop(repo)
+    stop(repo, active=True)  # the session ended without a handoff: a marker
+    assert markers(conn) == [("s1",)]
+    lesson = checkpoints.revise(
+        conn, enabled, saved.id, saved.revision.id, {"lessons": ["use -x"]},
+        operation="record_lesson",
+    )  # fmt: skip
+    same = checkpoints.revise(conn, enabled, lesson.id, lesson.revision.id, {"objective": "o"})
+    assert same.revision.id == lesson.revision.id  # nothing changed: nothing written
+    assert markers(conn) == [("s1",)]
+    edit(repo, session="s2")
+    assert json.loads(stop(repo, session="s2").stdout)["decision"] == "block"
+    checkpoints.revise(conn, enabled, saved.id, lesson.revision.id, {"progress": ["done"]})
+    assert markers(conn) == []
+    assert stop(repo, session="s2").stdout == b""
+
+
+def test_an_edit_outside_the_project_is_not_work_to_hand_off(conn, enabled, repo, tmp_path):
+    outside = tmp_path / "elsewhere.txt"
+    data = payload(
+        "claude-code",
+        "PostToolUse-write",
+        cwd=str(repo),
+        session_id="out",
+        tool_input={"file_path": str(outside), "content": "x"},
+    )
+    assert hook("PostToolUse", data).returncode == 0
+    assert stop(repo, session="out").stdout == b""
+
+
+def test_one_stop_delivered_twice_at_once_asks_once(conn, enabled, repo):
+    for trial in range(8):
+        session = f"race{trial}"
+        edit(repo, session=session, path="README.md")
+        data = payload("claude-code", "Stop", cwd=str(repo), session_id=session)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-I", "-m", "waymark.hooks.stop", "claude-code"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
+        for i, proc in enumerate(procs):  # two deliveries: the same event, other turn ids
+            proc.stdin.write(json.dumps({**data, "turn_id": f"{trial}-{i}"}).encode())
+            proc.stdin.close()
+        outs = [proc.stdout.read() for proc in procs]
+        for proc in procs:
+            proc.stdout.close()
+            assert proc.wait(timeout=20) == 0
+        assert sum(b'"block"' in out for out in outs) == 1, outs
+
+
+def test_a_session_without_session_start_does_not_hide_what_changed_since(
+    conn, enabled, repo, tmp_path
+):
+    hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="a"))
+    edit(repo, session="b")  # a session whose SessionStart never ran: no HEAD recorded
+    (repo / "new.txt").write_text("new\n", encoding="utf-8")
+    env = git_env(tmp_path)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "add new.txt"], check=True, env=env)
+    text = context_of(
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="c"))
+    )
+    assert "Repository since last session" in text and "add new.txt" in text
+
+
+def test_session_end_gives_up_on_a_stdin_that_never_closes_within_its_budget(enabled, repo):
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-m", "waymark.hooks.session_end", "claude-code"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    started = time.perf_counter()
+    proc.stdin.write(b'{"session_id": "slow", ')  # and nothing more: the client hangs
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=10) == 0
+        assert time.perf_counter() - started < 1.8  # the installer gives SessionEnd 2 s
+    finally:
+        proc.stdin.close()
+        proc.stdout.close()

@@ -109,6 +109,8 @@ def revise(
             lesson, _ = _prepare(project, {"lessons": lessons}, {})
             fields = {"lessons": current.revision.body.get("lessons", []) + lesson["lessons"]}
         body, _ = _prepare(project, fields, current.revision.body)
+        if operation == "revise" and body == current.revision.body:
+            return current  # nothing changed: no revision, and no handoff either
         _write(
             conn,
             project,
@@ -202,7 +204,8 @@ def _write(
             stamp,
         ),
     )
-    rows.clear_markers(conn, project.id, stamp, revision_id)
+    if operation in handoff.HANDOFFS:  # a lesson alone hands nothing off
+        rows.clear_markers(conn, project.id, stamp, revision_id)
     log_event(
         conn,
         f"checkpoint.{operation}",
@@ -276,7 +279,7 @@ def record_event(
 ) -> dict[str, Any]:
     """One small episodic fact, stored as a memory keyed by `source_key` (idempotent)."""
     from waymark.memories import store
-    from waymark.memories.draft import make_draft
+    from waymark.memories.draft import content_hash, make_draft
     from waymark.storage.memories import first_id_by_key
 
     if kind not in EVENT_TYPES:
@@ -285,10 +288,6 @@ def record_event(
         raise InvalidArgument("record_event needs a source_key (same key = same fact)")
     if checkpoint_id:
         get(conn, project, checkpoint_id)
-    key = f"event:{source_key}"
-    existing = first_id_by_key(conn, project.id, key)
-    if existing is not None:
-        return {"memory": store.get(conn, existing).to_dict(), "created": False}
     items = (
         evidence_items
         if isinstance(evidence_items, list)
@@ -299,12 +298,24 @@ def record_event(
         type=EVENT_TYPES[kind],
         content=summary,
         tags=["event", kind],
-        key=key,
+        key=f"event:{source_key}",
         evidence=[{"path": e} if isinstance(e, str) else e for e in items],
         actor=origin.actor,
         client=origin.client,
         session_id=origin.session_id,
         source_ref=f"checkpoint:{checkpoint_id}" if checkpoint_id else None,
     )
+    assert draft.key is not None
+    existing = first_id_by_key(conn, project.id, draft.key)  # the key as stored: redacted
+    if existing is not None:
+        memory = store.get(conn, existing)
+        if memory.status != "erased" and memory.content_hash != content_hash(draft.content):
+            raise Conflict(
+                f"event {source_key!r} was recorded with another summary (memory "
+                f"{memory.id}); record a new event under a new source_key",
+                id=memory.id,
+                source_key=source_key,
+            )
+        return {"memory": memory.to_dict(), "created": False}
     saved = store.remember(conn, project, draft)
     return {"memory": saved.memory.to_dict(), "created": saved.created}

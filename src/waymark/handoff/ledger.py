@@ -57,7 +57,7 @@ def record_tool(
     stamp = clock.now()
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
-        if paths:
+        if edited:  # only the project's own files are work to hand off
             sessions.update_session(conn, session_id, last_change_at=stamp)
         if command is not None:
             sessions.update_session(conn, session_id, last_shell_at=stamp)
@@ -144,7 +144,9 @@ def unsaved(conn: Connection, project: Project, session_id: str) -> str | None:
     if row is None or row["last_change_at"] is None:
         return None
     changed = str(row["last_change_at"])
-    return None if handoffs.saved_since(conn, project.id, changed) else changed
+    from waymark.handoff.revision import HANDOFFS
+
+    return None if handoffs.saved_since(conn, project.id, changed, HANDOFFS) else changed
 
 
 def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why: str) -> None:

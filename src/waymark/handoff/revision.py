@@ -26,6 +26,9 @@ LIST_FIELDS = (
     "lessons",
 )
 TEXT_FIELDS = ("objective", "next_action")
+# The operations that hand the work off: they satisfy the Stop rule and clear the markers
+# (a lesson alone does not; neither does a revise that changes nothing, which is not written).
+HANDOFFS = ("create", "revise", "complete", "abandon")
 FIELDS = TEXT_FIELDS + LIST_FIELDS
 TEST_RESULTS = ("pass", "fail", "not_run")
 MAX_ITEMS = 50

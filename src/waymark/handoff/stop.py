@@ -26,14 +26,16 @@ def decide(
     since = ledger.settle(conn, project, session_id, client)
     if since is None:
         return None
-    row = sessions.get_session(conn, session_id)
-    if stop_hook_active or (row is not None and row["asked_for"] == since):
+    with db.write(conn):  # read and set together: a second delivery must not ask again
+        row = sessions.get_session(conn, session_id)
+        asked = stop_hook_active or (row is not None and row["asked_for"] == since)
+        if not asked:
+            sessions.update_session(conn, session_id, asked_for=since)
+    if asked:
         ledger.mark_handoff_needed(
             conn, project, session_id, "stopped with changes and no checkpoint"
         )
         return None
-    with db.write(conn):
-        sessions.update_session(conn, session_id, asked_for=since)
     return reason(conn, project, session_id)
 
 

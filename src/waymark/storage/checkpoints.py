@@ -92,12 +92,14 @@ def count_by_status(conn: Connection, project_id: str) -> dict[str, int]:
     }
 
 
-def saved_since(conn: Connection, project_id: str, stamp: str) -> bool:
-    """Whether any checkpoint revision of the project was written at or after `stamp`."""
+def saved_since(conn: Connection, project_id: str, stamp: str, operations: tuple[str, ...]) -> bool:
+    """Whether a revision of the project made by one of `operations` was written at or
+    after `stamp`."""
+    marks = ", ".join("?" * len(operations))
     row = conn.execute(
         "SELECT 1 FROM checkpoint_revisions r JOIN checkpoints c ON c.id = r.checkpoint_id"
-        " WHERE c.project_id = ? AND r.created_at >= ? LIMIT 1",
-        (project_id, stamp),
+        f" WHERE c.project_id = ? AND r.created_at >= ? AND r.operation IN ({marks}) LIMIT 1",
+        (project_id, stamp, *operations),
     ).fetchone()
     return row is not None
 

@@ -134,7 +134,8 @@ def previous_head(conn: Connection, project_id: str, except_session: str) -> str
     """The git HEAD the project's latest other session ended (or else started) at."""
     row = conn.execute(
         "SELECT coalesce(git_head_end, git_head_start) FROM sessions WHERE project_id = ?"
-        " AND id <> ? ORDER BY started_at DESC, id DESC LIMIT 1",
+        " AND id <> ? AND coalesce(git_head_end, git_head_start) IS NOT NULL"
+        " ORDER BY started_at DESC, id DESC LIMIT 1",
         (project_id, except_session),
     ).fetchone()
     return None if row is None else row[0]
