@@ -12,6 +12,53 @@ from waymark.projects.resolve import Project, resolve
 from waymark.storage import connection as db
 
 
+def _real_model_missing() -> str | None:
+    folder = os.environ.get("WAYMARK_EMBED_MODEL_DIR", "")
+    from waymark.recall import embed
+
+    if folder and all(os.path.isfile(os.path.join(folder, f)) for f in embed.REQUIRED_FILES):
+        return None
+    return (
+        "needs the real all-MiniLM-L6-v2 ONNX model: set WAYMARK_EMBED_MODEL_DIR to its folder "
+        "(.ci/run points it at ../shared/models); the tests never download a model"
+    )
+
+
+REAL_MODEL_MISSING = _real_model_missing()
+needs_real_model = pytest.mark.skipif(
+    REAL_MODEL_MISSING is not None, reason=REAL_MODEL_MISSING or ""
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def embedding_model(tmp_path_factory):
+    """The model every semantic test loads through WAYMARK_EMBED_MODEL_DIR: the real one
+    where it points (CI), else a small one built here (tiny_model.py)."""
+    if REAL_MODEL_MISSING is None:
+        yield os.environ["WAYMARK_EMBED_MODEL_DIR"]
+        return
+    import tiny_model
+
+    folder = tiny_model.build(tmp_path_factory.mktemp("tiny-model"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WAYMARK_EMBED_MODEL_DIR", str(folder))
+        yield str(folder)
+
+
+@pytest.fixture(autouse=True)
+def no_model_downloads(monkeypatch):
+    """No test waits on a download: without a model folder, loading is local-only, so a
+    missing model fails at once (ModelUnavailable) instead of retrying a network."""
+    from waymark.recall import embed
+
+    real = embed.load_backend
+    monkeypatch.setattr(
+        embed,
+        "load_backend",
+        lambda folder, *, local_only, threads=1: real(folder, local_only=True, threads=threads),
+    )
+
+
 @pytest.fixture(autouse=True)
 def waymark_home(tmp_path, monkeypatch):
     home = tmp_path / "waymark-home"

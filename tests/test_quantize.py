@@ -12,6 +12,7 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import needs_real_model
 from waymark import cli, errors, settings
 from waymark.recall import embed, quantize
 from waymark.server.state import State
@@ -136,6 +137,7 @@ def test_index_builds_the_copy_and_status_reports_it(home, repo, capsys):
     assert status["semantic"]["queries"] == "full model (recall.int8_queries is off)"
 
 
+@needs_real_model  # the small model the tests build ranks by shared words only
 def test_hybrid_recall_finds_the_same_memory_through_either_model(home, repo, capsys):
     for text in (
         "The database file is locked while a migration runs",

@@ -15,6 +15,7 @@ import struct
 import numpy as np
 import pytest
 
+from conftest import needs_real_model
 from waymark import settings
 from waymark.errors import InvalidArgument
 from waymark.memories import draft as records
@@ -373,6 +374,7 @@ def test_real_model_embeds_unit_vectors_of_384_dimensions(real_model):
     assert real_model.model == "all-MiniLM-L6-v2" and real_model.embed([]).shape == (0, 384)
 
 
+@needs_real_model  # the small model the tests build ranks by shared words only
 def test_real_model_ranks_a_related_memory_above_an_unrelated_one(conn, project, real_model):
     related = remember(conn, project, "The database file is locked while a migration runs")
     remember(conn, project, "Our logo uses the brand colour teal")
