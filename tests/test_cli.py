@@ -342,3 +342,14 @@ def test_a_batch_file_with_bytes_that_are_not_utf8_still_ranks(capsys, tmp_path)
     batch.write_bytes(b'{"qid": "q1", "query": "login \xff loop"}\n')
     code, out, _ = run(capsys, "recall", "--batch", str(batch))
     assert code == 0 and len(json.loads(out)["ranked"]) == 1
+
+
+def test_config_of_an_unknown_key_is_a_clear_refusal_and_a_bad_value_names_the_current_one(
+    capsys,
+):
+    code, out = run_json(capsys, "config", "recall.half_lfe_days", "30")
+    assert code == 1 and out["code"] == "invalid_argument"
+    assert "unknown setting 'recall.half_lfe_days'" in out["message"]
+    assert run(capsys, "config", "recall.half_life_days", "30")[0] == 0
+    code, out = run_json(capsys, "config", "recall.half_life_days", '"soon"')
+    assert code == 1 and "now 30.0, default 90.0" in out["message"]

@@ -136,3 +136,21 @@ def test_epoch_matches_the_calendar():
         expected = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S"))
         assert clock.epoch(stamp) == expected, stamp
     assert clock.epoch("1999-12-31") == calendar.timegm(time.strptime("1999-12-31", "%Y-%m-%d"))
+
+
+def test_an_empty_database_file_is_refused_not_made_a_new_store(waymark_home):
+    waymark_home.mkdir(parents=True)
+    path = waymark_home / "waymark.db"
+    path.write_bytes(b"")
+    old = time.time() - 60
+    os.utime(path, (old, old))
+    with pytest.raises(DatabaseUnreadable, match="empty"):
+        db.connect()
+    assert path.stat().st_size == 0  # left as it was found
+
+
+def test_a_data_folder_that_exists_keeps_its_mode(waymark_home):
+    waymark_home.mkdir(mode=0o750, parents=True)
+    os.chmod(waymark_home, 0o750)
+    db.connect().close()
+    assert stat.S_IMODE(waymark_home.stat().st_mode) == 0o750

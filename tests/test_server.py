@@ -297,3 +297,18 @@ def test_recall_under_a_budget_keeps_the_best_results_and_never_a_lower_one_in_t
     kept = [r["id"] for r in tight["results"]]
     assert kept == ranked[: len(kept)] and len(kept) < len(ranked)
     assert tight["omitted"].startswith(f"{len(ranked) - len(kept)} result(s) left out")
+
+
+def test_history_does_not_read_another_projects_memory(call, tmp_path):
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    other = resolve(conn, "someone-else")
+    theirs = store.remember(conn, other, make_draft(other, type="note", content="not yours"))
+    conn.close()
+    assert error(call("history", {"id": theirs.memory.id}))["code"] == "not_found"
+    mine = ok(call("remember", {"type": "note", "content": "mine"}))["memory"]
+    assert [m["id"] for m in ok(call("history", {"id": mine["id"]}))["chain"]] == [mine["id"]]

@@ -181,3 +181,29 @@ def test_the_tools_offer_exactly_the_librarys_choices():
     assert get_args(memory_tools.LinkKind) == KINDS
     assert get_args(checkpoint_tool.EventKind) == tuple(EVENT_TYPES)
     assert ("show", *get_args(checkpoint_tool.Operation)) == OPERATIONS
+
+
+@posix_only
+def test_run_by_hand_it_says_what_it_waits_for_and_ends_at_eof(repo):
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "waymark", "mcp"],
+        cwd=repo,
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(follower)
+    try:
+        os.write(leader, b"\x04")  # Ctrl-D: end of input
+        assert proc.wait(timeout=30) == 0
+        assert b"waiting for an MCP client" in proc.stderr.read()
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

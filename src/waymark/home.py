@@ -34,9 +34,10 @@ def data_home() -> str:
 def ensure_home() -> str:
     """Create the data folder owner-only (0700 where the OS has modes) and return it."""
     home = data_home()
-    os.makedirs(home, mode=0o700, exist_ok=True)
-    if os.name == "posix":
-        os.chmod(home, 0o700)
+    if not os.path.isdir(home):  # an existing folder keeps its mode (and may be read-only)
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        if os.name == "posix":
+            os.chmod(home, 0o700)
     return home
 
 

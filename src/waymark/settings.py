@@ -35,12 +35,14 @@ def get(conn: Connection, key: str) -> Any:
 
 
 def set_value(conn: Connection, key: str, value: Any) -> Any:
-    default = get(conn, key) if key in DEFAULTS else DEFAULTS.get(key)
+    current = get(conn, key)  # refuses an unknown key, naming the known ones
     kind = type(DEFAULTS[key])
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidArgument(f"{key} takes a {kind.__name__} (default {default!r})")
+        raise InvalidArgument(
+            f"{key} takes a {kind.__name__} (now {current!r}, default {DEFAULTS[key]!r})"
+        )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
         raise InvalidArgument(f"{key} must be positive")
     with db.write(conn):

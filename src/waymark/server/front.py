@@ -31,6 +31,12 @@ END = b"\x00waymark-front-end\n"  # not JSON: no server message can look like it
 
 
 def main() -> int:
+    if sys.stdin is not None and sys.stdin.isatty():
+        print(
+            "waymark mcp: the MCP server, waiting for an MCP client on stdin (Claude Code and "
+            "Codex start it themselves); Ctrl-D or Ctrl-C to leave",
+            file=sys.stderr,
+        )
     recorded = None if os.environ.get(DIRECT_ENV) else _recorded()
     front = Front(recorded) if recorded is not None and os.name == "posix" else None
     if front is not None:

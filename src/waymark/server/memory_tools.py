@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from waymark.base import tokens
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, NotFound
 from waymark.memories import browse, links, store
 from waymark.memories.draft import make_draft
 from waymark.packets import briefing
@@ -205,11 +205,15 @@ def forget(
 def history(
     ctx: Context,
     id: Annotated[str, Field(description="Any memory of the chain.")],
+    project: ProjectArg = None,
 ) -> History:
     """A memory's whole supersession chain, oldest first, with its links."""
     state = state_of(ctx)
     with state.conn() as conn:
+        proj = state.project(conn, project, create=False)
         chain = store.history(conn, id)
+        if chain[0].project_id not in (proj.id, None):  # another project's: not found here
+            raise NotFound(f"memory {id} belongs to another project", id=id)
         chained = [m.to_dict() for m in chain]
         return cast(History, {"chain": chained, "links": links.links_of(conn, id)})
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 
 
+_new_files: dict[str, bool] = {}  # files this process created (empty until the schema lands)
 Connection = apsw.Connection  # what every seam function takes; the library names no driver
 Error = apsw.Error
 
@@ -41,6 +42,14 @@ def connect(
     if path is None:
         home.ensure_home()
         path = home.db_path()
+    if _empty_and_old(path):
+        # An empty file where a database was is damage (a disk that filled, a truncation),
+        # never a fresh start: a new store would hide every memory that was there.
+        raise DatabaseUnreadable(
+            f"{path} is empty (0 bytes): it is not a Waymark database. Restore a backup "
+            "(`waymark restore`) or move the file aside to start a new store",
+            path=path,
+        )
     _create_owner_only(path)
     try:
         conn = apsw.Connection(path)
@@ -61,6 +70,16 @@ def connect(
     return conn
 
 
+def _empty_and_old(path: str) -> bool:
+    """An empty file that no process is creating right now: not made by this process, and
+    older than the few seconds another process takes from creating it to writing it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_size == 0 and not _new_files.get(path) and time.time() - st.st_mtime > 5
+
+
 def _create_owner_only(path: str) -> None:
     # Create the file ourselves so SQLite (and its -wal/-shm, which copy the file's mode)
     # never exists with wider permissions, whatever the umask.
@@ -71,6 +90,7 @@ def _create_owner_only(path: str) -> None:
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(fd)
+        _new_files[path] = True  # empty until SQLite writes the schema: ours to fill
     except FileExistsError:
         pass
     if os.name == "posix":
