@@ -12,17 +12,16 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, cast
+from typing import cast
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from pydantic import Field
 
 from waymark import __version__
 from waymark.health import status
 from waymark.server import checkpoint_tool, memory_tools
 from waymark.server.results import Status
-from waymark.server.state import READ_ONLY, State, state_of, tool_errors
+from waymark.server.state import READ_ONLY, ProjectArg, State, state_of, tool_errors
 from waymark.storage import connection as db
 
 INSTRUCTIONS = (
@@ -50,10 +49,7 @@ def build_server(state: State | None = None) -> tuple[MCPServer, State]:
 @tool_errors
 def status_tool(
     ctx: Context,
-    project: Annotated[
-        str | None,
-        Field(description="Project directory or name; omit for the current project."),
-    ] = None,
+    project: ProjectArg = None,
 ) -> Status:
     """Waymark's state for this project: counts, the embedding model, whether a handoff
     is pending, and whether hooks capture here."""

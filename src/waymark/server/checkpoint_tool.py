@@ -11,7 +11,7 @@ from waymark.errors import InvalidArgument
 from waymark.handoff import checkpoints
 from waymark.handoff.revision import FIELDS
 from waymark.server.results import CheckpointSaved
-from waymark.server.state import WRITES, state_of, tool_errors
+from waymark.server.state import WRITES, ProjectArg, state_of, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
 Operation = Literal["create", "revise", "complete", "abandon", "record_lesson", "record_event"]
@@ -70,10 +70,7 @@ def checkpoint(
     source_key: Annotated[
         str | None, Field(description="record_event only: same key = same fact (idempotent).")
     ] = None,
-    project: Annotated[
-        str | None,
-        Field(description="Project directory or name; omit for the current project."),
-    ] = None,
+    project: ProjectArg = None,
 ) -> CheckpointSaved:
     """Save the handoff for the next session: what the task is, what is done, which
     decisions won and why, what failed, what was verified, and the exact next action.

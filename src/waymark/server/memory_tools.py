@@ -15,12 +15,8 @@ from waymark.packets import briefing
 from waymark.packets.render import within
 from waymark.recall import ranked as recall
 from waymark.server.results import History, Memory, Page, Recalled, Related, Saved
-from waymark.server.state import ADDS, DESTROYS, READ_ONLY, state_of, tool_errors
+from waymark.server.state import ADDS, DESTROYS, READ_ONLY, ProjectArg, state_of, tool_errors
 
-ProjectArg = Annotated[
-    str | None,
-    Field(description="Project directory or name; omit for the current project."),
-]
 Detail = Literal["compact", "summary", "full"]
 MemoryType = Literal[
     "decision",

@@ -15,11 +15,12 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
 from waymark import errors
 from waymark.errors import WaymarkError
@@ -43,6 +44,11 @@ DESTROYS = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 T = TypeVar("T")
+# Every tool's optional `project` argument.
+ProjectArg = Annotated[
+    str | None,
+    Field(description="Project directory or name; omit for the current project."),
+]
 
 
 class State:
