@@ -97,9 +97,7 @@ def test_missing_content_is_a_clear_refusal(capsys):
 
 
 def test_unknown_type_is_bad_usage_with_exit_2(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["remember", "--type", "idea", "--content", "x"])
-    assert exc.value.code == 2
+    assert main(["remember", "--type", "idea", "--content", "x"]) == 2
     assert "invalid choice" in capsys.readouterr().err
 
 
@@ -267,7 +265,7 @@ def test_list_ranges_are_errors_not_clamps(capsys):
         ("--offset", "100001"),
     ):
         code, err = run_json(capsys, "list", flag, value)
-        assert code == 1 and err["code"] == "invalid_argument", (flag, value)
+        assert code == 2 and err["code"] == "usage", (flag, value)
 
 
 def test_store_and_cli_share_one_database(capsys):
@@ -353,3 +351,13 @@ def test_config_of_an_unknown_key_is_a_clear_refusal_and_a_bad_value_names_the_c
     assert run(capsys, "config", "recall.half_life_days", "30")[0] == 0
     code, out = run_json(capsys, "config", "recall.half_life_days", '"soon"')
     assert code == 1 and "now 30.0, default 90.0" in out["message"]
+
+
+def test_usage_errors_are_exit_2_and_json_under_json(capsys):
+    code, out = run_json(capsys, "list", "--limit", "0")
+    assert code == 2 and out["code"] == "usage" and "--limit" in out["message"]
+    code, out = run_json(capsys, "remember", "--type")
+    assert code == 2 and out["code"] == "usage"
+    code, _, err = run(capsys, "lst")
+    assert code == 2 and "invalid choice: 'lst'" in err and "[usage]" in err
+    assert run(capsys, "recall", "x", "--limit", "201")[0] == 2

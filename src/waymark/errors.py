@@ -144,3 +144,9 @@ class InstallRefused(WaymarkError):
     """A config file holds something Waymark will not edit safely; nothing was changed."""
 
     code = "install_refused"
+
+
+class UsageError(WaymarkError):
+    """The command line itself is wrong: an unknown flag, a missing or out-of-range value."""
+
+    code = "usage"

@@ -1,7 +1,7 @@
 """The `waymark` command: a thin adapter from argv to the library.
 
 Exit codes: 0 done, 1 refused (a WaymarkError, printed as one line or as
-`{code, message, details}` with --json), 2 bad usage (argparse).
+`{code, message, details}` with --json), 2 bad usage (code `usage`, the same two forms).
 """
 
 from __future__ import annotations
@@ -10,31 +10,41 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from waymark import __version__
 from waymark.cli import checkpoint, data, memory, project, recall, setup
 from waymark.cli.common import Context, emit_error
-from waymark.errors import WaymarkError
+from waymark.errors import UsageError, WaymarkError
 
 COMMAND_MODULES = (memory, recall, checkpoint, project, data, setup)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors become UsageError: printed like every other error (as
+    JSON under --json) with exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)", usage=self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--project",
         metavar="PATH_OR_NAME",
         help="project directory, or the name of a named project (default: the current directory)",
     )
     common.add_argument("--json", action="store_true", help="machine-readable output")
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="waymark",
         description="Memory for coding agents: the next session starts where the last one stopped.",
         epilog="Run `waymark COMMAND --help` for each command's flags and an example.",
     )
     parser.add_argument("--version", action="version", version=f"waymark {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
     for module in COMMAND_MODULES:
         module.register(commands, common)
     return parser
@@ -42,7 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        emit_error(exc, "--json" in argv)
+        return 2
     handler: Callable[[argparse.Namespace, Context], Any] = args.handler
     ctx = Context(project_spec=args.project, as_json=args.json)
     try:

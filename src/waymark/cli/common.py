@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from waymark.errors import InvalidArgument, WaymarkError
@@ -62,6 +63,21 @@ def emit(data: Any, as_json: bool, text: str) -> None:
         print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text:
         print(text)
+
+
+def bounded(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from `low` to `high` (anything else is a usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not from {low} to {high}")
+        return value
+
+    return parse
 
 
 def emit_error(exc: WaymarkError, as_json: bool) -> None:

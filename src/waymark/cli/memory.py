@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from waymark.cli.common import Context, add_command, emit, read_content
+from waymark.cli.common import Context, add_command, bounded, emit, read_content
 from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft
@@ -55,8 +55,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--include-inactive", action="store_true", help="also superseded, archived, erased"
     )
-    p.add_argument("--limit", type=int, default=20, help="1-100 (default 20)")
-    p.add_argument("--offset", type=int, default=0, help="0-100000 (default 0)")
+    p.add_argument("--limit", type=bounded(1, 100), default=20, help="1-100 (default 20)")
+    p.add_argument("--offset", type=bounded(0, 100_000), default=0, help="0-100000 (default 0)")
     p = add_command(
         commands,
         "show",

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from waymark import errors
-from waymark.cli.common import Context, add_command, emit, open_input, progress_bar
+from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound
 from waymark.memories.record import TYPES
 from waymark.projects.resolve import resolve
@@ -38,7 +38,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example='waymark recall "why did we pick apsw" --explain',
     )
     p.add_argument("query", nargs="?", help="what you are about to do or want to know")
-    p.add_argument("--limit", type=int, default=10, help="1-200 (default 10)")
+    p.add_argument("--limit", type=bounded(1, 200), default=10, help="1-200 (default 10)")
     p.add_argument("--type", action="append", default=[], choices=TYPES, help="repeatable; any")
     p.add_argument("--tag", action="append", default=[], help="repeatable; all must match")
     p.add_argument("--path", action="append", default=[], help="a file or directory in play")
