@@ -361,3 +361,21 @@ def test_usage_errors_are_exit_2_and_json_under_json(capsys):
     code, _, err = run(capsys, "lst")
     assert code == 2 and "invalid choice: 'lst'" in err and "[usage]" in err
     assert run(capsys, "recall", "x", "--limit", "201")[0] == 2
+
+
+def test_supersede_with_new_content_keeps_a_hand_written_title(capsys):
+    _, saved = run_json(capsys, "remember", "--title", "Use apsw", "--content", "apsw bundles it")
+    _, new = run_json(capsys, "supersede", saved["memory"]["id"], "--content", "apsw 3.46+")
+    assert new["memory"]["title"] == "Use apsw"
+    _, plain = run_json(capsys, "remember", "--content", "first line\nmore")
+    _, next_ = run_json(capsys, "supersede", plain["memory"]["id"], "--content", "other line")
+    assert next_["memory"]["title"] == "other line"  # a title that was only the old first line
+
+
+def test_bytes_that_are_not_utf8_in_any_argument_are_mended_not_an_internal_error(capsys):
+    bad = b"caf\xff".decode("utf-8", "surrogateescape")
+    assert run_json(capsys, "remember", "--content", f"{bad} menu", "--tag", bad)[0] == 0
+    code, page = run_json(capsys, "list", "--query", bad, "--tag", bad)
+    assert code == 0 and page["results"][0]["content"] == "caf\ufffd menu"
+    code, err = run_json(capsys, "show", bad)
+    assert code == 1 and err["code"] == "not_found"

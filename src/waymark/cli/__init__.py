@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from waymark import __version__
+from waymark.base.text import mend
 from waymark.cli import checkpoint, data, memory, project, recall, setup
 from waymark.cli.common import Context, emit_error
 from waymark.errors import UsageError, WaymarkError
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
+    argv = [mend(a) for a in (sys.argv[1:] if argv is None else argv)]
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:

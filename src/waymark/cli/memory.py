@@ -10,7 +10,7 @@ from typing import Any
 from waymark.cli.common import Context, add_command, bounded, emit, read_content
 from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
-from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft
+from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
 from waymark.memories.record import TYPES
 from waymark.memories.scope import SCOPES
 from waymark.projects import locate
@@ -160,6 +160,16 @@ def parse_evidence(ref: str) -> dict[str, str]:
     return {"path": ref}
 
 
+def _carried_title(base: Memory | None, new_content: str | None) -> str | None:
+    """A supersede keeps the old title unless new content replaces a title that was only
+    ever the old content's first line."""
+    if base is None:
+        return None
+    if new_content is None or base.title != title_from(base.content):
+        return base.title
+    return None
+
+
 def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -> Draft:
     """A Draft from the flags; for a supersede, unset flags carry the old record's values."""
     project = ctx.project()
@@ -174,9 +184,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         project,
         type=pick("type", "note"),
         content=content,
-        title=args.title
-        if args.title is not None
-        else (base.title if base and args.content is None else None),
+        title=args.title if args.title is not None else _carried_title(base, args.content),
         scope=scope,
         target=target,
         tags=pick("tag", [], "tags"),

@@ -102,7 +102,7 @@ def make_draft(
     content, n_content = redact.scrub(_text(content, "content", MAX_CONTENT))
     if not content.strip():
         raise InvalidArgument("content is empty (after removing <private> spans)")
-    title = _text(title, "title", MAX_TITLE) if title else _title_from(content)
+    title = _text(title, "title", MAX_TITLE) if title else title_from(content)
     title, n_title = redact.scrub(title)
     clean_tags, n_tags = redact.scrub_value(_tags(tags))
     clean_evidence, n_evidence = redact.scrub_value(_evidence(evidence))
@@ -142,7 +142,8 @@ def _text(value: Any, name: str, limit: int) -> str:
     return mend(value.replace("\x00", ""))
 
 
-def _title_from(content: str) -> str:
+def title_from(content: str) -> str:
+    """The title a memory gets when none is given: its first line, cut to 80 characters."""
     first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     return first if len(first) <= 80 else first[:79].rstrip() + "…"
 
