@@ -379,3 +379,18 @@ def test_bytes_that_are_not_utf8_in_any_argument_are_mended_not_an_internal_erro
     assert code == 0 and page["results"][0]["content"] == "caf\ufffd menu"
     code, err = run_json(capsys, "show", bad)
     assert code == 1 and err["code"] == "not_found"
+
+
+def test_a_progress_bar_names_its_work_and_ends_once(monkeypatch):
+    from waymark.cli.common import progress_bar
+
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    show = progress_bar(4, "embedding")
+    for done in (0, 2, 4, 4):  # the last count reported twice, as a final call does
+        show(done)
+    assert err.getvalue() == (
+        "\rembedding [------------------------------] 0/4"
+        "\rembedding [###############---------------] 2/4"
+        "\rembedding [##############################] 4/4\n"
+    )

@@ -107,14 +107,21 @@ def open_input(path: str) -> Any:
         raise InvalidArgument(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def progress_bar(total: int) -> Any:
+def progress_bar(total: int, verb: str) -> Any:
+    """A one-line progress bar on stderr (`verb [###---] done/total`): drawn again only
+    when the count moves, ended with a newline once, at the total."""
+    shown = [-1]
+
     def show(done: int) -> None:
+        if done == shown[0]:
+            return
+        shown[0] = done
         if total:
             filled = int(30 * min(done, total) / total)
             bar = "#" * filled + "-" * (30 - filled)
-            sys.stderr.write(f"\rimporting [{bar}] {done}/{total}")
+            sys.stderr.write(f"\r{verb} [{bar}] {done}/{total}")
         else:
-            sys.stderr.write(f"\rimporting {done}")
+            sys.stderr.write(f"\r{verb} {done}")
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()

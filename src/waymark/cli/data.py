@@ -87,7 +87,9 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         if portable.is_export_header(first):
             return _import_export(ctx, itertools.chain([first], stream))
         total = _count_lines(args.file) if args.file != "-" else 0
-        progress = progress_bar(total) if sys.stderr.isatty() and not ctx.as_json else None
+        progress = (
+            progress_bar(total, "importing") if sys.stderr.isatty() and not ctx.as_json else None
+        )
         started = time.perf_counter()
         lines = itertools.chain([first], stream)
         report = importer.import_lines(ctx.conn, ctx.project(), lines, progress)

@@ -68,7 +68,7 @@ def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
 
     def progress(done: int, todo: int) -> None:
         if not bar:
-            bar.append(progress_bar(todo))
+            bar.append(progress_bar(todo, "embedding"))
         bar[0](done)
 
     show = sys.stderr.isatty() and not ctx.as_json
