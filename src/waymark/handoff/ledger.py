@@ -164,6 +164,3 @@ def end_session(conn: Connection, session_id: str, reason: str, head: str | None
         sessions.update_session(
             conn, session_id, ended_at=clock.now(), end_reason=reason[:40], git_head_end=head
         )
-
-
-files_changed = sessions.files_changed

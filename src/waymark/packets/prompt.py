@@ -59,9 +59,10 @@ def prompt_packet(
     from waymark.packets.render import Section, render
     from waymark.projects import pathnames
     from waymark.recall import ranked
+    from waymark.storage import sessions
 
     ledger.ensure_session(conn, project, session_id, client)
-    seen = sections.injected(conn, session_id)
+    seen = sessions.injected(conn, session_id)
     named = pathnames.normalise(project, pathnames.mentioned(prompt))
     scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
     hits = ranked.recall(

@@ -145,6 +145,3 @@ def note_injected(conn: Connection, session_id: str, memory_ids: list[str]) -> N
     with db.write(conn):
         sessions.add_injected(conn, session_id, memory_ids)
         count_use(conn, memory_ids, stamp)
-
-
-injected = sessions.injected
