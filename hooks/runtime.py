@@ -95,7 +95,7 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
                 sys.stdout.flush()
     except BaseException as exc:  # fail open: whatever happened, the client goes on
         if not isinstance(exc, SystemExit):
-            log(name, f"{type(exc).__name__}: {exc}")
+            log(name, describe(exc))
     finally:
         if ctx is not None:
             try:
@@ -105,6 +105,18 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         if os.environ.get("WAYMARK_HOOK_TIMING"):
             log(name, f"took {1000 * (time.perf_counter() - started):.1f} ms")
     sys.exit(0)
+
+
+def describe(exc: BaseException) -> str:
+    """The log line for a failure: the stable code where it is a storage failure (noting a
+    damaged file, so writes stop), else the exception."""
+    if "apsw" in sys.modules:  # only once the database was opened
+        from waymark.storage.faults import translate
+
+        mapped = translate(exc)
+        if mapped is not None:
+            return f"[{mapped.code}] {mapped.message}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def normalise(client: str, data: dict, name: str) -> Event:

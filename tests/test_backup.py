@@ -72,7 +72,7 @@ def test_backup_is_named_by_schema_time_and_hash_owner_only_and_matches_its_cont
     folder = waymark_home / "backups"
     name = os.path.basename(info.path)
     assert os.path.dirname(info.path) == str(folder)
-    assert re.fullmatch(rf"waymark-s{HEAD}-\d{{8}}T\d{{6}}Z-{info.sha256[:12]}\.db", name)
+    assert re.fullmatch(rf"waymark-s{HEAD}-\d{{8}}T\d{{6}}Z-{info.sha256}\.db", name)
     assert sha256(info.path) == info.sha256 and os.path.getsize(info.path) == info.size
     assert info.schema_version == HEAD
     assert os.listdir(folder) == [name]  # no temp file, no -wal or -journal left beside it
@@ -401,3 +401,21 @@ def test_cli_restore_reports_what_it_did_and_refusals_exit_1(capsys, tmp_path):
 def test_cli_backup_without_a_database_exits_1(capsys):
     code, out, _ = run(capsys, "backup", "--json")
     assert code == 1 and json.loads(out)["code"] == "backup_failed"
+
+
+def test_restore_refuses_a_sound_backup_whose_content_is_not_what_its_name_says(
+    waymark_home, tmp_path
+):
+    import apsw
+
+    remember("alpha")
+    info = backup.backup()
+    tampered = apsw.Connection(info.path)  # still a sound Waymark database afterwards
+    tampered.execute("UPDATE memories SET content = 'planted', title = 'planted'")
+    tampered.close()
+    remember("beta")
+    with pytest.raises(RestoreRefused) as err:
+        backup.restore(info.path)
+    assert err.value.details["reason"] == "digest_mismatch"
+    assert info.sha256 in err.value.message
+    assert sorted(contents(home.db_path())) == ["alpha", "beta"]  # nothing changed

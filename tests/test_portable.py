@@ -353,23 +353,53 @@ def test_cli_import_refusals_have_stable_codes(rich, conn, capsys, tmp_path):
 
 def test_cli_export_to_stdout_and_to_markdown(rich, conn, capsys, tmp_path, monkeypatch):
     conn.close()
-    code, out, _ = run(capsys, "export", "--out", "-")
+    code, out, _ = run(capsys, "export", "--all", "--out", "-")
     lines = out.splitlines()
     assert code == 0 and json.loads(lines[0])["waymark_export"] == 1
     assert set(json.loads(lines[-1])) == {"digest"}
     monkeypatch.setattr("sys.stdin", io.StringIO(out))
     code, report = run_json(capsys, "import", "-")
     assert code == 0 and report["total_inserted"] == 0
-    code, data = run_json(capsys, "export", "--format", "markdown", "--out", str(tmp_path / "md"))
+    code, data = run_json(
+        capsys, "export", "--all", "--format", "markdown", "--out", str(tmp_path / "md")
+    )
     assert code == 0 and data["memories"] == 8 and (tmp_path / "md" / "MEMORY.md").exists()
     code, err = run_json(capsys, "export", "--all", "--project", "notes")
     assert code == 1 and err["code"] == "invalid_argument"
 
 
-def test_cli_project_export_and_default_file_name(rich, conn, capsys, tmp_path, monkeypatch):
+def test_cli_project_export_and_default_file_name(
+    rich, conn, capsys, tmp_path, monkeypatch, waymark_home
+):
     conn.close()
     monkeypatch.chdir(tmp_path)
     code, data = run_json(capsys, "export", "--project", "notes")
     assert code == 0 and data["header"]["scope"] == "project"
     assert data["header"]["project_id"] == rich["notes"].id
-    assert re.fullmatch(r"waymark-export-\d{8}T\d{6}Z\.jsonl", os.path.basename(data["path"]))
+    # Never into the repository: an owner-only folder of the data home.
+    assert os.path.dirname(data["path"]) == str(waymark_home / "exports")
+    assert re.fullmatch(r"waymark-export-notes-\d{8}T\d{6}Z\.jsonl", os.path.basename(data["path"]))
+    assert not list(tmp_path.glob("waymark-export-*"))
+    if os.name == "posix":
+        assert os.stat(waymark_home / "exports").st_mode & 0o777 == 0o700
+        assert os.stat(data["path"]).st_mode & 0o777 == 0o600
+
+
+def test_a_plain_export_is_this_directorys_project_only(rich, conn, capsys, monkeypatch):
+    conn.close()
+    monkeypatch.chdir(rich["project"].root)
+    code, data = run_json(capsys, "export")
+    assert code == 0 and data["header"]["scope"] == "project"
+    assert data["header"]["project_id"] == rich["project"].id
+    code, everything = run_json(capsys, "export", "--all")
+    assert code == 0 and everything["header"]["scope"] == "all"
+    assert sum(everything["rows"].values()) > sum(data["rows"].values())
+
+
+def test_folders_an_export_creates_are_owner_only(rich, conn, capsys, tmp_path):
+    conn.close()
+    out = tmp_path / "new" / "deeper" / "x.jsonl"
+    code, data = run_json(capsys, "export", "--all", "--out", str(out))
+    assert code == 0 and out.exists()
+    if os.name == "posix":
+        assert os.stat(tmp_path / "new" / "deeper").st_mode & 0o777 == 0o700

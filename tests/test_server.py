@@ -312,3 +312,22 @@ def test_history_does_not_read_another_projects_memory(call, tmp_path):
     assert error(call("history", {"id": theirs.memory.id}))["code"] == "not_found"
     mine = ok(call("remember", {"type": "note", "content": "mine"}))["memory"]
     assert [m["id"] for m in ok(call("history", {"id": mine["id"]}))["chain"]] == [mine["id"]]
+
+
+def test_string_arguments_that_look_like_json_are_kept_as_strings(call):
+    for title in ('{"retries": 3}', "[1, 2]", "null", "true"):
+        memory = ok(call("remember", {"type": "note", "content": f"c {title}", "title": title}))
+        assert memory["memory"]["title"] == title
+    found = ok(call("recall", {"query": '{"retries": 3}'}))
+    assert found["results"]
+
+
+def test_every_failure_carries_a_code_and_its_cause(call):
+    bad_limit = error(call("list", {"limit": 900}))
+    assert bad_limit["code"] == "invalid_argument"
+    assert bad_limit["details"]["fields"] == ["limit"]
+    bad_type = error(call("remember", {"type": "idea", "content": "x"}))
+    assert bad_type["code"] == "invalid_argument" and "type" in bad_type["message"]
+    missing = error(call("remember", {"type": "note"}))
+    assert missing["code"] == "invalid_argument" and missing["details"]["fields"] == ["content"]
+    assert error(call("no_such_tool", {}))["code"] == "not_found"

@@ -26,6 +26,12 @@ class WaymarkError(Exception):
         return {"code": self.code, "message": self.message, "details": self.details}
 
 
+class InternalError(WaymarkError):
+    """A bug in Waymark: the message names the exception; the traceback goes to the log."""
+
+    code = "internal"
+
+
 class InvalidArgument(WaymarkError):
     """A parameter is out of range or malformed."""
 
@@ -72,6 +78,24 @@ class DatabaseUnreadable(WaymarkError):
     """The database file is corrupt, not SQLite, or cannot be opened."""
 
     code = "database_unreadable"
+
+
+class DatabaseCorrupt(WaymarkError):
+    """SQLite found damage inside the database file; writes stop until it is restored."""
+
+    code = "database_corrupt"
+
+
+class ReadOnlyStore(WaymarkError):
+    """The data folder or database cannot be written (a read-only home); reads still work."""
+
+    code = "read_only"
+
+
+class DiskFull(WaymarkError):
+    """The disk (or quota) is full; the write was rolled back, nothing half-written kept."""
+
+    code = "disk_full"
 
 
 class ProjectError(WaymarkError):
@@ -150,3 +174,23 @@ class UsageError(WaymarkError):
     """The command line itself is wrong: an unknown flag, a missing or out-of-range value."""
 
     code = "usage"
+
+
+def from_os_error(exc: OSError, what: str) -> WaymarkError | None:
+    """Waymark's error for an OS failure while writing `what`, or None when it is not one of
+    the kinds a person can act on (a full disk, a read-only file system)."""
+    import errno
+
+    what = exc.filename or what if isinstance(exc.filename, str) else what
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return DiskFull(
+            f"the disk is full: cannot write {what}; nothing was changed. Free some space "
+            "and run the command again",
+            path=getattr(exc, "filename", None),
+        )
+    if exc.errno == errno.EROFS:
+        return ReadOnlyStore(
+            f"cannot write {what}: the file system is read-only; nothing was changed",
+            path=getattr(exc, "filename", None),
+        )
+    return None

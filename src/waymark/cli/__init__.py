@@ -16,7 +16,7 @@ from waymark import __version__
 from waymark.base.text import mend
 from waymark.cli import checkpoint, data, memory, project, recall, setup
 from waymark.cli.common import Context, emit_error
-from waymark.errors import UsageError, WaymarkError
+from waymark.errors import InternalError, UsageError, WaymarkError
 
 COMMAND_MODULES = (memory, recall, checkpoint, project, data, setup)
 
@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def storage_error(exc: BaseException) -> WaymarkError | None:
+    from waymark.storage.faults import translate
+
+    return translate(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
@@ -76,10 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
+        mapped = storage_error(exc)
+        if mapped is not None:  # a damaged file, a full disk, a read-only home
+            emit_error(mapped, ctx.as_json)
+            return 1
         if os.environ.get("WAYMARK_DEBUG"):
             raise
         emit_error(
-            WaymarkError(f"internal error: {exc!r} (set WAYMARK_DEBUG=1 for the traceback)"),
+            InternalError(f"internal error: {exc!r} (set WAYMARK_DEBUG=1 for the traceback)"),
             ctx.as_json,
         )
         return 1

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from waymark import home
 from waymark.base import clock
+from waymark.base.files import private_dir
 from waymark.cli.common import Context, add_command, emit, open_input, progress_bar
 from waymark.data import importer, portable
 from waymark.errors import InvalidArgument
@@ -57,7 +60,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "export",
         common,
         handler=cmd_export,
-        help="write every memory, link, checkpoint revision, setting and event to a portable "
+        help="write this project's (or with --all every project's) memories, links, "
+        "checkpoint revisions, settings and events to a portable "
         "file (JSON lines with a digest, re-loadable with `waymark import`) or to Markdown to read",
         example="waymark export --all --out waymark.jsonl",
     )
@@ -71,12 +75,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--out",
         metavar="PATH",
         help="file (jsonl; - for stdout) or folder (markdown) to create; never replaced "
-        "(default: waymark-export-<UTC time>.jsonl or a folder of that name here)",
+        "(default: <data home>/exports/waymark-export-<project>-<UTC time>.jsonl, owner-only)",
     )
     p.add_argument(
         "--all",
         action="store_true",
-        help="every project (the default unless --project names one)",
+        help="every project (default: this directory's project, or the one --project names)",
     )
 
 
@@ -154,13 +158,23 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def default_export_path(label: str, fmt: str) -> str:
+    """`<data home>/exports/waymark-export-<project>-<UTC time>[.jsonl]`, in an owner-only
+    folder: an export holds every memory, so it never lands in a repository by default."""
+    folder = os.path.join(home.data_home(), "exports")
+    private_dir(folder)
+    slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40].strip("-")
+    name = f"waymark-export-{slug or 'project'}-{clock.compact()}"
+    return os.path.join(folder, name + (".jsonl" if fmt == "jsonl" else ""))
+
+
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if args.all and ctx.project_spec:
         raise InvalidArgument("give either --all or --project, not both")
-    project_id = ctx.project(create=False).id if ctx.project_spec else None
-    out = args.out or f"waymark-export-{clock.compact()}" + (
-        ".jsonl" if args.format == "jsonl" else ""
-    )
+    project = None if args.all else ctx.project(create=False)
+    project_id = project.id if project else None
+    label = (project.name or os.path.basename(project.root or "")) if project else "all"
+    out = args.out or default_export_path(label, args.format)
     if args.format == "markdown":
         if out == "-":
             raise InvalidArgument("a Markdown export is a folder; give --out DIR")

@@ -89,7 +89,7 @@ def write_export(conn: Connection, path: str, project_id: str | None = None) -> 
     path = os.path.abspath(path)
     _refuse_existing(path)
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
+    private_dir(folder)  # a folder it creates is the owner's only
     tmp = new_temp(folder, ".waymark-export-")
     try:
         with open(tmp, "w", encoding="ascii", newline="\n") as out:
@@ -308,7 +308,7 @@ def export_markdown(conn: Connection, out_dir: str, project_id: str | None = Non
     out_dir = os.path.abspath(out_dir)
     _refuse_existing(out_dir)
     parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
+    private_dir(parent)
     tmp = os.path.join(parent, f".{os.path.basename(out_dir)}.tmp-{os.urandom(4).hex()}")
     private_dir(tmp)
     try:

@@ -57,6 +57,7 @@ def interpreter() -> dict[str, str]:
 
 def database() -> list[dict[str, str]]:
     from waymark.storage import connection as db
+    from waymark.storage import faults
     from waymark.storage.migrations import SCHEMA_VERSION
 
     path = home.db_path()
@@ -69,37 +70,75 @@ def database() -> list[dict[str, str]]:
                 "it is created by the first `waymark remember` or `waymark enable`",
             )
         ]
+    from waymark.errors import ReadOnlyStore, SchemaTooNew, WaymarkError
+
+    restore = (
+        "restore the newest backup: `waymark restore FILE` (see `ls "
+        f"{os.path.join(home.data_home(), 'backups')}`)"
+    )
     try:
         conn = db.connect(path)
-    except Exception as exc:  # report, never raise: that is the doctor's job
+    except ReadOnlyStore as exc:  # cannot write is not damage: never advise discarding it
         return [
-            finding(
-                "database",
-                FAIL,
-                str(exc),
-                "restore a backup: `waymark restore FILE` (see `ls "
-                f"{os.path.join(home.data_home(), 'backups')}`)",
-            )
+            finding("database", WARN, exc.message, "run Waymark where its data folder is writable")
         ]
+    except SchemaTooNew as exc:
+        return [finding("database", FAIL, exc.message, "upgrade Waymark (install.sh)")]
+    except WaymarkError as exc:
+        return [finding("database", FAIL, f"{exc.message} [{exc.code}]", restore)]
+    except Exception as exc:  # report, never raise: that is the doctor's job
+        return [finding("database", FAIL, str(exc), restore)]
     try:
-        checks, fk = db.problems(conn)
-        integrity = "; ".join(checks[:3])
         version = db.schema_version(conn)
+        checks, fk = db.problems(conn)  # the full check: every page, every index
+        read_only = db.read_only(conn)
+    except Exception as exc:
+        mapped = faults.translate(exc, path)
+        detail = f"{mapped.message} [{mapped.code}]" if mapped else str(exc)
+        return [finding("database", FAIL, detail, restore)]
     finally:
         conn.close()
+    integrity = "; ".join(checks[:3])
     out = []
     if integrity != "ok" or fk:
+        if integrity != "ok":
+            faults.translate(db.Corrupt(integrity), path)  # writes stop until it is restored
         out.append(
             finding(
                 "database",
                 FAIL,
-                f"integrity: {integrity}; foreign keys: {fk} violations",
-                "restore the latest backup with `waymark restore`",
+                f"{path} is damaged (integrity: {integrity}; foreign keys: {fk} violations); "
+                "writes are stopped [database_corrupt]",
+                restore,
+            )
+        )
+    elif read_only and faults.disk_full(path):
+        out.append(
+            finding(
+                "database",
+                FAIL,
+                f"{path}: integrity ok, but the disk holding it is full: reading works, every "
+                "write is refused [disk_full]",
+                f"free some space on the disk holding {home.data_home()}",
+            )
+        )
+    elif read_only:
+        out.append(
+            finding(
+                "database",
+                WARN,
+                f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}; read-only here: "
+                "reading works, every write is refused [read_only]",
+                "run Waymark where its data folder is writable to record anything",
             )
         )
     else:
+        cleared = faults.clear_damaged(path)
+        note = "; damage noted earlier is gone, writes are allowed again" if cleared else ""
         out.append(
-            finding("database", OK, f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}")
+            finding(
+                "database", OK, f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}{note}"
+            )
         )
     if os.name == "posix":
         loose = [

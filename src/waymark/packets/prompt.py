@@ -60,8 +60,11 @@ def prompt_packet(
     from waymark.projects import pathnames
     from waymark.recall import ranked
     from waymark.storage import sessions
+    from waymark.storage.connection import read_only
 
-    ledger.ensure_session(conn, project, session_id, client)
+    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
+    if writable:
+        ledger.ensure_session(conn, project, session_id, client)
     seen = sessions.injected(conn, session_id)
     named = pathnames.normalise(project, pathnames.mentioned(prompt))
     scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
@@ -95,7 +98,8 @@ def prompt_packet(
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
     if not text:
         return None
-    sections.note_injected(conn, session_id, [m.id for m in scoped + relevant if m.id in text])
+    if writable:
+        sections.note_injected(conn, session_id, [m.id for m in scoped + relevant if m.id in text])
     return text
 
 

@@ -49,19 +49,24 @@ def start_session(
             conn, project, session_id, full=source != "compact", head=head, dirty=dirty
         )
     seen = dirty()
-    ledger.ensure_session(
-        conn,
-        project,
-        session_id,
-        client,
-        head=head,
-        dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
-    )
+    from waymark.storage.connection import read_only
+
+    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
+    if writable:
+        ledger.ensure_session(
+            conn,
+            project,
+            session_id,
+            client,
+            head=head,
+            dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
+        )
     if source == "resume":
         return RESUME_POINTER
     if not text:
         return None
-    sections.note_injected(conn, session_id, shown)
+    if writable:
+        sections.note_injected(conn, session_id, shown)
     return text
 
 

@@ -21,6 +21,7 @@ from waymark import __version__
 from waymark.health import status
 from waymark.server import checkpoint_tool, memory_tools
 from waymark.server.results import Status
+from waymark.server.sdk import Server
 from waymark.server.state import READ_ONLY, ProjectArg, State, state_of, tool_errors
 from waymark.storage import connection as db
 
@@ -32,7 +33,7 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(state: State | None = None) -> tuple[MCPServer, State]:
+def build_server(state: State | None = None) -> tuple[Server, State]:
     """The server and the State its tools share (created here unless given)."""
     state = state or State()
 
@@ -40,7 +41,7 @@ def build_server(state: State | None = None) -> tuple[MCPServer, State]:
     async def lifespan(_: MCPServer) -> AsyncIterator[State]:
         yield state
 
-    server = MCPServer("waymark", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server = Server("waymark", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for fn, name, hints in (*memory_tools.TOOLS, *checkpoint_tool.TOOLS, *TOOLS):
         server.tool(name=name, annotations=hints)(fn)
     return server, state

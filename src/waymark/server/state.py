@@ -27,6 +27,7 @@ from waymark.errors import WaymarkError
 from waymark.projects.resolve import Project, resolve
 from waymark.recall import embed, quantize, semantic, vectors, warm
 from waymark.storage import connection as db
+from waymark.storage import faults
 from waymark.storage.connection import Connection
 
 log = logging.getLogger("waymark.server")
@@ -86,6 +87,18 @@ class State:
         except OSError as exc:
             log.warning("warm recall socket unavailable: %s", exc)
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
+        threading.Thread(target=self._check_file, name="waymark-check", daemon=True).start()
+
+    def _check_file(self) -> None:
+        """Read every page once per session, in the background: damage no query has touched
+        yet stops writes now, not after more work has gone into a failing file."""
+        try:
+            problem = db.scan_for_damage()
+        except Exception as exc:  # background work: log, never take the server down
+            log.warning("database check could not run: %s", exc)
+            return
+        if problem:
+            log.error("the database is damaged (%s); writes are stopped", problem)
 
     def _load_model(self) -> None:
         with self.conn() as conn:
@@ -158,5 +171,16 @@ def tool_errors(fn: Callable[..., T]) -> Callable[..., T]:
             return fn(*args, **kwargs)
         except WaymarkError as exc:
             raise ToolError(json.dumps({"error": exc.to_dict()}, default=str)) from exc
+        except ToolError:
+            raise
+        except Exception as exc:  # never a bare "Error executing tool": say code and cause
+            mapped = faults.translate(exc)
+            if mapped is None:
+                log.exception("tool %s failed", fn.__name__)
+                mapped = errors.InternalError(
+                    f"internal error: {exc!r}; the server's log has the traceback",
+                    cause=repr(exc),
+                )
+            raise ToolError(json.dumps({"error": mapped.to_dict()}, default=str)) from exc
 
     return wrapper

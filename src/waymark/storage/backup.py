@@ -22,8 +22,9 @@ import apsw
 from waymark import home
 from waymark.base import clock
 from waymark.base.files import fsync_dir, new_temp, private_dir, publish, remove_quietly, sha256_of
-from waymark.errors import BackupFailed, RestoreRefused, WaymarkError
+from waymark.errors import BackupFailed, DiskFull, RestoreRefused, WaymarkError
 from waymark.storage import migrations
+from waymark.storage.faults import clear_damaged, disk_full, translate
 
 BACKUP_DIR = "backups"
 BUSY_TIMEOUT_MS = 10_000
@@ -58,12 +59,13 @@ def backup(database: str | None = None, to_dir: str | None = None) -> BackupInfo
         private_dir(folder)
         tmp = new_temp(folder, ".waymark-backup-")
     except OSError as exc:
-        raise BackupFailed(f"cannot write in {folder}: {exc}", path=folder) from exc
+        failed = BackupFailed(f"cannot write in {folder}: {exc}", path=folder)
+        raise _full_or(exc, folder, failed) from exc
     try:
         version = _online_copy(source, tmp)
         sha, size = sha256_of(tmp)
         stamp = clock.compact()
-        final = os.path.join(folder, f"waymark-s{version}-{stamp}-{sha[:12]}.db")
+        final = os.path.join(folder, f"waymark-s{version}-{stamp}-{sha}.db")
         try:
             publish(tmp, final)
         except FileExistsError:
@@ -115,9 +117,25 @@ def _online_copy(source: str, dest: str) -> int:
         finally:
             out.close()
     except apsw.Error as exc:
-        raise BackupFailed(f"cannot back up {source}: {exc}", path=source) from exc
+        failed = BackupFailed(f"cannot back up {source}: {exc}", path=source)
+        raise _full_or(exc, dest, failed) from exc
+    except OSError as exc:
+        failed = BackupFailed(f"cannot back up {source}: {exc}", path=source)
+        raise _full_or(exc, dest, failed) from exc
     finally:
         src.close()
+
+
+def _full_or(exc: BaseException, where: str, otherwise: WaymarkError) -> WaymarkError:
+    """`disk_full` (the partial copy is removed by the caller) when the disk filled up."""
+    mapped = translate(exc, where)
+    if isinstance(mapped, DiskFull) or disk_full(where):
+        return DiskFull(
+            f"the disk is full: no backup was made (the partial copy was removed). Free some "
+            f"space in {os.path.dirname(where)} and run `waymark backup` again",
+            path=where,
+        )
+    return otherwise
 
 
 def check(conn: apsw.Connection, label: str, error: type[WaymarkError]) -> None:
@@ -221,9 +239,20 @@ def restore(file: str, database: str | None = None) -> dict[str, Any]:
             ) from exc
         sha, size = sha256_of(tmp)
         version = verify(tmp, label=source)
+        named = named_digest(source)  # sound, but is it the file that was backed up?
+        if named and not sha.startswith(named):
+            raise RestoreRefused(
+                f"{source} is not the backup its name says: its SHA-256 is {sha}, the name "
+                f"says {named}. It was changed after the backup was made; nothing was changed",
+                path=source,
+                reason="digest_mismatch",
+                sha256=sha,
+                named=named,
+            )
         aside = _set_aside(target) if os.path.exists(target) else None
         os.replace(tmp, target)
         fsync_dir(folder)
+        clear_damaged(target)  # damage noted in the file it replaced is not this file's
     finally:
         remove_quietly(tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal")
     return {
@@ -235,6 +264,15 @@ def restore(file: str, database: str | None = None) -> dict[str, Any]:
         "migrates_on_open": version < len(migrations.MIGRATIONS),
         "kept_aside": aside,
     }
+
+
+def named_digest(path: str) -> str | None:
+    """The SHA-256 a backup's name carries (`waymark-s<schema>-<time>-<sha256>.db`; backups
+    before 0.2 carry its first 12 digits), or None for a file named otherwise."""
+    import re
+
+    found = re.search(r"-([0-9a-f]{64}|[0-9a-f]{12})\.db$", os.path.basename(path))
+    return found.group(1) if found else None
 
 
 def _set_aside(target: str) -> str:

@@ -16,7 +16,22 @@ import apsw
 
 from waymark import home
 from waymark.base.clock import now
-from waymark.errors import DatabaseUnreadable, QueryTimeout, SchemaTooNew
+from waymark.errors import (
+    DatabaseUnreadable,
+    QueryTimeout,
+    ReadOnlyStore,
+    SchemaTooNew,
+    WaymarkError,
+)
+from waymark.storage.faults import (
+    DAMAGED_SUFFIX,
+    _full,
+    corrupt_error,
+    damage_noted,
+    disk_full,
+    full_error,
+    translate,
+)
 from waymark.storage.migrations import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
@@ -30,6 +45,7 @@ BUSY_TIMEOUT_MS = 10_000
 _new_files: dict[str, bool] = {}  # files this process created (empty until the schema lands)
 Connection = apsw.Connection  # what every seam function takes; the library names no driver
 Error = apsw.Error
+Corrupt = apsw.CorruptError
 
 
 def connect(
@@ -50,6 +66,8 @@ def connect(
             "(`waymark restore`) or move the file aside to start a new store",
             path=path,
         )
+    if not _writable_folder(path):
+        return _connect_read_only(path)
     _create_owner_only(path)
     try:
         conn = apsw.Connection(path)
@@ -61,13 +79,94 @@ def connect(
         conn.execute("PRAGMA secure_delete = ON")
         if migrate:
             apply_migrations(conn, path)
+    except apsw.ReadOnlyError:
+        return _connect_read_only(path)
+    except apsw.CorruptError as exc:  # not SQLite at all is unreadable, below
+        raise damaged(exc, path) from exc
     except apsw.Error as exc:
+        if isinstance(exc, apsw.FullError) or disk_full(path):
+            # SQLite cannot even make its shared-memory file: read what is there, and refuse
+            # every write as `disk_full` until there is room again.
+            _full[path] = True
+            try:
+                return _connect_read_only(path)
+            except WaymarkError:
+                raise full_error(path) from exc
         raise DatabaseUnreadable(
             f"cannot open {path}: {exc}. The file was left untouched; "
             "restore a backup (`waymark restore`) or move it aside to start fresh",
             path=path,
         ) from exc
     return conn
+
+
+def damaged(exc: apsw.Error, path: str) -> WaymarkError:
+    """`database_corrupt` for damage SQLite found (noted beside the file)."""
+    return translate(exc, path) or corrupt_error(path, str(exc))
+
+
+def _writable_folder(path: str) -> bool:
+    """False where SQLite could not create its -wal and -shm files beside the database (a
+    read-only home, as sandboxed agents run): such a store is opened for reading only."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return not os.path.isdir(folder) or os.access(folder, os.W_OK)
+
+
+def _connect_read_only(path: str) -> apsw.Connection:
+    """The database opened for reading only. Every write on it is refused as `read_only`.
+
+    SQLite reads a WAL database in a folder it cannot write only as `immutable`, which
+    ignores the write-ahead log: that is exact when the log is empty (a clean close), so a
+    log with pages in it is refused rather than read stale."""
+    if not os.path.exists(path):
+        raise ReadOnlyStore(
+            f"{path} does not exist and its folder cannot be written: nothing to read yet, "
+            "and no store can be created there",
+            path=path,
+        )
+    wal = path + "-wal"
+    pending = os.path.exists(wal) and os.path.getsize(wal) > 0
+    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+    uri = "file:" + _uri_path(path) + "?mode=ro"
+    try:
+        try:
+            conn = apsw.Connection(uri, flags=flags)
+            conn.execute("PRAGMA user_version").fetchall()
+        except (apsw.CantOpenError, apsw.IOError):  # no -shm can be made or mapped here
+            if pending:
+                raise ReadOnlyStore(
+                    f"{path} cannot be read: its folder is read-only and its write-ahead log "
+                    "holds changes not yet in the file. Open it once where the folder is "
+                    "writable",
+                    path=path,
+                ) from None
+            conn = apsw.Connection(uri + "&immutable=1", flags=flags)
+        conn.execute("PRAGMA query_only = ON")
+        version = schema_version(conn)
+    except apsw.CorruptError as exc:  # not SQLite at all is unreadable, below
+        raise damaged(exc, path) from exc
+    except apsw.Error as exc:
+        raise DatabaseUnreadable(f"cannot open {path} for reading: {exc}", path=path) from exc
+    if version > SCHEMA_VERSION:
+        raise _too_new(path, version)
+    if version < SCHEMA_VERSION:
+        raise ReadOnlyStore(
+            f"{path} needs a schema upgrade ({version} -> {SCHEMA_VERSION}), which needs "
+            "write access to its folder; open it once where the folder is writable",
+            path=path,
+        )
+    return conn
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote  # only a read-only store pays
+
+    return quote(os.path.abspath(path).replace(os.sep, "/"))
+
+
+def read_only(conn: apsw.Connection) -> bool:
+    """True when `conn` can only read (a read-only home or file)."""
+    return bool(conn.readonly("main"))
 
 
 def _empty_and_old(path: str) -> bool:
@@ -153,13 +252,34 @@ def _too_new(path: str, version: int) -> SchemaTooNew:
 @contextmanager
 def write(conn: apsw.Connection) -> Iterator[apsw.Connection]:
     """One write transaction, taken up front (BEGIN IMMEDIATE), committed or rolled back."""
-    conn.execute("BEGIN IMMEDIATE")
+    path = conn.filename
+    if path and os.path.exists(path + DAMAGED_SUFFIX):
+        raise corrupt_error(path, damage_noted(path) or "damage found earlier")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except apsw.Error as exc:
+        mapped = translate(exc, path)
+        if mapped is None:
+            raise
+        raise mapped from exc
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    except BaseException as exc:
+        if conn.in_transaction:  # SQLite rolls back by itself after a full disk or damage
+            conn.execute("ROLLBACK")
+        mapped = translate(exc, path) if isinstance(exc, apsw.Error) else None
+        if mapped is None:
+            raise
+        raise mapped from exc
+    try:
+        conn.execute("COMMIT")
+    except apsw.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        mapped = translate(exc, path)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 @contextmanager
@@ -206,6 +326,23 @@ def problems(conn: apsw.Connection) -> tuple[list[str], int]:
     """SQLite's integrity check (["ok"] when sound) and the number of broken references."""
     integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
     return integrity, len(conn.execute("PRAGMA foreign_key_check").fetchall())
+
+
+def scan_for_damage(path: str | None = None) -> str | None:
+    """SQLite's quick check of every page (about 1 s at 100k memories), on a connection of
+    its own; what it found, noted beside the file so writes stop, or None when sound."""
+    conn = connect(path)
+    try:
+        found = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        found = [str(exc)]
+    finally:
+        conn.close()
+    if found == ["ok"]:
+        return None
+    problem = "; ".join(found)
+    translate(apsw.CorruptError(problem), path or home.db_path())
+    return problem
 
 
 def engine_version() -> str:
