@@ -175,6 +175,13 @@ def test_redactions_are_reported(capsys):
 
 
 def test_project_shows_id_and_how(capsys, repo):
+    code, fresh = run_json(capsys, "project")  # a read: nothing is bound yet
+    assert code == 0 and fresh["project"] == {
+        "root": str(repo.resolve()),
+        "bound": False,
+        "same_repository": [],
+    }
+    run_json(capsys, "remember", "--content", "binds the directory")
     code, proj = run_json(capsys, "project")
     assert code == 0 and proj["root"] == str(repo.resolve()) and proj["kind"] == "path"
     assert "git repository" in proj["how"]

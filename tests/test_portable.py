@@ -326,7 +326,7 @@ def test_cli_export_then_import_elsewhere(rich, conn, capsys, tmp_path, monkeypa
     code, data = run_json(capsys, "export", "--all", "--out", path)
     assert code == 0 and data["path"] == path and data["format"] == "jsonl"
     assert set(data) == {"path", "format", "digest", "rows", "header"}
-    code, err = run_json(capsys, "export", "--out", path)
+    code, err = run_json(capsys, "export", "--all", "--out", path)
     assert code == 1 and err["code"] == "invalid_argument"  # never replaced
     monkeypatch.setenv("WAYMARK_HOME", str(tmp_path / "other"))
     code, report = run_json(capsys, "import", path)

@@ -30,9 +30,9 @@ FREE_TEXT = {
     "sessions": {"end_reason"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
-# settings' typed JSON values, and reasons Waymark writes itself.
+# settings' typed JSON values, and reasons and notices Waymark writes itself.
 STRUCTURAL = {
-    "projects": {"id", "kind", "name", "root", "created_at"},
+    "projects": {"id", "kind", "name", "root", "created_at", "identity", "notice"},
     "memories": {"id", "project_id", "type", "scope_type", "scope_target", "status", "actor",
                  "client", "session_id", "valid_until", "event_time", "created_at",
                  "updated_at", "content_hash", "supersedes", "superseded_by"},

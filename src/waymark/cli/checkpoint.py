@@ -84,7 +84,7 @@ def _test(text: str) -> dict[str, str]:
 
 
 def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
-    project = ctx.project()
+    project = ctx.project(create=args.operation != "show")
     conn = ctx.conn
     origin = checkpoints.Origin(actor="user", client="cli")
     budget = settings.get(conn, "checkpoint.budget_tokens")

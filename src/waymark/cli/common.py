@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from waymark.errors import InvalidArgument, WaymarkError
+from waymark.errors import InvalidArgument, NotFound, WaymarkError
 from waymark.projects.resolve import Project, resolve
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
@@ -29,7 +29,20 @@ class Context:
         return self._conn
 
     def project(self, *, create: bool = True) -> Project:
-        return resolve(self.conn, self.project_spec, create=create)
+        """This command's project. Reads pass create=False: a directory nobody bound and a
+        mistyped name are NotFound, never a new empty project."""
+        return resolve(self.conn, self.project_spec, create=create, bind=create)
+
+    def read_project(self) -> Project | None:
+        """The project a read looks at; None where the working directory is no project yet
+        (nothing is recorded there, so a read finds nothing). A named --project that does
+        not exist is an error."""
+        try:
+            return self.project(create=False)
+        except NotFound:
+            if self.project_spec is not None:
+                raise
+            return None
 
     def close(self) -> None:
         if self._conn is not None:

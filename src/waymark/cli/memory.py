@@ -270,9 +270,14 @@ def _emit_saved(saved: Saved, ctx: Context) -> None:
 
 
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
+    project = ctx.read_project()
+    if project is None:
+        empty = {"results": [], "has_more": False, "next_offset": None}
+        emit(empty, ctx.as_json, "no memories here: this directory is not a Waymark project yet")
+        return 0
     page = browse.list_memories(
         ctx.conn,
-        ctx.project(create=False),
+        project,
         query=args.query,
         types=args.type,
         tags=args.tag,

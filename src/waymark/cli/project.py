@@ -7,20 +7,51 @@ import os
 from typing import Any
 
 from waymark.cli.common import Context, add_command, emit
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, NotFound
 from waymark.health import status
-from waymark.projects import capture, instructions
+from waymark.projects import capture, instructions, manage
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    add_command(
+    p = add_command(
         commands,
         "project",
         common,
         handler=cmd_project,
-        help="show which project this directory is, its id, and how it was chosen",
-        example="waymark project --json",
+        help="show which project this directory is (list, rebind and remove projects)",
+        example="waymark project list",
     )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=False)
+    add_command(
+        actions,
+        "list",
+        common,
+        handler=cmd_project_list,
+        help="every project: id, directory or name, memories, checkpoints, last session",
+        example="waymark project list --json",
+    )
+    rebind = add_command(
+        actions,
+        "rebind",
+        common,
+        handler=cmd_project_rebind,
+        help="bind a directory (a clone, a copy) to an existing project and its memories",
+        example="waymark project rebind . --to 01M8SB5XG39S",
+    )
+    rebind.add_argument("directory", nargs="?", default=".", help="default: this directory")
+    rebind.add_argument(
+        "--to", required=True, metavar="ID_OR_NAME", help="the project (id, id prefix, or name)"
+    )
+    remove = add_command(
+        actions,
+        "remove",
+        common,
+        handler=cmd_project_remove,
+        help="delete a project and everything recorded under it (the database is backed up first)",
+        example="waymark project remove 01M8SB5XG39S --yes",
+    )
+    remove.add_argument("id", metavar="ID_OR_NAME")
+    remove.add_argument("--yes", action="store_true", help="really delete it")
     add_command(
         commands,
         "status",
@@ -50,14 +81,92 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_project(args: argparse.Namespace, ctx: Context) -> int:
-    project = ctx.project()
+    try:
+        project = ctx.project(create=False)
+    except NotFound:
+        if ctx.project_spec and not os.path.isdir(ctx.project_spec):
+            raise
+        return _not_a_project(ctx)
     text = f"{project.name or project.root}\n  id:  {project.id}\n  how: {project.how}"
     emit(project.to_dict(), ctx.as_json, text)
     return 0
 
 
+def _not_a_project(ctx: Context, data: dict[str, Any] | None = None) -> int:
+    """A directory nobody bound: say so, and point at a clone's project if there is one."""
+    found = manage.unbound(ctx.conn, ctx.project_spec or ".")
+    lines = [
+        f"{found['root']}",
+        "  not a Waymark project yet: nothing is recorded here; the first `waymark remember`"
+        " or `waymark enable` binds it",
+    ]
+    for same in found["same_repository"]:
+        lines.append(
+            f"  the same repository is project {same['id']} at {same['root']} "
+            f"({same['memories']} memories): `waymark project rebind --to {same['id']}` "
+            "to use them here"
+        )
+    if data:
+        lines += [
+            f"database    {data['database']} (schema {data['schema_version']},"
+            f" {data['database_bytes']:,} bytes)",
+            f"global      {data['global_memories']} active",
+        ]
+    emit({**(data or {}), "project": found}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_project_list(args: argparse.Namespace, ctx: Context) -> int:
+    rows = manage.summaries(ctx.conn)
+    lines = [
+        f"{r['id']}  {r['kind']:5}  {r['memories']:>5} memories  {r['checkpoints']:>3} checkpoints"
+        f"  last session {(r['last_session'] or 'never')[:10]:10}  "
+        f"{r['name'] or r['root']}{'  (directory missing)' if r['missing'] else ''}"
+        for r in rows
+    ] or ["no projects yet"]
+    emit({"projects": rows}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_project_rebind(args: argparse.Namespace, ctx: Context) -> int:
+    if not os.path.isdir(args.directory):
+        raise InvalidArgument(f"{args.directory} is not a directory")
+    done = manage.rebind(ctx.conn, args.directory, args.to)
+    text = (
+        f"{done['root']} is project {done['project']} (it was at {done['previous_root']})"
+        if done["changed"]
+        else f"{done['root']} already is project {done['project']}"
+    )
+    emit(done, ctx.as_json, text)
+    return 0
+
+
+def cmd_project_remove(args: argparse.Namespace, ctx: Context) -> int:
+    target = manage.find(ctx.conn, args.id)
+    if not args.yes:
+        raise InvalidArgument(
+            f"this deletes project {target['id']} ({target['name'] or target['root']}) with "
+            f"{target['memories']} memories and {target['checkpoints']} checkpoints; "
+            "add --yes to delete it (the database is backed up first)",
+            project=target["id"],
+        )
+    done = manage.remove(ctx.conn, args.id)
+    rows = sum(n for t, n in done["deleted"].items() if t != "projects")
+    emit(
+        done,
+        ctx.as_json,
+        f"removed project {target['id']} ({rows} rows); backup first: {done['backup']}",
+    )
+    return 0
+
+
 def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
-    project = ctx.project()
+    try:
+        project = ctx.project(create=False)
+    except NotFound:
+        if ctx.project_spec and not os.path.isdir(ctx.project_spec):
+            raise
+        return _not_a_project(ctx, status.store_report(ctx.conn))
     data = status.report(ctx.conn, project)
     active = data["memories"].get("active", {})
     sem = data["semantic"]

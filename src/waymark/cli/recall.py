@@ -60,10 +60,10 @@ INDEX_THREADS = max(1, min(4, os.cpu_count() or 1))  # 2 threads: 1.8x the texts
 
 
 def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
-    project = None if args.all_projects else ctx.project()
     # Nothing else runs in this process: every core (up to 4) embeds. Raises
     # ModelUnavailable (exit 1) when there is no model and it cannot be fetched.
     model = embed.open_embedder(allow_download=True, threads=INDEX_THREADS)
+    project = None if args.all_projects else ctx.project(create=False)
     bar: list[Any] = []  # created on the first call, when the count is known
 
     def progress(done: int, todo: int) -> None:
@@ -115,7 +115,11 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         return _batch(args, ctx)
     if args.query is None:
         raise InvalidArgument("give a QUERY, or --batch FILE")
-    project = ctx.project(create=False)
+    project = ctx.read_project()
+    if project is None:
+        text = "nothing remembered here: this directory is not a Waymark project yet"
+        emit({"semantic": False, "results": []}, ctx.as_json, text)
+        return 0
     near = semantic.neighbours(
         ctx.conn, project, [args.query], mode="off" if args.lexical else "auto"
     )

@@ -29,7 +29,7 @@ def run_all(
 ) -> list[dict[str, str]]:
     """Every check, in order; `client_checks(client)` adds each client's registration (the
     installers know what they wrote: `waymark.installers.checks`)."""
-    out = [interpreter(), *database()]
+    out = [interpreter(), *database(), *project_here()]
     if client_checks is not None:
         for client in ("claude-code", "codex"):
             out += client_checks(client)
@@ -158,6 +158,44 @@ def database() -> list[dict[str, str]]:
         else:
             out.append(finding("permissions", OK, "data folder 0700, database 0600"))
     return out
+
+
+def project_here(cwd: str | None = None) -> list[dict[str, str]]:
+    """Which project this directory is; a warning when it is none but the same repository
+    has memories under another path (a clone, or a copy)."""
+    from waymark.errors import NotFound, WaymarkError
+    from waymark.projects import manage
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    if not os.path.exists(home.db_path()):
+        return []
+    try:
+        conn = db.connect()
+    except WaymarkError:
+        return []  # the database check said why
+    try:
+        try:
+            project = resolve(conn, None, cwd=cwd, create=False, bind=False)
+        except NotFound:
+            found = manage.unbound(conn, cwd or os.getcwd())
+            if not found["same_repository"]:
+                return [finding("project", SKIP, f"{found['root']} is not a Waymark project")]
+            same = found["same_repository"][0]
+            return [
+                finding(
+                    "project",
+                    WARN,
+                    f"{found['root']} is not a Waymark project, but the same repository is "
+                    f"project {same['id']} at {same['root']} with {same['memories']} memories",
+                    f"waymark project rebind --to {same['id']}  (to use them here)",
+                )
+            ]
+        return [finding("project", OK, f"{project.name or project.root}: {project.how}")]
+    except WaymarkError as exc:
+        return [finding("project", WARN, f"{exc.message} [{exc.code}]")]
+    finally:
+        conn.close()
 
 
 def model() -> list[dict[str, str]]:

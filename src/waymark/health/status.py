@@ -13,6 +13,18 @@ from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 
 
+def store_report(conn: Connection) -> dict[str, Any]:
+    """What status says without a project: the data home and the database."""
+    path = home.db_path()
+    return {
+        "data_home": home.data_home(),
+        "database": path,
+        "database_bytes": os.path.getsize(path) if os.path.exists(path) else 0,
+        "schema_version": db.schema_version(conn),
+        "global_memories": memories.count_active_global(conn),
+    }
+
+
 def report(conn: Connection, project: Project) -> dict[str, Any]:
     available, note = embed.semantic_available()
     path = home.db_path()

@@ -91,7 +91,8 @@ class Running:
         return b"".join(chunks)
 
 
-def _git(root: str, *args: str) -> str | None:
+def output(root: str, *args: str) -> str | None:
+    """What `git -C root ARGS` prints, or None when it fails or takes too long."""
     try:
         out = Running(["git", "-C", root, *args]).output()
     except OSError:
@@ -150,7 +151,7 @@ def commits_since(root: str, since: str | None, limit: int = 10) -> list[str] | 
     """One line per commit after `since` (a sha), newest first."""
     if not since or not is_repo(root):
         return None
-    out = _git(root, "log", "--oneline", "--no-decorate", f"-{limit}", f"{since}..HEAD")
+    out = output(root, "log", "--oneline", "--no-decorate", f"-{limit}", f"{since}..HEAD")
     return None if out is None else [line for line in out.splitlines() if line.strip()]
 
 

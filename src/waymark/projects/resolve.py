@@ -17,8 +17,12 @@ from waymark.storage import connection as db
 from waymark.storage.projects import (
     insert_named_project,
     insert_path_project,
+    make_named,
+    move_root,
+    path_identities,
+    project_by_root,
     project_id_by_name,
-    project_id_by_root,
+    set_identity,
 )
 
 TYPE_CHECKING = False
@@ -105,22 +109,77 @@ def _describe(loc: Location) -> str:
 
 
 def _bound(conn: Connection, loc: Location, bind: bool = True) -> Project:
-    project_id = project_id_by_root(conn, loc.root)
+    found = project_by_root(conn, loc.root)
+    project_id: str | None = None
+    if found is not None:
+        project_id, _, identity = found
+        # Learned once; "" (a repository with no commit yet) is asked again only by writes.
+        if (identity is None or (identity == "" and bind)) and not db.read_only(conn):
+            _learn_identity(conn, project_id, loc)
+    else:
+        project_id = _moved_here(conn, loc)
     if project_id is None and not bind:
         raise NotFound(f"{loc.root} is not a Waymark project yet", root=loc.root)
     if project_id is None:
+        from waymark.projects import identity as ident
+
+        known = ident.of(loc)
         with db.write(conn):
-            project_id = project_id_by_root(conn, loc.root)
+            found = project_by_root(conn, loc.root)
+            project_id = found[0] if found else None
             if project_id is None:
                 project_id = clock.new_id()
                 insert_path_project(conn, project_id, loc.root, clock.now())
+                if known:
+                    set_identity(conn, project_id, known)
     return Project(
         id=project_id, kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
     )
 
 
+def _learn_identity(conn: Connection, project_id: str, loc: Location) -> None:
+    """Record, once, what will recognise this repository after a move."""
+    from waymark.projects import identity as ident
+
+    with db.write(conn):
+        set_identity(conn, project_id, ident.of(loc) or "")
+
+
+def _moved_here(conn: Connection, loc: Location) -> str | None:
+    """The project of a repository that moved (or was renamed) to `loc.root`: the one path
+    project with its identity whose old root is gone. It is re-bound here with a notice for
+    the next packet. A clone (the old root still exists) is not: `waymark project rebind`.
+
+    Costs a hook nothing where no project's root is missing (one query and a few stats);
+    only then does it ask git for this repository's identity."""
+    gone = [
+        (pid, old, known) for pid, old, known in path_identities(conn) if not os.path.isdir(old)
+    ]
+    if not gone:
+        return None
+    from waymark.projects import identity as ident
+
+    here = ident.of(loc)
+    matches = [(pid, old) for pid, old, known in gone if known == here] if here else []
+    if len(matches) != 1:
+        return None  # none, or several candidates: never guess
+    project_id, old = matches[0]
+    if db.read_only(conn):
+        return project_id  # read what is there; the binding is written when it can be
+    from waymark.storage.events import log_event
+
+    with db.write(conn):
+        if project_by_root(conn, loc.root) is None:
+            note = f"This repository moved from {old} to {loc.root}; its memories came along."
+            move_root(conn, project_id, loc.root, note)
+            log_event(conn, "project.moved", project_id=project_id, **{"from": old, "to": loc.root})
+    return project_id
+
+
 def _named(conn: Connection, name: str, root: str | None, how: str, create: bool) -> Project:
     project_id = project_id_by_name(conn, name)
+    if project_id is None and root is not None:
+        project_id = _now_named(conn, name, root)
     if project_id is None:
         if not create:
             raise NotFound(
@@ -133,3 +192,24 @@ def _named(conn: Connection, name: str, root: str | None, how: str, create: bool
                 project_id = clock.new_id()
                 insert_named_project(conn, project_id, name, clock.now())
     return Project(id=project_id, kind="named", name=name, root=root, how=how)
+
+
+def _now_named(conn: Connection, name: str, root: str) -> str | None:
+    """A `.waymark.toml` added to a directory that already had a project: that project
+    takes the name, with its memories, instead of a new empty one."""
+    found = project_by_root(conn, root)
+    if found is None or found[1] != "path" or db.read_only(conn):
+        return found[0] if found and found[1] == "path" else None
+    from waymark.storage.events import log_event
+
+    with db.write(conn):
+        if project_id_by_name(conn, name) is not None:
+            return project_id_by_name(conn, name)
+        make_named(
+            conn,
+            found[0],
+            name,
+            f"This project is now named {name!r} (by .waymark.toml); its memories came along.",
+        )
+        log_event(conn, "project.named", project_id=found[0], name=name, root=root)
+    return found[0]

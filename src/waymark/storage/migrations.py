@@ -280,6 +280,15 @@ CREATE INDEX memories_by_target ON memories (project_id, scope_target, priority,
 WHERE status = 'active' AND scope_target IS NOT NULL;
 """
 
+M010_PROJECT_IDENTITY = """
+-- What survives a move or rename of the repository (its first commit, or a plain folder's
+-- inode): a project whose root vanished is found again by it. `notice` holds the one line the
+-- next packet says about such a change (moved, renamed, now named), then is cleared.
+ALTER TABLE projects ADD COLUMN identity TEXT;
+ALTER TABLE projects ADD COLUMN notice TEXT;
+CREATE INDEX projects_by_identity ON projects (identity) WHERE identity IS NOT NULL;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -291,6 +300,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m007_read_path_indexes", M007_READ_PATH_INDEXES),
     ("m008_live_index", M008_LIVE_INDEX),
     ("m009_covering_targets", M009_COVERING_TARGETS),
+    ("m010_project_identity", M010_PROJECT_IDENTITY),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

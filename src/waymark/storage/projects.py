@@ -12,6 +12,115 @@ def project_id_by_root(conn: Connection, root: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def project_by_root(conn: Connection, root: str) -> tuple[str, str, str | None] | None:
+    """(id, kind, identity) of the project bound to `root`, or None."""
+    row = conn.execute("SELECT id, kind, identity FROM projects WHERE root = ?", (root,)).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]), row[2])
+
+
+def path_identities(conn: Connection) -> list[tuple[str, str, str]]:
+    """(id, root, identity) of every path project whose identity is known."""
+    return [
+        (str(r[0]), str(r[1]), str(r[2]))
+        for r in conn.execute(
+            "SELECT id, root, identity FROM projects"
+            " WHERE kind = 'path' AND identity IS NOT NULL AND identity != '' ORDER BY id"
+        )
+    ]
+
+
+def path_projects_with(conn: Connection, identity: str) -> list[tuple[str, str]]:
+    """(id, root) of every path project whose repository has `identity`."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            "SELECT id, root FROM projects WHERE identity = ? AND kind = 'path' ORDER BY id",
+            (identity,),
+        )
+    ]
+
+
+def set_identity(conn: Connection, project_id: str, identity: str) -> None:
+    conn.execute("UPDATE projects SET identity = ? WHERE id = ?", (identity, project_id))
+
+
+def move_root(conn: Connection, project_id: str, root: str, notice: str) -> None:
+    """Bind `project_id` to `root` (its old root is then unbound) and leave a notice."""
+    conn.execute(
+        "UPDATE projects SET root = ?, notice = ? WHERE id = ?", (root, notice, project_id)
+    )
+
+
+def make_named(conn: Connection, project_id: str, name: str, notice: str) -> None:
+    """A path project becomes the named project `name` (its directory's .waymark.toml)."""
+    conn.execute(
+        "UPDATE projects SET kind = 'named', name = ?, root = NULL, notice = ? WHERE id = ?",
+        (name, notice, project_id),
+    )
+
+
+def notice(conn: Connection, project_id: str) -> str | None:
+    row = conn.execute("SELECT notice FROM projects WHERE id = ?", (project_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def clear_notice(conn: Connection, project_id: str) -> None:
+    conn.execute("UPDATE projects SET notice = NULL WHERE id = ?", (project_id,))
+
+
+def project_row(conn: Connection, project_id: str) -> dict | None:
+    row = conn.execute(
+        "SELECT id, kind, name, root, created_at, identity FROM projects WHERE id = ?",
+        (project_id,),
+    ).fetchone()
+    keys = ("id", "kind", "name", "root", "created_at", "identity")
+    return None if row is None else dict(zip(keys, row, strict=True))
+
+
+def project_summaries(conn: Connection) -> list[dict]:
+    """Every project with its active memories, checkpoints and last session, oldest first."""
+    rows = conn.execute(
+        "SELECT p.id, p.kind, p.name, p.root, p.created_at,"
+        " (SELECT count(*) FROM memories m WHERE m.project_id = p.id AND m.status = 'active'),"
+        " (SELECT count(*) FROM checkpoints c WHERE c.project_id = p.id),"
+        " (SELECT max(s.started_at) FROM sessions s WHERE s.project_id = p.id)"
+        " FROM projects p ORDER BY p.created_at, p.id"
+    ).fetchall()
+    keys = ("id", "kind", "name", "root", "created_at", "memories", "checkpoints", "last_session")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+PROJECT_TABLES = (
+    # (table, how its rows belong to a project), children before parents
+    ("session_injected", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
+    ("session_ledger", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
+    ("sessions", "project_id = ?"),
+    ("handoff_markers", "project_id = ?"),
+    ("checkpoint_revisions", "checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = ?)"),
+    ("checkpoints", "project_id = ?"),
+    (
+        "links",
+        "src IN (SELECT id FROM memories WHERE project_id = ?)"
+        " OR dst IN (SELECT id FROM memories WHERE project_id = ?)",
+    ),
+    ("memory_use", "memory_rowid IN (SELECT rowid FROM memories WHERE project_id = ?)"),
+    ("vectors", "memory_rowid IN (SELECT rowid FROM memories WHERE project_id = ?)"),
+    ("memories", "project_id = ?"),
+    ("project_capture", "project_id = ?"),
+    ("events", "project_id = ?"),
+    ("projects", "id = ?"),
+)
+
+
+def delete_project(conn: Connection, project_id: str) -> dict[str, int]:
+    """Delete every row of the project, in the caller's transaction; rows per table."""
+    counts: dict[str, int] = {}
+    for table, where in PROJECT_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE {where}", (project_id,) * where.count("?"))
+        counts[table] = conn.changes()  # this statement's rows, not its triggers
+    return counts
+
+
 def project_id_by_name(conn: Connection, name: str) -> str | None:
     row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
     return None if row is None else str(row[0])

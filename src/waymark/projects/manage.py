@@ -1,0 +1,133 @@
+"""`waymark project list | rebind | remove`: the projects a person can see and fix by hand.
+
+A path project has one directory. A moved repository finds its project by itself (see
+`resolve`); a clone at another path, or a directory whose memories were recorded under
+another project, is bound to it here. Removing a project takes a backup first.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from waymark.base import clock
+from waymark.errors import Conflict, InvalidArgument, NotFound
+from waymark.projects import identity
+from waymark.projects.locate import locate
+from waymark.storage import backup
+from waymark.storage import connection as db
+from waymark.storage.events import log_event
+from waymark.storage.projects import (
+    delete_project,
+    move_root,
+    path_projects_with,
+    project_by_root,
+    project_row,
+    project_summaries,
+    set_identity,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.storage.connection import Connection
+
+
+def summaries(conn: Connection) -> list[dict[str, Any]]:
+    """Every project: id, kind, name, root (and whether it still exists), counts."""
+    out = []
+    for row in project_summaries(conn):
+        row["missing"] = bool(row["root"]) and not os.path.isdir(row["root"])
+        out.append(row)
+    return out
+
+
+def find(conn: Connection, spec: str) -> dict[str, Any]:
+    """The project named `spec`, or whose id is `spec` or starts with it (any case)."""
+    rows = project_summaries(conn)
+    exact = [r for r in rows if r["name"] == spec or r["id"] == spec.upper()]
+    if exact:
+        return exact[0]
+    prefix = [r for r in rows if r["id"].startswith(spec.upper())] if len(spec) >= 4 else []
+    if len(prefix) == 1:
+        return prefix[0]
+    if len(prefix) > 1:
+        raise InvalidArgument(
+            f"{spec!r} starts {len(prefix)} project ids: {', '.join(r['id'] for r in prefix)}; "
+            "give more of it",
+            candidates=[r["id"] for r in prefix],
+        )
+    raise NotFound(
+        f"no project with the id or name {spec!r} (see `waymark project list`)", project=spec
+    )
+
+
+def unbound(conn: Connection, directory: str) -> dict[str, Any]:
+    """What is known about a directory that is no project yet: its root, and the projects of
+    the same repository elsewhere (a clone), which `rebind` can bring here."""
+    loc = locate(directory)
+    known = identity.of(loc)
+    same = []
+    for project_id, root in path_projects_with(conn, known) if known else []:
+        row = next(r for r in project_summaries(conn) if r["id"] == project_id)
+        if row["memories"] or row["checkpoints"]:
+            same.append({"id": project_id, "root": root, "memories": row["memories"]})
+    return {"root": loc.root, "bound": False, "same_repository": same}
+
+
+def rebind(conn: Connection, directory: str, spec: str) -> dict[str, Any]:
+    """Bind `directory`'s root to the existing path project `spec`; the project's old root
+    is no longer bound. A project already bound here must be empty (it is deleted)."""
+    target = find(conn, spec)
+    if target["kind"] != "path":
+        raise InvalidArgument(
+            f"{spec!r} is a named project: a directory joins it by a .waymark.toml with "
+            f'`name = "{target["name"]}"`, not by rebind',
+            project=target["id"],
+        )
+    loc = locate(directory)
+    old = target["root"]
+    if old == loc.root:
+        return {"project": target["id"], "root": loc.root, "previous_root": old, "changed": False}
+    here = project_by_root(conn, loc.root)
+    dropped = None
+    if here is not None:
+        current = project_row(conn, here[0])
+        counts = next(r for r in project_summaries(conn) if r["id"] == here[0])
+        if counts["memories"] or counts["checkpoints"]:
+            raise Conflict(
+                f"{loc.root} is already project {here[0]}, with {counts['memories']} memories "
+                f"and {counts['checkpoints']} checkpoints; remove it first "
+                f"(`waymark project remove {here[0]} --yes`, which backs up the database)",
+                project=here[0],
+            )
+        dropped = current["id"] if current else None
+    known = identity.of(loc)
+    with db.write(conn):
+        if dropped:
+            delete_project(conn, dropped)
+        move_root(
+            conn,
+            target["id"],
+            loc.root,
+            f"This directory ({loc.root}) was bound to this project by hand; it was at {old}.",
+        )
+        if known:
+            set_identity(conn, target["id"], known)
+        log_event(conn, "project.rebind", project_id=target["id"], **{"from": old, "to": loc.root})
+    return {
+        "project": target["id"],
+        "root": loc.root,
+        "previous_root": old,
+        "changed": True,
+        "dropped_empty_project": dropped,
+    }
+
+
+def remove(conn: Connection, spec: str) -> dict[str, Any]:
+    """Delete a project and everything recorded under it, after a backup of the database."""
+    target = find(conn, spec)
+    saved = backup.backup()
+    with db.write(conn):
+        counts = delete_project(conn, target["id"])
+        log_event(conn, "project.remove", project_id=None, removed=target["id"], at=clock.now())
+    return {"project": target, "backup": saved.path, "deleted": counts}

@@ -1,0 +1,193 @@
+"""A project is its repository, wherever the folder goes: moved or renamed repositories keep
+their memories, a later `.waymark.toml` keeps them too, clones are offered (never guessed),
+and commands that only read never create a project."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import git_env
+
+PY = sys.executable
+
+
+def cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "waymark", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def ok(*args: str, cwd) -> dict:
+    done = cli(*args, "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+def projects(cwd) -> list[dict]:
+    return ok("project", "list", cwd=cwd)["projects"]
+
+
+def session_start(cwd, session: str) -> str:
+    payload = {
+        "session_id": session,
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    done = subprocess.run(
+        [PY, "-I", "-m", "waymark.hooks.session_start", "claude-code"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+    assert done.returncode == 0
+    if not done.stdout:
+        return ""
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def new_repo(path, tmp_path):
+    env = git_env(tmp_path)
+    subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "init", "-q", str(path)], check=True, env=env
+    )
+    (path / "app.py").write_text("print('hi')\n")
+    subprocess.run(["git", "-C", str(path), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "init"], check=True, env=env)
+    return path
+
+
+@pytest.fixture
+def old(tmp_path):
+    return new_repo(tmp_path / "old-name", tmp_path)
+
+
+def test_a_moved_repository_keeps_its_memories_and_the_next_packet_says_so_once(old, tmp_path):
+    ok("remember", "--type", "convention", "--pinned", "--content", "Tabs, not spaces", cwd=old)
+    ok("enable", cwd=old)
+    before = projects(tmp_path)
+    moved = tmp_path / "elsewhere" / "new-name"
+    moved.parent.mkdir()
+    shutil.move(str(old), str(moved))
+
+    first = session_start(moved, "after-move-1")
+    assert "moved from" in first and str(moved) in first and "Tabs, not spaces" in first
+    second = session_start(moved, "after-move-2")
+    assert "moved from" not in second and "Tabs, not spaces" in second
+    listed = ok("list", cwd=moved)["results"]
+    assert [m["content"] for m in listed] == ["Tabs, not spaces"]
+    after = projects(tmp_path)
+    assert [p["id"] for p in after] == [p["id"] for p in before]  # the same project
+    assert after[0]["root"] == str(moved.resolve())
+
+
+def test_a_renamed_plain_folder_keeps_its_memories(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    ok("remember", "--content", "kept across a rename", cwd=folder)
+    renamed = tmp_path / "notes-renamed"
+    folder.rename(renamed)
+    assert [m["content"] for m in ok("list", cwd=renamed)["results"]] == ["kept across a rename"]
+
+
+def test_a_waymark_toml_added_later_keeps_the_memories(old, tmp_path):
+    ok("remember", "--content", "recorded before the name", cwd=old)
+    (old / ".waymark.toml").write_text('name = "shop"\n')
+    assert ok("project", cwd=old)["name"] == "shop"
+    assert [m["content"] for m in ok("list", cwd=old)["results"]] == ["recorded before the name"]
+    assert [(p["kind"], p["name"]) for p in projects(tmp_path)] == [("named", "shop")]
+    ok("enable", cwd=old)
+    assert "now named 'shop'" in session_start(old, "named-2")
+
+
+def test_a_clone_is_offered_never_guessed_and_rebind_brings_the_memories(old, tmp_path):
+    ok("remember", "--content", "from the first clone", cwd=old)
+    clone = tmp_path / "second-clone"
+    subprocess.run(["git", "clone", "-q", str(old), str(clone)], check=True, env=git_env(tmp_path))
+    original = projects(tmp_path)[0]
+
+    status = cli("status", cwd=clone)
+    assert status.returncode == 0
+    assert "not a Waymark project yet" in status.stdout
+    assert f"waymark project rebind --to {original['id']}" in status.stdout
+    doctor = json.loads(cli("doctor", "--json", cwd=clone).stdout)  # unhealthy: no clients
+    found = {f["check"]: f for f in doctor["findings"]}
+    assert found["project"]["status"] == "warn"
+    assert f"rebind --to {original['id']}" in found["project"]["fix"]
+    assert len(projects(tmp_path)) == 1  # reading created nothing
+
+    done = ok("project", "rebind", "--to", original["id"][:8].lower(), cwd=clone)
+    assert done["changed"] and done["previous_root"] == str(old.resolve())
+    assert [m["content"] for m in ok("list", cwd=clone)["results"]] == ["from the first clone"]
+
+
+def test_rebind_refuses_to_drop_a_project_that_holds_memories(old, tmp_path):
+    other = new_repo(tmp_path / "other", tmp_path)
+    ok("remember", "--content", "a", cwd=old)
+    ok("remember", "--content", "b", cwd=other)
+    target = ok("project", cwd=old)["id"]
+    refused = cli("project", "rebind", "--to", target, "--json", cwd=other)
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["code"] == "conflict"
+    assert [m["content"] for m in ok("list", cwd=other)["results"]] == ["b"]
+
+
+def test_remove_asks_for_yes_backs_up_and_deletes_everything_of_the_project(
+    old, tmp_path, waymark_home
+):
+    other = new_repo(tmp_path / "other", tmp_path)
+    ok("remember", "--content", "to be removed", cwd=old)
+    ok("checkpoint", "create", "--objective", "o", "--next-action", "n", cwd=old)
+    ok("remember", "--content", "stays", cwd=other)
+    target = ok("project", cwd=old)["id"]
+    refused = cli("project", "remove", target, "--json", cwd=tmp_path)
+    assert refused.returncode == 1 and "--yes" in json.loads(refused.stdout)["message"]
+    assert len(projects(tmp_path)) == 2
+    done = ok("project", "remove", target, "--yes", cwd=tmp_path)
+    assert os.path.exists(done["backup"])
+    assert done["deleted"]["memories"] == 1 and done["deleted"]["checkpoints"] == 1
+    assert [p["root"] for p in projects(tmp_path)] == [str(other.resolve())]
+    assert [m["content"] for m in ok("list", cwd=other)["results"]] == ["stays"]
+
+
+def test_two_candidates_are_never_guessed(old, tmp_path):
+    env = git_env(tmp_path)
+    twin, third = tmp_path / "twin", tmp_path / "third"
+    for clone in (twin, third):
+        subprocess.run(["git", "clone", "-q", str(old), str(clone)], check=True, env=env)
+    ok("remember", "--content", "first", cwd=old)
+    ok("remember", "--content", "second", cwd=twin)
+    before = projects(tmp_path)
+    shutil.rmtree(old)
+    shutil.rmtree(twin)
+    # Both gone projects share the third clone's first commit: which one is it? Not guessed.
+    assert ok("list", cwd=third)["results"] == []
+    assert [(p["id"], p["root"]) for p in projects(tmp_path)] == [
+        (p["id"], p["root"]) for p in before
+    ]
+
+
+def test_read_commands_never_create_a_project(old, tmp_path, waymark_home):
+    ok("remember", "--content", "somewhere else", cwd=tmp_path / "old-name")
+    fresh = new_repo(tmp_path / "fresh", tmp_path)
+    before = projects(tmp_path)
+    for args in (
+        ("status",),
+        ("project",),
+        ("list",),
+        ("recall", "anything"),
+        ("checkpoint",),
+        ("export", "--out", "-"),
+        ("list", "--project", "no-such-name"),
+        ("status", "--project", "typo"),
+        ("recall", "x", "--project", "typo"),
+    ):
+        cli(*args, cwd=fresh)
+    assert projects(tmp_path) == before
+    mistyped = cli("list", "--project", "no-such-name", "--json", cwd=fresh)
+    assert mistyped.returncode == 1 and json.loads(mistyped.stdout)["code"] == "not_found"
