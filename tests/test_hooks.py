@@ -644,3 +644,72 @@ def test_session_end_gives_up_on_a_stdin_that_never_closes_within_its_budget(ena
     finally:
         proc.stdin.close()
         proc.stdout.close()
+
+
+@pytest.mark.parametrize("budget", [300, 600, 1750])
+def test_the_session_start_packet_counts_every_rule_it_left_out_and_fits_its_budget(
+    conn, enabled, repo, budget
+):
+    from waymark import settings
+    from waymark.base import tokens
+
+    for i in range(30):
+        remember(
+            conn,
+            enabled,
+            f"Pinned rule {i}: keep the careful habit number {i}",
+            type="convention",
+            pinned=True,
+        )
+    settings.set_value(conn, "packet.session_start_tokens", budget)
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert tokens.estimate(text) <= budget
+    shown = text.count("Pinned rule ")
+    left = int(text.split("Left out: ")[1].split(" from rules")[0])
+    assert shown + left == 30, (shown, left)
+
+
+def test_after_compact_a_memory_shown_earlier_in_the_session_is_shown_again(conn, enabled, repo):
+    warning = remember(
+        conn,
+        enabled,
+        "core.py: run() is not reentrant",
+        type="warning",
+        scope="file",
+        target="src/pkg/core.py",
+    )
+    prompt = payload(
+        "claude-code",
+        "UserPromptSubmit",
+        cwd=str(repo),
+        session_id="s-compact",
+        prompt="Add a retry flag to src/pkg/core.py",
+    )
+    assert warning.id in context_of(hook("UserPromptSubmit", prompt))
+    assert hook("UserPromptSubmit", prompt).stdout == b""  # shown once...
+    hook(
+        "SessionStart",
+        payload(
+            "claude-code", "SessionStart", cwd=str(repo), session_id="s-compact", source="compact"
+        ),
+    )
+    assert warning.id in context_of(hook("UserPromptSubmit", prompt))  # ...and after a compact
+
+
+def test_a_completed_tasks_lessons_come_back_as_historical_and_cited(conn, enabled, repo):
+    first = checkpoints.create(
+        conn,
+        enabled,
+        {
+            "objective": "Ship v1",
+            "next_action": "tag",
+            "lessons": ["bump the version before tagging"],
+        },
+    )
+    checkpoints.revise(conn, enabled, first.id, first.revision.id, {}, operation="complete")
+    alone = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert "bump the version before tagging" in alone
+    assert f"historical, from checkpoint {first.id}" in alone
+    checkpoints.create(conn, enabled, {"objective": "Ship v2", "next_action": "write notes"})
+    beside = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert "Next action: write notes" in beside and "bump the version before tagging" in beside

@@ -296,7 +296,8 @@ def test_recall_under_a_budget_keeps_the_best_results_and_never_a_lower_one_in_t
     tight = ok(call("recall", {**args, "detail": "full", "token_budget": 300}))
     kept = [r["id"] for r in tight["results"]]
     assert kept == ranked[: len(kept)] and len(kept) < len(ranked)
-    assert tight["omitted"].startswith(f"{len(ranked) - len(kept)} result(s) left out")
+    assert tight["omitted_counts"]["results"] == len(ranked) - len(kept)
+    assert tight["omitted"].endswith(f"{len(ranked) - len(kept)} results")
 
 
 def test_history_does_not_read_another_projects_memory(call, tmp_path):
@@ -331,3 +332,118 @@ def test_every_failure_carries_a_code_and_its_cause(call):
     missing = error(call("remember", {"type": "note"}))
     assert missing["code"] == "invalid_argument" and missing["details"]["fields"] == ["content"]
     assert error(call("no_such_tool", {}))["code"] == "not_found"
+
+
+# What a client puts into every model request for a tool: its name, description and input
+# schema. Chars per token calibrated on the definitions before they were made compact:
+# 12,264 characters of compact JSON that a tokenizer counted as about 3,660 tokens.
+CHARS_PER_TOKEN = 12_264 / 3_660
+
+
+def test_the_eight_tool_definitions_cost_under_1500_tokens_in_every_request(repo):
+    server, state = build_server(State(cwd=str(repo)))
+
+    async def go():
+        async with Client(server) as client:
+            return (await client.list_tools()).tools
+
+    try:
+        tools = asyncio.run(go())
+    finally:
+        state.close()
+    sent = {
+        t.name: json.dumps(
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema},
+            separators=(",", ":"),
+        )
+        for t in tools
+    }
+    tokens = {name: -(-len(text) // CHARS_PER_TOKEN) for name, text in sent.items()}
+    assert sum(tokens.values()) < 1500, tokens
+    for name, text in sent.items():
+        assert '"title":' not in text.replace('"title":{', ""), name  # no generated titles
+        assert '{"type":"null"}' not in text, name  # no anyOf-with-null noise
+        assert "  " not in text, name  # no docstring indentation
+
+
+def test_compact_definitions_still_accept_what_the_full_models_accept(call):
+    # Advertised as a list, still accepted as one string (as some clients send it).
+    saved = ok(call("remember", {"type": "note", "content": "x", "tags": "one"}))
+    assert saved["memory"]["tags"] == ["one"]
+    # Explicit nulls for optional arguments are still accepted.
+    assert ok(call("recall", {"query": "x", "paths": None, "project": None}))
+
+
+def test_agent_writes_record_the_session_and_branch_when_they_are_known(call, repo):
+    from waymark.handoff import ledger
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    project = resolve(conn, str(repo))
+    ledger.ensure_session(conn, project, "session-one", "claude-code")  # its SessionStart
+    conn.close()
+    memory = ok(call("remember", {"type": "note", "content": "made in session one"}))["memory"]
+    assert memory["session_id"] == "session-one" and memory["git_branch"] == "main"
+    made = ok(call("checkpoint", {"operation": "create", "objective": "o", "next_action": "n"}))
+    conn = db.connect()
+    row = conn.execute(
+        "SELECT session_id FROM checkpoint_revisions WHERE id = ?", (made["saved_revision_id"],)
+    ).fetchone()
+    conn.close()
+    assert row == ("session-one",)
+
+
+def test_two_open_sessions_leave_the_session_unknown_never_guessed(call, repo):
+    from waymark.handoff import ledger
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    project = resolve(conn, str(repo))
+    ledger.ensure_session(conn, project, "one", "claude-code")
+    ledger.ensure_session(conn, project, "two", "codex")
+    conn.close()
+    memory = ok(call("remember", {"type": "note", "content": "whose?"}))["memory"]
+    assert memory["session_id"] is None and memory["git_branch"] == "main"
+
+
+@pytest.mark.parametrize("budget", [150, 300, 600, 1500])
+@pytest.mark.parametrize("detail", ["compact", "summary", "full"])
+def test_recall_answers_within_its_token_budget_as_the_model_reads_it(call, budget, detail):
+    from waymark.base import tokens
+
+    for i in range(12):
+        call(
+            "remember",
+            {
+                "type": "convention",
+                "pinned": True,
+                "content": f"Rule {i}: run the migration check before deploying {i}",
+            },
+        )
+        call(
+            "remember",
+            {"type": "fact", "content": f"The deploy pipeline of service {i} switches blue-green"},
+        )
+    call(
+        "checkpoint",
+        {
+            "operation": "create",
+            "objective": "Rework the deploy pipeline",
+            "next_action": "Deploy service 3 to staging",
+        },
+    )
+    result = call(
+        "recall", {"query": "deploy pipeline service", "token_budget": budget, "detail": detail}
+    )
+    answer = ok(result)
+    text = result.content[0].text
+    assert tokens.estimate(text) <= budget  # what the model reads, not just the results
+    assert abs(answer["tokens"] - tokens.estimate(text)) <= 2
+    shown = len(answer["results"]) + len(answer.get("rules", []))
+    assert shown + sum(answer.get("omitted_counts", {}).values()) >= 8 + 10 - 1
+    for view in answer["results"]:
+        assert view["tokens"] > 0
+        if detail != "full":
+            assert view["full_tokens"] >= view["tokens"]

@@ -258,6 +258,33 @@ def lessons(conn: Connection, checkpoint: Checkpoint) -> list[dict[str, Any]]:
     return out
 
 
+PAST_CHECKPOINTS = 3  # completed checkpoints whose lessons the next task still sees
+PAST_LESSONS = 4
+
+
+def past_lessons(
+    conn: Connection, project: Project, exclude: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Lessons of the latest completed checkpoints, newest first and at most PAST_LESSONS,
+    each marked historical and citing its checkpoint: a finished task's lessons outlive it.
+    Lessons in `exclude` (as JSON) are the current task's own and are not repeated."""
+    seen = set(exclude or ())
+    out: list[dict[str, Any]] = []
+    for checkpoint_id in rows.finished_checkpoint_ids(conn, project.id, PAST_CHECKPOINTS):
+        done = get(conn, project, checkpoint_id)
+        for lesson in done.revision.body.get("lessons", []):
+            key = json.dumps(lesson, sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(
+                dict(lesson, historical=True, source=checkpoint_id, finished=done.updated_at)
+            )
+            if len(out) == PAST_LESSONS:
+                return out
+    return out
+
+
 def freshness(checkpoint: Checkpoint, root: str | None) -> dict[str, Any]:
     links, recheck = evidence.freshness(root, checkpoint.revision.body.get("evidence", []))
     return {"evidence": links, "state": "RECHECK_REQUIRED" if recheck else "FRESH"}

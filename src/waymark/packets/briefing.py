@@ -56,6 +56,12 @@ def pinned_rules(conn: Connection, project: Project, limit: int = 20) -> list[Me
     return found[:limit]
 
 
+def count_rules(conn: Connection, project: Project) -> int:
+    """Every rule `pinned_rules` could show: the project's and the global ones."""
+    now = clock.second()
+    return rows.count_rules(conn, project.id, now) + rows.count_rules(conn, None, now)
+
+
 def file_memories(
     conn: Connection, project: Project, paths: list[str], limit: int = 20
 ) -> list[Memory]:

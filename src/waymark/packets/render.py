@@ -26,12 +26,24 @@ HEADER = (
     "instruction: check it against the code before relying on it."
 )
 
-Section = namedtuple("Section", "title items budget")
+# `more`: items of the section that were not even read (counted among those left out).
+Section = namedtuple("Section", "title items budget more", defaults=(0,))
 
 
 def render(kind: str, sections: list[Section], budget: int) -> str:
-    """The fenced packet, or "" when no section has anything to say."""
+    """The fenced packet, or "" when no section has anything to say. The whole text, the
+    note of what was left out included, stays within `budget` tokens."""
     budget = min(budget, MAX_TOKENS)
+    room = budget
+    for _ in range(4):  # the note of omissions is sized only at the end: shrink, retry
+        text, size = _render(kind, sections, room)
+        if size <= budget:
+            break
+        room -= size - budget
+    return text
+
+
+def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:
     open_tag, close_tag = f'<waymark-memory kind="{kind}">', "</waymark-memory>"
     used = estimate(open_tag + HEADER + close_tag) + 4
     parts: list[str] = []
@@ -39,19 +51,21 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
     for section in sections:
         if not section.items:
             continue
-        lines, left_out = _fill(section, min(section.budget, budget - used))
+        lines, left_out = _fill(section, min(section.budget, room - used))
         if lines:
             block = f"## {section.title}\n" + "\n".join(lines)
             parts.append(block)
             used += estimate(block) + 1
-        if left_out:
-            omitted.append(f"{left_out} from {section.title.lower()} (budget)")
+        if left_out + section.more:
+            omitted.append(f"{left_out + section.more} from {section.title.lower()} (budget)")
     if not parts:
-        return ""
+        return "", 0
     if omitted:
         parts.append("Left out: " + "; ".join(omitted) + ". Call Waymark's `recall` tool for more.")
     text = "\n".join([open_tag, HEADER, "", "\n\n".join(parts), close_tag])
-    return text if len(text) <= MAX_CHARS else _cut(text, open_tag, close_tag)
+    if len(text) > MAX_CHARS:
+        text = _cut(text, open_tag, close_tag)
+    return text, estimate(text)
 
 
 def _fill(section: Section, budget: int) -> tuple[list[str], int]:

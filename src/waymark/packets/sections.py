@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from waymark.base import clock
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.packets.render import fence_text
 from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
@@ -34,9 +35,11 @@ def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]
     """(checkpoint lines, lesson lines) of the active checkpoint: next action first."""
     from waymark.packets.briefing import checkpoint_section
 
+    from waymark.handoff.checkpoints import past_lessons
+
     section = checkpoint_section(conn, project)
     if section is None:
-        return [], []
+        return [], [_past(lesson) for lesson in past_lessons(conn, project)]
     lines = []
     if section["next_action"]:
         lines.append(f"Next action: {fence_text(section['next_action'])}")
@@ -59,25 +62,45 @@ def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]
         f"- {'(historical) ' if lesson.get('historical') else ''}{fence_text(_lesson(lesson))}"
         for lesson in section["lessons"]
     ]
+    own = {json.dumps(_bare(lesson), sort_keys=True) for lesson in section["lessons"]}
+    lessons += [_past(lesson) for lesson in past_lessons(conn, project, own)]
     return lines, lessons
+
+
+def _past(lesson: dict) -> str:
+    """A finished task's lesson, cited: which checkpoint, completed when."""
+    when = lesson["finished"][:10]
+    return (
+        f"- (historical, from checkpoint {lesson['source']}, completed {when}) "
+        f"{fence_text(_lesson(lesson))}"
+    )
+
+
+def _bare(lesson: dict) -> dict:
+    return {k: v for k, v in lesson.items() if k not in ("historical", "source", "finished")}
 
 
 def _lesson(lesson: dict) -> str:
     from waymark.handoff.revision import render_lesson
 
-    return render_lesson({k: v for k, v in lesson.items() if k != "historical"})
+    return render_lesson(_bare(lesson))
 
 
 def _is_lesson(line: str, lessons: list[dict]) -> bool:
     return any(line == f"- {_lesson(lesson)}" for lesson in lessons if not lesson.get("historical"))
 
 
-def rules(conn: Connection, project: Project) -> tuple[list[str], list[str]]:
-    """Pinned memories and high-priority conventions, warnings, decisions, preferences."""
-    from waymark.packets.briefing import pinned_rules
+RULES_READ = 15  # more than any budget shows; the rest are counted, not read
 
-    memories = pinned_rules(conn, project, 15)
-    return [memory_line(m) for m in memories], [m.id for m in memories]
+
+def rules(conn: Connection, project: Project) -> tuple[list[str], list[str], int]:
+    """Pinned memories and high-priority conventions, warnings, decisions, preferences:
+    their lines, ids, and how many more there are than were read."""
+    from waymark.packets.briefing import count_rules, pinned_rules
+
+    memories = pinned_rules(conn, project, RULES_READ)
+    more = count_rules(conn, project) - len(memories) if len(memories) == RULES_READ else 0
+    return [memory_line(m) for m in memories], [m.id for m in memories], max(0, more)
 
 
 def pending_handoffs(conn: Connection, project: Project, session_id: str) -> list[str]:

@@ -43,15 +43,22 @@ def start_session(
         return snapshot[0]
 
     head = git.head(root)
+    from waymark.storage.connection import read_only
+
+    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
+    if source in ("compact", "clear") and writable:
+        # What was shown before is gone from the model's context: it may be shown again.
+        from waymark.storage import connection as db
+        from waymark.storage.sessions import forget_injected
+
+        with db.write(conn):
+            forget_injected(conn, session_id)
     text, shown = "", []  # type: tuple[str, list[str]]
     if source != "resume":
         text, shown = packet(
             conn, project, session_id, full=source != "compact", head=head, dirty=dirty
         )
     seen = dirty()
-    from waymark.storage.connection import read_only
-
-    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
     if writable:
         ledger.ensure_session(
             conn,
@@ -67,6 +74,12 @@ def start_session(
         return None
     if writable:
         sections.note_injected(conn, session_id, shown)
+        if "\n## Project\n" in text:  # said once: a move, a rename, a new name
+            from waymark.storage import connection as db
+            from waymark.storage.projects import clear_notice
+
+            with db.write(conn):
+                clear_notice(conn, project.id)
     return text
 
 
@@ -83,10 +96,13 @@ def packet(
     while the database is read."""
     from waymark import settings
     from waymark.packets import sections
+    from waymark.storage.projects import notice
 
     checkpoint = sections.checkpoint(conn, project)
     rules = sections.rules(conn, project)
+    said = notice(conn, project.id) if full else None
     parts = [
+        Section("Project", [said] if said else [], 80),
         Section(
             "Handoff needed",
             sections.pending_handoffs(conn, project, session_id) if full else [],
@@ -94,7 +110,7 @@ def packet(
         ),
         Section("Active checkpoint", checkpoint[0], 650),
         Section("Lessons", checkpoint[1], 300),
-        Section("Rules", rules[0], 450),
+        Section("Rules", rules[0], 450, rules[2]),
     ]
     if full:
         parts += [

@@ -52,8 +52,7 @@ def status_tool(
     ctx: Context,
     project: ProjectArg = None,
 ) -> Status:
-    """Waymark's state for this project: counts, the embedding model, whether a handoff
-    is pending, and whether hooks capture here."""
+    """This project's counts, model, pending handoff and capture state."""
     state = state_of(ctx)
     with state.conn() as conn:
         report = status.report(conn, state.project(conn, project))

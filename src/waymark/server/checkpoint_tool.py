@@ -24,23 +24,19 @@ def checkpoint(
     operation: Annotated[
         Operation,
         Field(
-            description="create a checkpoint for the task; revise it as work moves; "
-            "complete or abandon it at the end; record_lesson adds one lesson; "
-            "record_event stores one decision, failure or tool_outcome."
+            description="record_lesson: one lesson; record_event: kind, summary, source_key "
+            "(same key, same fact)."
         ),
     ],
-    checkpoint_id: Annotated[
-        str | None, Field(description="The checkpoint to change (all operations but create).")
-    ] = None,
+    checkpoint_id: Annotated[str | None, Field(description="All but create.")] = None,
     expected_revision_id: Annotated[
         str | None,
         Field(
-            description="The revision you last saw; a stale one is a conflict naming the "
-            "current revision."
+            description="The revision you last saw.",
         ),
     ] = None,
-    objective: Annotated[str | None, Field(description="The task, in one sentence.")] = None,
-    progress: Annotated[str | list[str] | None, Field(description="What is done.")] = None,
+    objective: Annotated[str | None, Field(description="One sentence.")] = None,
+    progress: str | list[str] | None = None,
     decisions: Annotated[Items, Field(description="[{decision, why}]")] = None,
     failed_approaches: Annotated[Items, Field(description="[{approach, why_failed}]")] = None,
     blockers: str | list[str] | None = None,
@@ -50,42 +46,31 @@ def checkpoint(
     evidence: Annotated[
         Items,
         Field(
-            description="Project files that prove progress: [{path, note?}], at most 10; "
-            "Waymark hashes them to notice later changes."
+            description="[{path, note?}], up to 10",
         ),
     ] = None,
-    next_action: Annotated[
-        str | None, Field(description="The exact next step for whoever continues.")
-    ] = None,
+    next_action: Annotated[str | None, Field(description="Exact next step.")] = None,
     relevant_files: str | list[str] | None = None,
     lessons: Annotated[
         Items,
         Field(description="[{trigger, mistaken_assumption, correction, prevention, evidence?}]"),
     ] = None,
-    kind: Annotated[
-        EventKind | None,
-        Field(description="record_event only."),
-    ] = None,
-    summary: Annotated[str | None, Field(description="record_event only.")] = None,
-    source_key: Annotated[
-        str | None, Field(description="record_event only: same key = same fact (idempotent).")
-    ] = None,
+    kind: EventKind | None = None,
+    summary: str | None = None,
+    source_key: str | None = None,
     project: ProjectArg = None,
 ) -> CheckpointSaved:
-    """Save the handoff for the next session: what the task is, what is done, which
-    decisions won and why, what failed, what was verified, and the exact next action.
-
-    Create one when you start a multi-step task; revise it when something important
-    changes and before you stop (the Stop hook asks for it when files changed). Every
-    change after create needs `checkpoint_id` and `expected_revision_id`. A revision must
-    fit in about 600 tokens: summarise, never paste logs. Secrets are redacted.
-    """
+    """Handoff for the next session: task, progress, decisions and why, failures, tests,
+    exact next action. Create it when a multi-step task starts; revise it (`checkpoint_id`,
+    `expected_revision_id`) as work moves and before you stop. Summarise, never paste
+    logs."""
     values = locals()
     fields = {name: values[name] for name in FIELDS if values[name] is not None}
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
-        origin = checkpoints.Origin(actor="agent", client="mcp")
+        session = state.session_for(conn, proj)
+        origin = checkpoints.Origin(actor="agent", client="mcp", session_id=session)
         if operation == "record_event":
             if kind is None or summary is None or source_key is None:
                 raise InvalidArgument("record_event needs kind, summary and source_key")

@@ -61,6 +61,8 @@ class MemoryView(TypedDict):
     evidence: NotRequired[list[dict[str, str]]]
     score: NotRequired[float]
     explain: NotRequired[dict[str, Any]]
+    tokens: NotRequired[int]  # what this view costs in the answer
+    full_tokens: NotRequired[int]  # what the full record would cost
 
 
 class Project(TypedDict):
@@ -92,7 +94,9 @@ class Recalled(TypedDict):
     rules: NotRequired[list[MemoryView]]
     file_memories: NotRequired[list[MemoryView]]
     results: list[MemoryView]
+    tokens: int  # the whole answer's estimated size
     omitted: NotRequired[str]
+    omitted_counts: NotRequired[dict[str, int]]
 
 
 class Saved(TypedDict):

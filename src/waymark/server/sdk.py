@@ -1,4 +1,4 @@
-"""The two places where Waymark's server corrects the MCP SDK's defaults.
+"""The four places where Waymark's server corrects the MCP SDK's defaults.
 
 1. The SDK parses a string argument that looks like JSON (`{"retries": 3}`, `[1, 2]`,
    `null`) into an object before validation, for clients that send lists as strings. For a
@@ -7,6 +7,11 @@
 2. Every failure reaches the model as `{"error": {code, message, details}}`, as Waymark's
    own errors do: a schema violation is `invalid_argument` naming the fields, an unknown tool
    `not_found`, a crash `internal`. Never a bare "Error executing tool X".
+3. The tool definitions go into every model request, so what `tools/list` advertises is
+   compact (`compact_input`): no generated titles, no `anyOf` with null for an optional
+   argument, one canonical form where an argument also accepts a string, no `items` for a
+   list of strings or of items a description shapes, no sanity caps, no default for a flag
+   that is off, whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
 """
 
 from __future__ import annotations
@@ -80,11 +85,69 @@ def coded(name: str, exc: ToolError) -> ToolError:
     return type(exc)(f"Error executing tool {name}: {payload}")
 
 
+def compact_input(schema: Any) -> Any:
+    """`schema` as the model needs to read it (see the module's point 3)."""
+    if isinstance(schema, list):
+        return [compact_input(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" or (key == "default" and value is None):
+            continue
+        if key == "additionalProperties" and value is True:
+            continue
+        if key == "default" and value is False:
+            continue  # a flag is off unless set
+        if key == "properties":
+            out[key] = {name: compact_input(prop) for name, prop in value.items()}
+        elif key == "description":
+            out[key] = " ".join(value.split())
+        else:
+            out[key] = compact_input(value)
+    members = out.pop("anyOf", None)
+    if members is not None:
+        members = [m for m in members if m != {"type": "null"}]
+        arrays = [m for m in members if m.get("type") == "array"]
+        chosen = arrays[:1] if arrays else members  # the canonical form of a list argument
+        if len(chosen) == 1:
+            out = {**chosen[0], **out}
+        else:
+            out["anyOf"] = chosen
+    low, high = out.get("minimum"), out.get("maximum")
+    if isinstance(low, int) and isinstance(high, int) and high - low >= 10_000:
+        del out["minimum"], out["maximum"]  # a sanity cap, not guidance (refused if crossed)
+    if out.get("type") == "array" and isinstance(out.get("description"), str):
+        out.pop("items", None)  # the description gives the shape of each item
+    if "enum" in out and out.get("type") == "string":
+        del out["type"]  # the values say it
+    items = out.get("items")
+    if isinstance(items, dict) and ("anyOf" in items or items == {"type": "string"}):
+        del out["items"]  # a list of strings, or of "string or object" the description names
+    return out
+
+
 class Server(MCPServer):
-    """MCPServer whose every tool failure carries Waymark's error shape."""
+    """MCPServer whose every tool failure carries Waymark's error shape, and whose tool
+    definitions are compact."""
+
+    async def list_tools(self) -> list[Any]:
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.input_schema = compact_input(tool.input_schema)
+            if tool.description:
+                tool.description = " ".join(tool.description.split())
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             raise coded(name, exc) from exc.__cause__ or exc
+        # The model reads the text: compact JSON of the structured answer, not the SDK's
+        # indented copy (a third of the tokens are indentation), so budgets hold as counted.
+        structured = getattr(result, "structured_content", None)
+        content = getattr(result, "content", None)
+        if structured is not None and content and getattr(content[0], "type", "") == "text":
+            content[0].text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        return result

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar, cast
@@ -45,11 +46,9 @@ DESTROYS = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
 T = TypeVar("T")
+SESSION_WINDOW_S = 120.0  # a client starts its MCP server within this of its SessionStart
 # Every tool's optional `project` argument.
-ProjectArg = Annotated[
-    str | None,
-    Field(description="Project directory or name; omit for the current project."),
-]
+ProjectArg = Annotated[str | None, Field()]  # default: the working directory's project
 
 
 class State:
@@ -60,6 +59,8 @@ class State:
         self.embedder: embed.Embedder | None = None
         self.model_note = "loading"
         self.warm: warm.WarmServer | None = None
+        self.started = time.time()
+        self._sessions: dict[str, str] = {}  # project id -> the client session this serves
 
     @contextmanager
     def conn(self) -> Iterator[Connection]:
@@ -70,6 +71,31 @@ class State:
 
     def project(self, conn: Connection, spec: str | None, *, create: bool = True) -> Project:
         return resolve(conn, spec, cwd=self.cwd, create=create)
+
+    def session_for(self, conn: Connection, project: Project) -> str | None:
+        """The client session this server serves in `project`, when it is known: the one
+        session of the project that opened (its SessionStart) around this server's start
+        and is still open. Several such sessions: unknown, never a guess."""
+        if project.id in self._sessions:
+            return self._sessions[project.id]
+        from waymark.base.clock import second
+        from waymark.storage.sessions import open_sessions_since
+
+        since = second(self.started - SESSION_WINDOW_S)
+        found = open_sessions_since(conn, project.id, since)
+        if len(found) == 1:
+            self._sessions[project.id] = found[0]
+            return found[0]
+        return None
+
+    def origin(self, conn: Connection, project: Project) -> dict[str, str | None]:
+        """What an agent's write records about where it came from: session and branch."""
+        from waymark.projects.locate import git_branch
+
+        return {
+            "session_id": self.session_for(conn, project),
+            "git_branch": git_branch(project.files) if project.files else None,
+        }
 
     def semantic_for(
         self, conn: Connection, project: Project, query: str

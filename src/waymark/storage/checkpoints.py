@@ -70,6 +70,18 @@ def active_checkpoint_id(conn: Connection, project_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def finished_checkpoint_ids(conn: Connection, project_id: str, limit: int) -> list[str]:
+    """The project's completed checkpoints, most recently finished first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM checkpoints WHERE project_id = ? AND status = 'completed'"
+            " ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (project_id, limit),
+        )
+    ]
+
+
 def revisions(conn: Connection, checkpoint_id: str) -> list[tuple[Any, ...]]:
     """Every revision row of a checkpoint, oldest first."""
     return [

@@ -270,6 +270,18 @@ def rules(conn: Connection, project_id: str | None, limit: int) -> list[Memory]:
     return [from_row(r) for r in rows]
 
 
+def count_rules(conn: Connection, project_id: str | None, now: str) -> int:
+    """How many rules `rules` could return, unexpired (the packet says how many it left out)."""
+    owner = "project_id IS NULL" if project_id is None else "project_id = ?"
+    params: tuple[Any, ...] = (now,) if project_id is None else (project_id, now)
+    row: Any = conn.execute(
+        f"SELECT count(*) FROM memories WHERE {owner} AND {_RULES_WHERE}"
+        " AND (valid_until IS NULL OR valid_until > ?)",
+        params,
+    ).fetchone()
+    return int(row[0])
+
+
 def targeted(
     conn: Connection, project_id: str, targets: Sequence[str], prefixes: Sequence[str]
 ) -> list[tuple[Any, ...]]:

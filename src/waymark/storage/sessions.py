@@ -130,6 +130,18 @@ def recent_sessions(
     ]
 
 
+def open_sessions_since(conn: Connection, project_id: str, since: str) -> list[str]:
+    """Ids of the project's sessions that started at or after `since` and have not ended."""
+    return [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT id FROM sessions WHERE project_id = ? AND ended_at IS NULL"
+            " AND started_at >= ? ORDER BY started_at",
+            (project_id, since),
+        )
+    ]
+
+
 def previous_head(conn: Connection, project_id: str, except_session: str) -> str | None:
     """The git HEAD the project's latest other session ended (or else started) at."""
     row = conn.execute(
@@ -147,6 +159,11 @@ def add_injected(conn: Connection, session_id: str, memory_ids: Iterable[str]) -
             "INSERT OR IGNORE INTO session_injected (session_id, memory_id) VALUES (?, ?)",
             (session_id, memory_id),
         )
+
+
+def forget_injected(conn: Connection, session_id: str) -> None:
+    """The model no longer has what was shown (a compaction, a clear): show it again."""
+    conn.execute("DELETE FROM session_injected WHERE session_id = ?", (session_id,))
 
 
 def injected(conn: Connection, session_id: str) -> set[str]:
