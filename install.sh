@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install Waymark for this user: an isolated environment in Waymark's own folder, `waymark`
-# on PATH, a first `waymark status`, then `waymark install` to connect the Claude Code and
-# Codex found on this machine. Re-running upgrades in place.
+# on PATH, the embedding model, then `waymark install` to connect the Claude Code and Codex
+# found on this machine. Hooks capture in every git repository unless --per-project. Re-running
+# upgrades in place.
 #
-#   ./install.sh [--no-semantic] [--no-clients]
+#   ./install.sh [--no-semantic] [--no-clients] [--per-project] [--dry-run]
 #
 # WAYMARK_PREFIX   where the environment goes (default: the platform data folder + /env)
 # WAYMARK_BIN_DIR  where the `waymark` link goes (default: ~/.local/bin)
@@ -14,11 +15,15 @@ die() { printf 'waymark-install: error: %s\n' "$*" >&2; exit 1; }
 
 semantic=1
 clients=1
+per_project=0
+dry_run=0
 for arg in "$@"; do
     case "$arg" in
         --no-semantic) semantic=0 ;;
         --no-clients) clients=0 ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        --per-project) per_project=1 ;;
+        --dry-run) dry_run=1 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) die "unknown option $arg (see --help)" ;;
     esac
 done
@@ -45,6 +50,28 @@ find_python() {
     return 1
 }
 
+if [ "$dry_run" = 1 ]; then
+    say "dry run: nothing is written"
+    say "would create or upgrade the environment $prefix and install Waymark from $src" \
+        "($([ "$semantic" = 1 ] && echo 'with' || echo 'without') semantic recall)"
+    say "would link $bin_dir/waymark -> $prefix/bin/waymark"
+    [ "$semantic" = 1 ] && say "would fetch the embedding model (about 90 MB) with 'waymark index'"
+    if [ "$per_project" = 1 ]; then
+        say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
+    else
+        say "would set capture on in every git repository (capture.all_git_repos true)"
+    fi
+    if [ "$clients" = 1 ]; then
+        if [ -x "$prefix/bin/waymark" ]; then
+            say "would connect the clients; 'waymark install --dry-run' shows the changes:"
+            "$prefix/bin/waymark" install --dry-run || true
+        else
+            say "would connect the Claude Code and Codex found here ('waymark install')"
+        fi
+    fi
+    exit 0
+fi
+
 mkdir -p "$(dirname "$prefix")"
 if command -v uv >/dev/null 2>&1; then
     say "creating the environment with uv in $prefix"
@@ -60,8 +87,10 @@ else
     pip_install() { "$prefix/bin/python" -m pip install --quiet "$@"; }
 fi
 
+with_semantic=0
 if [ "$semantic" = 1 ] && pip_install --upgrade "$src[semantic]"; then
-    say "installed with semantic recall (fastembed, sqlite-vec)"
+    with_semantic=1
+    say "installed the semantic extra (fastembed, sqlite-vec)"
 else
     [ "$semantic" = 1 ] && say "semantic extra unavailable here; installing lexical recall only"
     pip_install --upgrade "$src" || die "pip could not install Waymark from $src"
@@ -72,17 +101,44 @@ pip_install --force-reinstall --no-deps "$src" || die "pip could not reinstall W
 mkdir -p "$bin_dir"
 ln -sf "$prefix/bin/waymark" "$bin_dir/waymark"
 say "linked $bin_dir/waymark"
+# What `waymark uninstall --all` removes: this environment and that link.
+printf '{"environment": "%s", "link": "%s"}\n' "$prefix" "$bin_dir/waymark" >"$prefix/waymark-install.json"
 case ":$PATH:" in
     *":$bin_dir:"*) ;;
     *) say "add $bin_dir to your PATH, e.g. echo 'export PATH=\"$bin_dir:\$PATH\"' >> ~/.bashrc" ;;
 esac
 
-"$prefix/bin/waymark" status || die "waymark was installed but 'waymark status' failed"
+wm() { (cd "$HOME" && "$prefix/bin/waymark" "$@"); }  # never about the checkout's project
+wm status >/dev/null || die "waymark was installed but 'waymark status' failed"
+if [ "$per_project" = 1 ]; then
+    wm config capture.all_git_repos false >/dev/null || die "could not set the capture mode"
+    capture="per project: hooks stay silent until you run 'waymark enable' in a repository"
+else
+    wm config capture.all_git_repos true >/dev/null || die "could not set the capture mode"
+    capture="on in every git repository (per project instead: 'waymark config capture.all_git_repos false', then 'waymark enable' where you want it)"
+fi
+if [ "$with_semantic" = 1 ]; then
+    say "fetching the embedding model (about 90 MB, once)"
+    if wm index --all-projects; then
+        recall="semantic and lexical (the MCP server embeds new memories by itself)"
+    else
+        recall="lexical until the embedding model is fetched: run 'waymark index' when online"
+    fi
+else
+    recall="lexical (installed without the semantic extra)"
+fi
 if [ "$clients" = 1 ]; then
     say "connecting Claude Code and Codex (waymark install)"
-    "$prefix/bin/waymark" install ||
+    wm install ||
         die "Waymark is installed, but connecting the clients failed (see above); fix that and run 'waymark install'"
 else
     say "skipped connecting the clients; run 'waymark install' when you want them"
 fi
-say "done"
+wm status | grep '^database' | sed 's/^/waymark-install: /' || true
+say "capture: $capture"
+say "recall: $recall"
+if [ "$per_project" = 1 ]; then
+    say "done: run 'waymark enable' in a repository, then open Claude Code or Codex there"
+else
+    say "done: open Claude Code or Codex in any git repository"
+fi

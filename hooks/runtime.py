@@ -57,19 +57,22 @@ class Context:
         return self._project
 
     def capturing(self) -> bool:
-        """True when the user enabled capture here. Finds the project without writing
-        anything, and never creates a database: where Waymark is off, hooks leave no trace."""
-        if not os.path.exists(home.db_path()):
-            return False
+        """True where hooks capture: every git repository by default, or only the projects
+        the user enabled (capture.all_git_repos off). Finds the project without writing
+        where capture is off, and creates no database outside a git repository."""
         from waymark.errors import NotFound
         from waymark.projects.capture import all_git_repos, policy
+        from waymark.projects.locate import locate
         from waymark.projects.resolve import resolve
 
         cwd = self.event.cwd or os.getcwd()
+        no_store = not os.path.exists(home.db_path())
+        if no_store and (not all_git_repos(None) or locate(cwd).how == "directory"):
+            return False
         try:
             self._project = resolve(self.conn, None, cwd=cwd, bind=False)
         except NotFound:
-            if not all_git_repos(self.conn):
+            if not all_git_repos(self.conn) or locate(cwd).how == "directory":
                 return False
             self._project = resolve(self.conn, None, cwd=cwd)
         return bool(policy(self.conn, self._project)["enabled"])

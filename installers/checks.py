@@ -58,6 +58,26 @@ def client_checks(client: str) -> list[dict[str, str]]:
     return out
 
 
+def _our_positions(path: str) -> list[tuple[str, int, int]]:
+    """(event, group index, handler index) of each Waymark handler in a hooks file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for event, groups in (doc.get("hooks") or {}).items():
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            for j, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
+                if is_waymark_hook(handler):
+                    out.append((event, i, j))
+    return out
+
+
+def _snake(event: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
+
+
 def _our_hooks(path: str) -> dict[str, str]:
     try:
         with open(path, encoding="utf-8") as f:
@@ -120,19 +140,34 @@ def _toml(path: str) -> dict[str, Any]:
 
 
 def _codex_trust() -> dict[str, str]:
+    """Are Waymark's own hooks trusted? Codex keys trust by the handler's place,
+    `<hooks file>:<event>:<group>:<handler>`; a trusted hook of someone else's proves
+    nothing about Waymark's."""
     state = ((_toml(codex.config_path()).get("hooks") or {}).get("state")) or {}
-    trusted = [k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")]
-    if not trusted:
+    path = codex.hooks_path()
+    ours = _our_positions(path)
+    keys = {f"{path}:{_snake(event)}:{i}:{j}": event for event, i, j in ours}
+    trusted = {
+        event
+        for key, event in keys.items()
+        if isinstance(state.get(key), dict)
+        and state[key].get("trusted_hash")
+        and state[key].get("enabled", True) is not False
+    }
+    untrusted = sorted(set(keys.values()) - trusted)
+    if not ours:
+        return finding("codex hook trust", SKIP, f"no Waymark hooks in {path}")
+    if untrusted:
         return finding(
             "codex hook trust",
             WARN,
-            "no trusted hooks recorded in config.toml: "
-            "Codex skips Waymark's hooks silently until you trust them",
+            f"Waymark's {', '.join(untrusted)} hook(s) are not trusted in config.toml: "
+            "Codex skips them silently until you trust them",
             "start `codex`, type /hooks, and trust Waymark's hooks",
         )
     return finding(
         "codex hook trust",
         OK,
-        f"{len(trusted)} hook(s) trusted in config.toml "
+        f"all {len(trusted)} of Waymark's hooks trusted in config.toml "
         "(re-trust after an upgrade changes the commands)",
     )

@@ -218,14 +218,19 @@ def uninstall(
     *,
     dry_run: bool = False,
     delete_data: bool = False,
+    delete_backups: bool = False,
+    everything: bool = False,
     yes: bool = False,
 ) -> dict[str, Any]:
     """Remove exactly what the manifest says Waymark added. A file nobody else touched comes
-    back byte for byte (or disappears, with the folders we made, if it did not exist)."""
+    back byte for byte (or disappears, with the folders we made, if it did not exist).
+    `everything` also removes the environment install.sh made and its PATH link."""
     if delete_data and not yes:
         raise InstallRefused(
             f"--delete-data deletes every memory in {home.data_home()}; add --yes to confirm"
         )
+    if delete_backups and not delete_data:
+        raise InstallRefused("--delete-backups goes with --delete-data --yes")
     state = manifest.load()
     records = [r for r in state["files"] if not clients or r["client"] in clients]
     changes = [_plan_uninstall(r) for r in records]
@@ -237,13 +242,48 @@ def uninstall(
             "files changed since the install keep those changes; only Waymark's entries were removed"
         )
     if delete_data:
-        notes += _delete_data(dry_run)
+        notes += _delete_data(dry_run, delete_backups)
     else:
         notes.append(
             f"your memories stay in {home.data_home()} "
             "(`waymark uninstall --delete-data --yes` deletes them)"
         )
+    if everything:
+        notes += _remove_environment(dry_run)
     return _report("uninstall", dry_run, sorted({r["client"] for r in records}), changes, notes)
+
+
+INSTALL_RECORD = "waymark-install.json"  # install.sh writes it into the environment
+
+
+def _remove_environment(dry_run: bool) -> list[str]:
+    """The environment install.sh created for this Waymark, and its `waymark` link."""
+    import json
+    import sys
+
+    record_path = os.path.join(sys.prefix, INSTALL_RECORD)
+    try:
+        with open(record_path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return [
+            f"this Waymark runs from {sys.prefix}, which install.sh did not create (no "
+            f"{INSTALL_RECORD} there): the environment is left alone"
+        ]
+    env = os.path.realpath(record.get("environment") or sys.prefix)
+    if env != os.path.realpath(sys.prefix):
+        return [f"{record_path} names another environment ({env}); nothing was removed"]
+    link = record.get("link")
+    notes = []
+    verb = "would remove" if dry_run else "removed"
+    if link and os.path.islink(link) and os.path.realpath(link).startswith(env + os.sep):
+        if not dry_run:
+            os.unlink(link)
+        notes.append(f"{verb} the link {link}")
+    if not dry_run:
+        shutil.rmtree(env)
+    notes.append(f"{verb} Waymark's environment {env}")
+    return notes
 
 
 def _apply_uninstall(changes: list[Change], state: dict) -> None:
@@ -264,15 +304,18 @@ def _apply_uninstall(changes: list[Change], state: dict) -> None:
 
 # What Waymark keeps in its data home; anything else there (its own environment, a user's
 # files when WAYMARK_HOME points somewhere shared) is left alone.
-DATA_PREFIXES = ("waymark.db", "hooks.log", "warm.", "models", "backups", manifest.NAME)
+DATA_PREFIXES = ("waymark.db", "hooks.log", "warm.", "models", "hookruns", manifest.NAME)
+# Copies a person may want after the store is gone: deleted only when asked by name.
+KEPT_COPIES = ("backups", "exports")
 
 
-def _delete_data(dry_run: bool) -> list[str]:
+def _delete_data(dry_run: bool, delete_backups: bool = False) -> list[str]:
     folder = home.data_home()
     if not os.path.isdir(folder):
         return [f"no data at {folder}"]
     names = sorted(os.listdir(folder))
-    doomed = [n for n in names if n.startswith(DATA_PREFIXES)]
+    prefixes = DATA_PREFIXES + (KEPT_COPIES if delete_backups else ())
+    doomed = [n for n in names if n.startswith(prefixes)]
     if not dry_run:
         for name in doomed:
             target = os.path.join(folder, name)
@@ -283,8 +326,15 @@ def _delete_data(dry_run: bool) -> list[str]:
     kept = [n for n in names if n not in doomed]
     verb = "would delete" if dry_run else "deleted"
     notes = [f"{verb} Waymark's data in {folder}: {', '.join(doomed) or 'nothing'}"]
-    if kept:
-        notes.append(f"kept in {folder}: {', '.join(kept)} (not Waymark's data)")
+    copies = [n for n in kept if n in KEPT_COPIES]
+    if copies:
+        notes.append(
+            f"kept {' and '.join(copies)} in {folder} (copies of your memories; add "
+            "--delete-backups to delete them too)"
+        )
+    others = [n for n in kept if n not in KEPT_COPIES]
+    if others:
+        notes.append(f"kept in {folder}: {', '.join(others)} (not Waymark's data)")
     elif not dry_run:
         os.rmdir(folder)
     return notes

@@ -162,11 +162,11 @@ def test_archive_and_erase(capsys):
     assert code == 0 and erased["content"] == "" and erased["erased_reason"] == "oops"
 
 
-def test_global_needs_the_explicit_flag(capsys):
-    code, err = run_json(capsys, "remember", "--content", "x", "--scope", "global")
-    assert code == 1 and err["code"] == "invalid_argument"
+def test_global_by_flag_or_by_scope(capsys):
     code, saved = run_json(capsys, "remember", "--content", "x", "--global")
     assert code == 0 and saved["memory"]["scope_type"] == "global"
+    code, err = run_json(capsys, "remember", "--content", "y", "--global", "--scope", "file")
+    assert code == 1 and err["code"] == "invalid_argument"
 
 
 def test_redactions_are_reported(capsys):
@@ -401,3 +401,87 @@ def test_a_progress_bar_names_its_work_and_ends_once(monkeypatch):
         "\rembedding [###############---------------] 2/4"
         "\rembedding [##############################] 4/4\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("spelled", "result"),
+    [
+        ("pytest=PASS", "pass"),
+        ("pytest=passed", "pass"),
+        ("make test=Failed", "fail"),
+        ("e2e=skipped", "not_run"),
+        ("FOO=1 make check=ok", "pass"),
+    ],
+)
+def test_checkpoint_test_results_accept_the_usual_spellings(capsys, spelled, result):
+    code, saved = run_json(
+        capsys, "checkpoint", "create", "--objective", "o", "--next-action", "n", "--test", spelled
+    )
+    assert code == 0, saved
+    assert saved["revision"]["body"]["tests"][0]["result"] == result
+
+
+@pytest.mark.parametrize("spelled", ["pytest", "pytest=maybe", "=pass"])
+def test_checkpoint_test_results_refuse_anything_else(capsys, spelled):
+    code, err = run_json(
+        capsys, "checkpoint", "create", "--objective", "o", "--next-action", "n", "--test", spelled
+    )
+    assert code == 1 and err["code"] == "invalid_argument" and "RESULT" in err["message"]
+
+
+def test_a_second_create_does_not_hide_the_active_checkpoint(capsys):
+    code, first = run_json(
+        capsys, "checkpoint", "create", "--objective", "first task", "--next-action", "n"
+    )
+    assert code == 0
+    code, err = run_json(
+        capsys, "checkpoint", "create", "--objective", "second task", "--next-action", "m"
+    )
+    assert code == 1 and err["code"] == "conflict"
+    assert first["id"] in err["message"] and "first task" in err["message"]
+    code, shown = run_json(capsys, "checkpoint")
+    assert code == 0 and first["id"] in json.dumps(shown)
+
+
+def test_targets_from_a_subdirectory_find_the_root_path_and_say_where_they_looked(
+    capsys, repo, monkeypatch
+):
+    monkeypatch.chdir(repo / "src")
+    code, saved = run_json(capsys, "remember", "--content", "c", "--target", "README.md")
+    assert code == 0 and saved["memory"]["scope_target"] == "README.md"
+    code, saved = run_json(capsys, "remember", "--content", "d", "--target", "pkg/core.py")
+    assert code == 0 and saved["memory"]["scope_target"] == "src/pkg/core.py"
+    code, err = run_json(capsys, "remember", "--content", "e", "--target", "missing.md")
+    assert code == 1 and err["code"] == "target_not_found"
+    assert str(repo / "src" / "missing.md") in err["message"]
+    assert str(repo / "missing.md") in err["message"]
+
+
+def test_scope_global_is_the_same_as_global_and_a_global_target_is_refused(capsys):
+    code, saved = run_json(capsys, "remember", "--content", "everywhere", "--scope", "global")
+    assert code == 0 and saved["memory"]["scope_type"] == "global"
+    for argv in (("--global", "--target", "README.md"), ("--scope", "global", "--target", "x")):
+        code, err = run_json(capsys, "remember", "--content", "t", *argv)
+        assert code == 1 and err["code"] == "invalid_argument" and "no target" in err["message"]
+
+
+def test_a_symbol_target_must_be_defined_in_its_file(capsys, repo):
+    (repo / "src" / "pkg" / "web.js").write_text("export function render(x) { return x }\n")
+    (repo / "src" / "pkg" / "store.py").write_text(
+        "class Store:\n    def save(self):\n        pass\n"
+    )
+    for target in (
+        "src/pkg/core.py::run",
+        "src/pkg/store.py::Store.save",
+        "src/pkg/web.js::render",
+    ):
+        code, saved = run_json(capsys, "remember", "--content", target, "--target", target)
+        assert code == 0, saved
+    for target, hint in (
+        ("src/pkg/core.py::walk", ""),
+        ("src/pkg/store.py::Stor", "Store"),
+        ("src/pkg/web.js::rendr", ""),
+    ):
+        code, err = run_json(capsys, "remember", "--content", target, "--target", target)
+        assert code == 1 and err["code"] == "target_not_found", target
+        assert "is not defined in" in err["message"] and hint in err["message"]

@@ -69,3 +69,29 @@ def test_a_corrupt_database_fails_with_a_restore_fix(user_home, capsys):
     code, found, _ = doctor(capsys)
     assert code == 1 and found["database"]["status"] == "fail"
     assert "waymark restore" in found["database"]["fix"]
+
+
+def test_codex_trust_counts_only_waymarks_own_hooks(user_home, capsys):
+    db.connect().close()
+    (user_home / ".codex").mkdir()
+    install(["codex"])
+    hooks_file = user_home / ".codex" / "hooks.json"
+    config = user_home / ".codex" / "config.toml"
+    base = config.read_text(encoding="utf-8")
+    unrelated = f'\n[hooks.state."{user_home}/elsewhere/hooks.json:stop:0:0"]\n'
+    config.write_text(base + unrelated + 'trusted_hash = "sha256:00"\n', encoding="utf-8")
+    found = doctor(capsys)[1]
+    assert found["codex hook trust"]["status"] == "warn"  # someone else's trust is not ours
+
+    events = json.loads(hooks_file.read_text(encoding="utf-8"))["hooks"]
+    snake = {
+        e: "".join(f"_{c.lower()}" if c.isupper() else c for c in e).lstrip("_") for e in events
+    }
+    trust = "".join(
+        f'\n[hooks.state."{hooks_file}:{snake[event]}:0:0"]\ntrusted_hash = "sha256:1"\n'
+        for event in events
+    )
+    config.write_text(base + trust, encoding="utf-8")
+    found = doctor(capsys)[1]
+    assert found["codex hook trust"]["status"] == "ok", found["codex hook trust"]
+    assert f"all {len(events)} of Waymark's hooks trusted" in found["codex hook trust"]["detail"]

@@ -112,3 +112,32 @@ def test_more_threads_is_another_embedder_of_the_same_model(loads):
     two = embed.open_embedder(allow_download=True, threads=2)
     assert one is not two and two is embed.open_embedder(allow_download=True, threads=2)
     assert loads == [(None, False), (None, False, 2)]
+
+
+def test_index_offline_fails_in_seconds_with_the_model_folder_hint(tmp_path, repo):
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "WAYMARK_EMBED_MODEL_DIR"}
+    env.update(
+        WAYMARK_HOME=str(tmp_path / "home"),
+        HF_HOME=str(tmp_path / "hf"),
+        HF_ENDPOINT="http://127.0.0.1:9",  # nothing listens: as offline as it gets
+    )
+    env.pop("HTTPS_PROXY", None)
+    env.pop("https_proxy", None)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "index"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert time.monotonic() - started < 15
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines  # one clear line: no library output before it
+    assert "WAYMARK_EMBED_MODEL_DIR" in lines[0] and "[model_unavailable]" in lines[0]

@@ -110,10 +110,23 @@ def test_hooks_stay_silent_and_write_nothing_where_waymark_is_off(tmp_path, clie
     assert not os.path.exists(home.db_path())  # no database created by a hook
 
 
-def test_not_enabled_project_stays_silent_and_unbound(conn, repo):
+def test_in_per_project_mode_a_project_not_enabled_stays_silent_and_unbound(conn, repo):
+    from waymark import settings
+
+    settings.set_value(conn, "capture.all_git_repos", False)
     done = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo)))
     assert (done.returncode, done.stdout) == (0, b"")
     assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == 0
+
+
+def test_the_first_session_after_install_captures_in_any_git_repository(repo):
+    # No database yet, nothing enabled: the default captures in every git repository.
+    assert not os.path.exists(home.db_path())
+    hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="s1"))
+    (repo / "src" / "pkg" / "core.py").write_text("def run():\n    return 1\n")
+    edit(repo)
+    blocked = stop(repo)
+    assert json.loads(blocked.stdout)["decision"] == "block"
 
 
 def remember(conn, project, content, **kw):
@@ -713,3 +726,17 @@ def test_a_completed_tasks_lessons_come_back_as_historical_and_cited(conn, enabl
     checkpoints.create(conn, enabled, {"objective": "Ship v2", "next_action": "write notes"})
     beside = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
     assert "Next action: write notes" in beside and "bump the version before tagging" in beside
+
+
+def test_recorded_events_appear_in_the_session_start_ledger(conn, enabled, repo):
+    event = checkpoints.record_event(
+        conn,
+        enabled,
+        kind="decision",
+        summary="Chose SQLite WAL over a server database",
+        source_key="wal-decision",
+    )
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    recent = text.split("## Recent work")[1]
+    assert "decision: Chose SQLite WAL over a server database" in recent
+    assert event["memory"]["id"] in recent

@@ -77,6 +77,50 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     assert settings_file.read_text(encoding="utf-8") == '{\n  "model": "opus",\n}\n'
 
 
+def test_install_sh_dry_run_writes_nothing(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "tmp").mkdir()
+    done = run(
+        ["bash", str(ROOT / "install.sh"), "--dry-run", "--per-project"], clean_env(home), home
+    )
+    assert done.returncode == 0, done.stderr
+    assert "dry run: nothing is written" in done.stdout
+    assert "would set capture per project" in done.stdout
+    assert list(home.iterdir()) == []  # no environment, no link, no data
+
+
+def test_per_project_install_says_so_and_uninstall_all_removes_env_and_link_keeps_backups(
+    tmp_path,
+):
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "tmp").mkdir()
+    env = clean_env(home)
+    done = run(
+        ["bash", str(ROOT / "install.sh"), "--no-semantic", "--no-clients", "--per-project"],
+        env,
+        home,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "capture: per project" in done.stdout and "waymark enable" in done.stdout
+    assert "recall: lexical (installed without the semantic extra)" in done.stdout
+    assert "installed with semantic recall" not in done.stdout
+    waymark = home / ".local" / "bin" / "waymark"
+    prefix = home / ".local" / "share" / "waymark" / "env"
+    config = run([str(waymark), "config", "capture.all_git_repos", "--json"], env, home)
+    assert json.loads(config.stdout)["capture.all_git_repos"] is False
+    assert run([str(waymark), "backup"], env, home).returncode == 0
+
+    gone = run([str(waymark), "uninstall", "--all", "--delete-data", "--yes"], env, home)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert not waymark.exists() and not waymark.is_symlink() and not prefix.exists()
+    data = home / ".local" / "share" / "waymark"
+    assert not (data / "waymark.db").exists()
+    assert list((data / "backups").iterdir())  # copies of the memories are kept, and said so
+    assert "kept backups" in gone.stdout and "--delete-backups" in gone.stdout
+
+
 def test_install_sh_rejects_unknown_options():
     out = subprocess.run(
         ["bash", str(ROOT / "install.sh"), "--bogus"], capture_output=True, text=True

@@ -64,6 +64,7 @@ def run_launcher(*args, env):
         capture_output=True,
         env=env,
         timeout=30,
+        cwd=env["HOME"],  # no repository: nothing to capture
     )
 
 

@@ -76,8 +76,10 @@ def test_answer_with_max_tokens_embeds_only_the_opening_of_a_long_prompt(conn, p
 
 
 def test_answer_finds_the_project_by_cwd_only_where_capture_is_on(conn, project, repo, tmp_path):
+    from waymark import settings
     from waymark.projects import capture
 
+    settings.set_value(conn, "capture.all_git_repos", False)  # capture per project
     embedder = embed.open_embedder(allow_download=True)
     remember(conn, project, "deploy the billing worker to staging")
     vectors.index_missing(conn, embedder, project.id)

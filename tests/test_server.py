@@ -242,7 +242,8 @@ def test_status_reports_project_model_handoff_and_capture(call, repo):
     assert status["project"]["root"] == str(repo.resolve())
     assert set(status["semantic"]) >= {"available", "model", "server"}
     assert status["handoff"] == {"pending": []}
-    assert status["capture"]["enabled"] is False
+    assert status["capture"]["enabled"] is True  # every git repository, by default
+    assert "all_git_repos" in status["capture"]["why"]
 
 
 def test_recall_is_hybrid_once_the_model_is_loaded(repo):

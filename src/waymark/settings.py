@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
     "recall.int8_queries": True,  # queries through the int8 copy of the model (quantize.py)
-    "capture.all_git_repos": False,
+    # On: the first session in any git repository just works; `install.sh --per-project`
+    # (or `waymark config capture.all_git_repos false`) makes capture opt-in per project.
+    "capture.all_git_repos": True,
     "capture.redact_contacts": True,  # e-mail and IP addresses in captured tool output
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,

@@ -76,11 +76,26 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
     return fields
 
 
+RESULT_SPELLINGS = {
+    "pass": ("pass", "passed", "passes", "passing", "ok", "success", "succeeded", "green"),
+    "fail": ("fail", "failed", "fails", "failing", "failure", "error", "errored", "red"),
+    "not_run": ("not_run", "not-run", "not run", "notrun", "skip", "skipped", "pending"),
+}
+_RESULTS = {spelling: result for result, all_ in RESULT_SPELLINGS.items() for spelling in all_}
+
+
 def _test(text: str) -> dict[str, str]:
+    """`--test "COMMAND=RESULT"`: pass, fail or not_run, in any of their usual spellings
+    and any case. Anything else is refused: a result silently read as "not run" would lie."""
     command, sep, result = text.rpartition("=")
-    if sep and result in ("pass", "fail", "not_run"):
-        return {"command": command, "result": result}
-    return {"command": text, "result": "not_run"}
+    found = _RESULTS.get(result.strip().lower()) if sep else None
+    if found is None or not command.strip():
+        raise InvalidArgument(
+            f"--test {text!r}: give COMMAND=RESULT with RESULT pass, fail or not_run "
+            "(also passed/ok, failed/error, skipped; any case)",
+            test=text,
+        )
+    return {"command": command.strip(), "result": found}
 
 
 def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:

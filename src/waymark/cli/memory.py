@@ -206,10 +206,15 @@ def _scope(
     args: argparse.Namespace, base: Memory | None, files: str | None
 ) -> tuple[str, str | None, str | None]:
     """(scope, target, directory a relative target is taken against)."""
-    if args.is_global:
+    if args.is_global or args.scope == "global":
+        if args.target is not None:
+            raise InvalidArgument(
+                f"a global memory applies to every project and has no target (got --target "
+                f"{args.target!r}); drop --target, or use --scope file|directory|symbol"
+            )
+        if args.is_global and args.scope not in (None, "global"):
+            raise InvalidArgument(f"--global and --scope {args.scope} disagree; give one")
         return "global", None, None
-    if args.scope == "global":
-        raise InvalidArgument("global memories are written only with --global")
     if args.scope is None and args.target is None and base is not None:
         return base.scope_type, base.scope_target, files  # stored relative to the tree
     scope = args.scope

@@ -64,6 +64,18 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--delete-data", action="store_true", help="also delete every memory (needs --yes)"
     )
+    p.add_argument(
+        "--delete-backups",
+        action="store_true",
+        help="with --delete-data: also delete backups/ and exports/ (kept otherwise)",
+    )
+    p.add_argument(
+        "--all",
+        dest="everything",
+        action="store_true",
+        help="also remove the environment install.sh made and its `waymark` link "
+        "(memories stay unless --delete-data)",
+    )
     p.add_argument("--yes", action="store_true", help="confirm --delete-data")
 
 
@@ -132,6 +144,15 @@ def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.installers import install
 
     report = install(_clients(args.client), dry_run=args.dry_run)
+    everywhere = settings.get(ctx.conn, "capture.all_git_repos")
+    report["capture"] = "all_git_repos" if everywhere else "per_project"
+    report["notes"].append(
+        "hooks capture in every git repository (per project instead: `waymark config "
+        "capture.all_git_repos false`, then `waymark enable` where you want it)"
+        if everywhere
+        else "hooks capture per project: run `waymark enable` in a repository "
+        "(everywhere: `waymark config capture.all_git_repos true`)"
+    )
     emit(report, ctx.as_json, render(report))
     return 0
 
@@ -140,7 +161,12 @@ def cmd_uninstall(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.installers import uninstall
 
     report = uninstall(
-        _clients(args.client), dry_run=args.dry_run, delete_data=args.delete_data, yes=args.yes
+        None if args.everything else _clients(args.client),
+        dry_run=args.dry_run,
+        delete_data=args.delete_data,
+        delete_backups=args.delete_backups,
+        everything=args.everything,
+        yes=args.yes,
     )
     emit(report, ctx.as_json, render(report))
     return 0

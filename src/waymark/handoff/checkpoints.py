@@ -76,6 +76,16 @@ def create(
         raise InvalidArgument("a new checkpoint needs an objective")
     checkpoint_id = clock.new_id()
     with db.write(conn):
+        current = rows.active_checkpoint_id(conn, project.id)
+        if current is not None:  # a second create would hide it from every packet
+            active_now = get(conn, project, current)
+            raise Conflict(
+                f"checkpoint {current} is active ({active_now.revision.body.get('objective')!r}, "
+                f"revision {active_now.revision.id}): revise it, or complete or abandon it "
+                "before creating another",
+                id=current,
+                current_revision=active_now.revision.id,
+            )
         stamp = clock.now()
         rows.insert_checkpoint(conn, checkpoint_id, project.id, stamp)
         _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget)

@@ -49,13 +49,41 @@ def normalise_target(
                 f"a symbol target is 'path::Qualified.name' (got {target!r})", target=target
             )
         target = path
-    rel = project_relative(target, root, base)
     kind = "directory" if scope == "directory" else "file"
-    full = os.path.join(root, rel)
-    exists = os.path.isdir(full) if kind == "directory" else os.path.isfile(full)
-    if not exists:
-        raise TargetNotFound(f"{kind} {target!r} does not exist under {root}", target=target)
+    rel = _existing(target, kind, root, base)
+    if symbol is not None:
+        from waymark.memories.symbols import check_defined  # only symbol targets pay
+
+        check_defined(os.path.join(root, rel), rel, symbol)
     return f"{rel}::{symbol}" if symbol is not None else rel
+
+
+def _existing(target: str, kind: str, root: str, base: str | None) -> str:
+    """`target` relative to the root: taken against the caller's directory first, then
+    against the root (a path copied from the repository's top works from a subdirectory)."""
+
+    def found(rel: str) -> bool:
+        full = os.path.join(root, rel)
+        return os.path.isdir(full) if kind == "directory" else os.path.isfile(full)
+
+    rel = project_relative(target, root, base)
+    if found(rel):
+        return rel
+    relative = not os.path.isabs(target)
+    elsewhere = base is not None and os.path.realpath(base) != os.path.realpath(root)
+    if relative and elsewhere:
+        try:
+            from_root = project_relative(target, root, root)
+        except InvalidScope:
+            from_root = None
+        if from_root is not None and found(from_root):
+            return from_root
+    tried = os.path.join(base or root, target) if relative else target
+    if relative and elsewhere:
+        tried += f" or {os.path.join(root, target)} (from the project root)"
+    raise TargetNotFound(
+        f"{kind} {target!r} does not exist: looked for {tried}", target=target, root=root
+    )
 
 
 def project_relative(target: str, root: str, base: str | None = None) -> str:

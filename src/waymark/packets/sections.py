@@ -33,9 +33,8 @@ def memory_line(m: Memory) -> str:
 
 def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]]:
     """(checkpoint lines, lesson lines) of the active checkpoint: next action first."""
-    from waymark.packets.briefing import checkpoint_section
-
     from waymark.handoff.checkpoints import past_lessons
+    from waymark.packets.briefing import checkpoint_section
 
     section = checkpoint_section(conn, project)
     if section is None:
@@ -134,6 +133,11 @@ def recent_work(conn: Connection, project: Project, session_id: str) -> list[str
         if fails:
             line += f" Failed: {'; '.join(fails)}."
         out.append(fence_text(line))
+    from waymark.storage.memories import recent_events
+
+    for event in recent_events(conn, project.id, 3):
+        kind = next((t for t in event.tags if t != "event"), event.type)
+        out.append(fence_text(f"- {event.created_at[:10]} {kind}: {event.content} (id {event.id})"))
     return out
 
 

@@ -1,5 +1,6 @@
-"""Where hooks may capture: only projects the user enabled, or every git repository when the
-`capture.all_git_repos` setting is on. Everywhere else the hooks stay silent."""
+"""Where hooks may capture: every git repository while the `capture.all_git_repos` setting
+is on (the default), else only projects the user enabled; never where the user disabled it.
+Everywhere else the hooks stay silent."""
 
 from __future__ import annotations
 
@@ -25,12 +26,19 @@ def policy(conn: Connection, project: Project) -> dict[str, Any]:
         return {"enabled": enabled, "why": f"{verb} with `waymark {verb[:-1]}` ({changed_at[:10]})"}
     if all_git_repos(conn) and project.how.startswith("git"):
         return {"enabled": True, "why": "capture.all_git_repos is on and this is a git repository"}
-    return {"enabled": False, "why": "not enabled; run `waymark enable` in this project"}
+    if project.how.startswith("git"):
+        why = "capture is per project (capture.all_git_repos is off); run `waymark enable` here"
+    else:
+        why = "not a git repository; run `waymark enable` here to capture"
+    return {"enabled": False, "why": why}
 
 
-def all_git_repos(conn: Connection) -> bool:
-    stored = get_setting(conn, "capture.all_git_repos")
-    return bool(stored and json.loads(stored))
+def all_git_repos(conn: Connection | None) -> bool:
+    """The setting; on where no database exists yet (the default)."""
+    from waymark.settings import DEFAULTS
+
+    stored = get_setting(conn, "capture.all_git_repos") if conn is not None else None
+    return bool(DEFAULTS["capture.all_git_repos"] if stored is None else json.loads(stored))
 
 
 def set_enabled(conn: Connection, project: Project, enabled: bool) -> None:

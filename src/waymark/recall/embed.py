@@ -339,6 +339,32 @@ def _only_missing_download() -> bool:
     return model_dir() is None and all(importlib.util.find_spec(p) for p in PACKAGES)
 
 
+PROBE_TIMEOUT_S = 3.0
+
+
+def _reachable_or_fail() -> None:
+    """Raise ModelUnavailable, with what to do, when the model's host cannot be reached."""
+    import socket
+    from urllib.parse import urlsplit
+
+    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
+    endpoint = proxy or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    parts = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}")
+    host, port = (
+        parts.hostname or "huggingface.co",
+        parts.port or (80 if parts.scheme == "http" else 443),
+    )
+    try:
+        socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ModelUnavailable(
+            f"cannot reach {host}:{port} to fetch {MODEL_NAME} (about 90 MB): {exc}. This "
+            f"machine looks offline: copy the model's files (an ONNX export with its "
+            f"tokenizer) into a folder and set {ENV_MODEL_DIR} to it, or run `waymark index` "
+            "again when online; recall stays lexical meanwhile"
+        ) from None
+
+
 def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS) -> Any:
     # An idle OpenBLAS pool can spin in a long-lived process; one thread is plenty here.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -347,6 +373,8 @@ def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS
     except ImportError as exc:
         raise ModelUnavailable(f"cannot import fastembed: {exc}") from exc
     home.ensure_home()
+    if not local_only:
+        _reachable_or_fail()  # offline: say so in seconds, not after 40 s of retries
     options: dict[str, Any] = {"local_files_only": local_only}
     if folder is not None:
         options["specific_model_path"] = folder

@@ -270,6 +270,18 @@ def rules(conn: Connection, project_id: str | None, limit: int) -> list[Memory]:
     return [from_row(r) for r in rows]
 
 
+def recent_events(conn: Connection, project_id: str, limit: int) -> list[Memory]:
+    """The project's active recorded events (`record_event`, keys `event:...`), newest
+    first; read through the key index, which holds only keyed memories."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories INDEXED BY memories_by_key"
+        " WHERE project_id = ? AND key >= 'event:' AND key < 'event;' AND status = 'active'"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project_id, limit),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
 def count_rules(conn: Connection, project_id: str | None, now: str) -> int:
     """How many rules `rules` could return, unexpired (the packet says how many it left out)."""
     owner = "project_id IS NULL" if project_id is None else "project_id = ?"
