@@ -102,3 +102,44 @@ def test_a_slow_query_is_stopped_by_the_deadline(conn, project, monkeypatch):
     monkeypatch.setattr(browse, "TIMEOUT_S", 0.0)
     with pytest.raises(db.QueryTimeout):
         browse.list_memories(conn, project, query="zzz")
+
+
+def test_a_query_matches_tags_as_words_not_as_their_json_text(conn, project):
+    from waymark.memories.browse import list_memories
+
+    store.remember(conn, project, make_draft(project, type="note", content="tagged", tags=["db"]))
+    assert list_memories(conn, project, query='"').results == []
+    assert list_memories(conn, project, query="[").results == []
+    assert [m.content for m in list_memories(conn, project, query="db").results] == ["tagged"]
+
+
+def test_legacy_target_spellings_still_filter(conn, project, repo):
+    from waymark.memories.browse import list_memories
+
+    draft = make_draft(
+        project, type="note", content="legacy", scope="file", target="src/pkg/core.py"
+    )
+    saved = store.remember(conn, project, draft).memory
+    for stored in ("./src/pkg/core.py", str(repo / "src" / "pkg" / "core.py")):
+        conn.execute("UPDATE memories SET scope_target = ? WHERE id = ?", (stored, saved.id))
+        for asked in ("src/pkg/core.py", "./src/pkg/core.py", str(repo / "src/pkg/core.py")):
+            found = list_memories(conn, project, scope="file", target=asked).results
+            assert [m.id for m in found] == [saved.id], (stored, asked)
+
+
+def test_ids_are_found_by_a_unique_prefix_in_any_case(conn, project):
+    import os
+
+    from waymark.errors import NotFound
+
+    one = store.remember(conn, project, make_draft(project, type="note", content="one")).memory
+    two = store.remember(conn, project, make_draft(project, type="note", content="two")).memory
+    shared = os.path.commonprefix([one.id, two.id])
+    assert len(shared) >= 4  # made within the same few seconds
+    assert store.get(conn, one.id[: len(shared) + 1].lower()).id == one.id
+    assert store.archive(conn, project, two.id[: len(shared) + 1].lower()).status == "archived"
+    with pytest.raises(InvalidArgument) as many:
+        store.get(conn, shared.lower())
+    assert "several" in many.value.message and one.id in many.value.message
+    with pytest.raises(NotFound):
+        store.get(conn, "ZZZZZZZZ")

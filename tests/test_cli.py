@@ -485,3 +485,80 @@ def test_a_symbol_target_must_be_defined_in_its_file(capsys, repo):
         code, err = run_json(capsys, "remember", "--content", target, "--target", target)
         assert code == 1 and err["code"] == "target_not_found", target
         assert "is not defined in" in err["message"] and hint in err["message"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--project", "no-such-name", "--json"],  # a refusal, as JSON on stdout
+        ["list", "--limit", "0", "--json"],  # a usage error, as JSON on stdout
+        ["status", "--json"],
+        ["export", "--all", "--out", "-"],
+    ],
+)
+def test_a_closed_pipe_is_exit_141_on_every_path_without_a_traceback(repo, argv):
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "waymark", *argv],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=repo,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert b"Traceback" not in done.stderr and b"Exception ignored" not in done.stderr
+
+
+def test_the_audit_log_answers_with_filters_and_logs_config_capture_and_handoffs(capsys, repo):
+    run_json(capsys, "remember", "--content", "a decision")
+    run_json(capsys, "config", "recall.half_life_days", "45")
+    run_json(capsys, "disable")
+    run_json(capsys, "enable")
+    code, made = run_json(capsys, "checkpoint", "create", "--objective", "o", "--next-action", "n")
+    assert code == 0
+    code, everything = run_json(capsys, "log")
+    ops = [e["op"] for e in everything["events"]]
+    assert {
+        "remember",
+        "config.set",
+        "capture.disable",
+        "capture.enable",
+        "checkpoint.create",
+    } <= set(ops)
+    assert ops.index("checkpoint.create") < ops.index("config.set")  # newest first
+    code, configs = run_json(capsys, "log", "--op", "config.")
+    assert [e["detail"] for e in configs["events"]] == [
+        {"key": "recall.half_life_days", "old": 90.0, "new": 45.0}
+    ]
+    code, recent = run_json(capsys, "log", "--since", "1h", "--limit", "2")
+    assert code == 0 and len(recent["events"]) == 2
+    code, err = run_json(capsys, "log", "--since", "yesterday")
+    assert code == 1 and err["code"] == "invalid_argument"
+    text = run(capsys, "log")[1]
+    assert "config.set" in text and "key=recall.half_life_days" in text
+    assert "a decision" not in text  # ids and metadata, never content
+
+
+def test_diagnostics_is_an_owner_only_bundle_without_content_paths_or_ids(
+    capsys, repo, waymark_home
+):
+    code, saved = run_json(capsys, "remember", "--content", "secret plan zqx-content-marker")
+    memory_id = saved["memory"]["id"]
+    code, done = run_json(capsys, "diagnostics")
+    assert code == 0
+    path = done["path"]
+    assert path.startswith(str(waymark_home)) and os.stat(path).st_mode & 0o777 == 0o600
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    bundle = json.loads(text)
+    assert bundle["versions"]["waymark"] and bundle["store"]["counts"]["memories"]
+    assert {f["check"] for f in bundle["findings"]} >= {"database", "interpreter"}
+    for leak in ("zqx-content-marker", memory_id, str(repo), str(waymark_home)):
+        assert leak not in text, leak

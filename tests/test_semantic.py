@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import needs_real_model
 from test_vectors import FakeEmbedder, remember
 from waymark.recall import embed, semantic, vectors
 from waymark.recall import ranked as recall
@@ -104,3 +105,34 @@ def test_answer_finds_the_project_by_cwd_only_where_capture_is_on(conn, project,
     refused = semantic.answer(conn, dict(ask, cwd=str(elsewhere)))
     assert refused["ok"] is False and "no Waymark project" in refused["error"]
     assert conn.execute("SELECT count(*) FROM projects").fetchone()[0] == projects  # nothing bound
+
+
+@needs_real_model
+def test_cli_hybrid_recall_shows_only_what_clears_the_hooks_relevance_floor(conn, project, repo):
+    import json
+    import subprocess
+    import sys
+
+    remember(conn, project, "Deploy the billing worker to staging before production")
+    for text in (
+        "Lunch orders go in the kitchen channel",
+        "The office plants need water",
+        "Team photos are in the shared drive",
+        "Parking permits renew in March",
+    ):
+        remember(conn, project, text)
+    conn.close()
+    run = [sys.executable, "-m", "waymark"]
+    assert subprocess.run([*run, "index"], cwd=repo, capture_output=True).returncode == 0
+    done = subprocess.run(
+        [*run, "recall", "how do we deploy the billing worker", "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    answer = json.loads(done.stdout)
+    assert answer.get("semantic") is True, answer
+    assert [r["memory"]["content"] for r in answer["results"]] == [
+        "Deploy the billing worker to staging before production"
+    ]
+    assert answer["below_relevance_floor"] >= 1

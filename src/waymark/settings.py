@@ -47,8 +47,11 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
         )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
         raise InvalidArgument(f"{key} must be positive")
+    from waymark.storage.events import log_event
+
     with db.write(conn):
         put_setting(conn, key, json.dumps(value))
+        log_event(conn, "config.set", project_id=None, key=key, old=current, new=value)
     return value
 
 

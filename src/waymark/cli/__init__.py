@@ -58,6 +58,16 @@ def storage_error(exc: BaseException) -> WaymarkError | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # the reader left (`waymark list | head`), even mid-error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
     argv = [mend(a) for a in (sys.argv[1:] if argv is None else argv)]
@@ -69,18 +79,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace, Context], Any] = args.handler
     ctx = Context(project_spec=args.project, as_json=args.json)
     try:
-        return int(handler(args, ctx) or 0)
+        code = int(handler(args, ctx) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handling below
+        return code
     except WaymarkError as exc:
         emit_error(exc, ctx.as_json)
         return 1
     except KeyboardInterrupt:
         print("waymark: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader left (`waymark list | head`): nobody to tell
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
-        os.close(devnull)
-        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
+    except BrokenPipeError:
+        raise
     except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
         mapped = storage_error(exc)
         if mapped is not None:  # a damaged file, a full disk, a read-only home

@@ -95,7 +95,7 @@ def bounded(low: int, high: int) -> Callable[[str], int]:
 
 def emit_error(exc: WaymarkError, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(exc.to_dict(), ensure_ascii=False, default=str))
+        print(json.dumps(exc.to_dict(), ensure_ascii=False, default=str), flush=True)
     else:
         print(f"waymark: error: {exc.message} [{exc.code}]", file=sys.stderr)
 

@@ -135,9 +135,17 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         include_inactive=args.include_inactive,
         settings=recall.settings_for(ctx.conn),
     )
+    below = 0
+    if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
+        from waymark.recall.floor import relevant_hit
+
+        # The best match stays even below the floor: a deliberate query gets an answer.
+        kept = hits[:1] + [h for h in hits[1:] if relevant_hit(h, hits[0].score)]
+        below, hits = len(hits) - len(kept), kept
     data = {
         "semantic": near is not None,
         "results": [h.to_dict(with_explain=args.explain) for h in hits],
+        "below_relevance_floor": below,
     }
     lines = [
         f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}  ({h.score:.4f})"
@@ -147,6 +155,8 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         lines = _with_explain(lines, hits)
     if near is None and not args.lexical:
         lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
+    if below:
+        lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from waymark import settings
-from waymark.cli.common import Context, add_command, emit
+from waymark.cli.common import Context, add_command, bounded, emit
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -19,6 +19,35 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="check the environment, database, client registrations, model and hooks",
         example="waymark doctor --json",
     )
+    p = add_command(
+        commands,
+        "diagnostics",
+        common,
+        handler=cmd_diagnostics,
+        help="write a support bundle (versions, health, registration; no memory content, "
+        "paths or ids), owner-only",
+        example="waymark diagnostics",
+    )
+    p.add_argument("--out", metavar="FILE", help="default: <data home>/diagnostics/...json")
+    p = add_command(
+        commands,
+        "log",
+        common,
+        handler=cmd_log,
+        help="the audit log: what changed, when and by whom (ids and metadata, no content)",
+        example="waymark log --op checkpoint. --since 7d",
+    )
+    p.add_argument(
+        "--op",
+        action="append",
+        default=[],
+        help="an operation (config.set) or a prefix ending in '.' (checkpoint.); repeatable",
+    )
+    p.add_argument("--since", help="an ISO date or time, or an age: 30m, 12h, 7d")
+    p.add_argument(
+        "--all-projects", action="store_true", help="every project (default: this one's)"
+    )
+    p.add_argument("--limit", type=bounded(1, 1000), default=50, help="1-1000 (default 50)")
     add_command(
         commands,
         "mcp",
@@ -93,6 +122,61 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     lines.append("healthy" if healthy else "not healthy: fix the FAIL lines above")
     emit({"healthy": healthy, "findings": findings}, ctx.as_json, "\n".join(lines))
     return 0 if healthy else 1
+
+
+def cmd_diagnostics(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.health import diagnostics
+    from waymark.installers.checks import client_checks
+
+    ctx.close()  # the bundle opens what it needs itself
+    data = diagnostics.bundle(client_checks)
+    path = diagnostics.write(data, args.out)
+    emit({"path": path}, ctx.as_json, f"wrote {path} (no memory content, paths or ids; 0600)")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.storage.events import query_events
+
+    project = None if args.all_projects else ctx.read_project()
+    rows = query_events(
+        ctx.conn,
+        project_id=project.id if project else None,
+        everywhere=args.all_projects,
+        ops=args.op,
+        since=_since(args.since) if args.since else None,
+        limit=args.limit,
+    )
+    lines = [
+        f"{r['at'][:19]}Z  {r['op']:<18} "
+        + " ".join(
+            f"{k}={v}"
+            for k, v in [("memory", r["memory_id"]), ("by", r["actor"]), *r["detail"].items()]
+            if v not in (None, "")
+        )
+        for r in rows
+    ] or ["nothing logged matches"]
+    emit({"events": rows}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def _since(text: str) -> str:
+    """An ISO date/time, or an age (30m, 12h, 7d) as the UTC time that long ago."""
+    import time
+
+    from waymark.base import clock
+    from waymark.errors import InvalidArgument
+
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if text[-1:] in units and text[:-1].isdigit():
+        return clock.second(time.time() - int(text[:-1]) * units[text[-1]])
+    try:
+        clock.epoch(text)
+    except (ValueError, IndexError):
+        raise InvalidArgument(
+            f"--since {text!r}: give an ISO date (2026-11-30) or an age (30m, 12h, 7d)"
+        ) from None
+    return text
 
 
 def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:

@@ -150,8 +150,11 @@ def unsaved(conn: Connection, project: Project, session_id: str) -> str | None:
 
 
 def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why: str) -> None:
+    from waymark.storage.events import log_event
+
     with db.write(conn):
         handoffs.put_marker(conn, project.id, session_id, why, clock.now())
+        log_event(conn, "handoff.marked", project_id=project.id, session_id=session_id, why=why)
 
 
 def end_session(conn: Connection, session_id: str, reason: str, head: str | None) -> None:

@@ -66,7 +66,7 @@ def list_memories(
             types=types,
             tags=tags,
             scope=scope,
-            target=target,
+            target=spellings(target, project) if target is not None else None,
             folded_query=_fold(query) if query else None,
             fold=_fold,
             limit=limit + 1,
@@ -78,6 +78,30 @@ def list_memories(
         has_more=has_more,
         next_offset=offset + limit if has_more else None,
     )
+
+
+def spellings(target: str, project: Project) -> list[str]:
+    """Every way a target may be stored: as Waymark stores it (relative to the root, POSIX),
+    and as older records and imports spelled it (`./x`, absolute under the root)."""
+    import os
+
+    path, sep, symbol = target.partition("::")
+    path = path.replace("\\", "/")
+    root = project.files
+    if root and os.path.isabs(path):
+        try:
+            path = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+            path = path.replace(os.sep, "/")
+        except ValueError:  # another drive on Windows: keep it as it is
+            pass
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.rstrip("/") or "."
+    forms = [path, f"./{path}"]
+    if root:
+        forms += [os.path.join(root, path), os.path.join(os.path.realpath(root), path)]
+    tail = f"{sep}{symbol}" if sep else ""
+    return list(dict.fromkeys(f"{form}{tail}" for form in forms))
 
 
 def _fold(text: Any) -> str:

@@ -30,6 +30,9 @@ def relate(
     """Link `src` -> `dst`; True when new, False when the link already existed."""
     if kind not in KINDS:
         raise InvalidArgument(f"unknown link kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+    from waymark.memories.store import full_id
+
+    src, dst = full_id(conn, src), full_id(conn, dst)
     if src == dst:
         raise InvalidArgument("a memory cannot be linked to itself")
     with db.write(conn):

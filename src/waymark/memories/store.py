@@ -128,6 +128,7 @@ def supersede(conn: Connection, project: Project, old_id: str, draft: Draft) -> 
 
 def replace_active(conn: Connection, project: Project, old_id: str, draft: Draft) -> Memory:
     """The supersede itself, inside the caller's transaction."""
+    old_id = full_id(conn, old_id)
     old = _get_in(conn, project, old_id)
     if old.status != "active":
         raise Conflict(
@@ -154,6 +155,7 @@ def archive(
     reason: str | None = None,
 ) -> Memory:
     """Retire an active memory; it stays readable and can be listed with include_inactive."""
+    memory_id = full_id(conn, memory_id)
     with db.write(conn):
         memory = _get_in(conn, project, memory_id)
         if memory.status != "active":
@@ -180,6 +182,7 @@ def erase(
     """Drop the payload for good; keep a tombstone with id, time and reason."""
     if not reason or not reason.strip():
         raise InvalidArgument("erase needs a reason (it is kept on the tombstone)")
+    memory_id = full_id(conn, memory_id)
     with db.write(conn):
         memory = _get_in(conn, project, memory_id)
         if memory.status == "erased":
@@ -192,11 +195,35 @@ def erase(
     return get(conn, memory_id)
 
 
+ID_PREFIX_MIN = 4
+
+
 def get(conn: Connection, memory_id: str) -> Memory:
+    """The memory with this id, or with the one id it is a unique prefix of (any case)."""
     memory = rows.get_memory(conn, memory_id)
     if memory is None:
-        raise NotFound(f"no memory with id {memory_id!r}", id=memory_id)
+        memory = rows.get_memory(conn, full_id(conn, memory_id))
+    assert memory is not None
     return memory
+
+
+def full_id(conn: Connection, given: str) -> str:
+    """The id `given` names: itself, or the one id it starts (case does not matter)."""
+    wanted = given.strip().upper()
+    if rows.get_memory(conn, wanted) is not None:
+        return wanted
+    if len(wanted) >= ID_PREFIX_MIN:
+        found = rows.ids_starting(conn, wanted, 6)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+            raise InvalidArgument(
+                f"{given!r} starts several memory ids ({shown}); give more of it",
+                id=given,
+                candidates=found[:5],
+            )
+    raise NotFound(f"no memory with id {given!r}", id=given)
 
 
 def _get_in(conn: Connection, project: Project, memory_id: str) -> Memory:

@@ -12,13 +12,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from waymark.projects.resolve import Project
-    from waymark.recall.ranked import Hit
     from waymark.storage.connection import Connection
 
 CANDIDATES = 12
-LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
-SEMANTIC_MIN = 0.45  # cosine
-RELATIVE_MIN = 0.35  # of the best hit's score
 # A prompt's words found in more than 5% of memories (`test`, `src`, `py`) are not searched:
 # they cost the most and rank the least.
 PROMPT_MAX_SHARE = 0.05
@@ -59,6 +55,7 @@ def prompt_packet(
     from waymark.packets.render import Section, render
     from waymark.projects import pathnames
     from waymark.recall import ranked
+    from waymark.recall.floor import relevant_hit
     from waymark.storage import sessions
     from waymark.storage.connection import read_only
 
@@ -105,15 +102,3 @@ def prompt_packet(
 
 def _first(found: list[list[tuple[int, float]]] | None) -> list[tuple[int, float]] | None:
     return found[0] if found else None
-
-
-def relevant_hit(hit: Hit, best: float) -> bool:
-    """Above the relevance threshold: named by path, close in meaning, or a strong lexical
-    match; and not far below the best hit."""
-    tiers = hit.explain.get("tiers", {})
-    strong = (
-        "path" in tiers
-        or tiers.get("semantic", {}).get("score", 0.0) >= SEMANTIC_MIN
-        or tiers.get("lexical", {}).get("score", 0.0) >= LEXICAL_MIN
-    )
-    return strong and hit.score >= RELATIVE_MIN * best

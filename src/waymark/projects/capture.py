@@ -42,5 +42,8 @@ def all_git_repos(conn: Connection | None) -> bool:
 
 
 def set_enabled(conn: Connection, project: Project, enabled: bool) -> None:
+    from waymark.storage.events import log_event
+
     with db.write(conn):
         put_capture(conn, project.id, enabled, clock.now())
+        log_event(conn, "capture.enable" if enabled else "capture.disable", project_id=project.id)

@@ -130,13 +130,14 @@ def put_marker(conn: Connection, project_id: str, session_id: str, why: str, sta
     )
 
 
-def clear_markers(conn: Connection, project_id: str, stamp: str, revision_id: str) -> None:
-    """Clear every open marker of the project: `revision_id` was the handoff."""
+def clear_markers(conn: Connection, project_id: str, stamp: str, revision_id: str) -> int:
+    """Clear every open marker of the project (`revision_id` was the handoff); how many."""
     conn.execute(
         "UPDATE handoff_markers SET cleared_at = ?, cleared_by = ? WHERE project_id = ?"
         " AND cleared_at IS NULL",
         (stamp, revision_id, project_id),
     )
+    return int(conn.changes())
 
 
 def open_markers(

@@ -7,6 +7,7 @@ from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     import apsw
@@ -48,3 +49,45 @@ def count_use(conn: apsw.Connection, memory_ids: list[str], stamp: str) -> None:
             " uses = uses + 1, last_used = excluded.last_used",
             (stamp, memory_id),
         )
+
+
+def query_events(
+    conn: apsw.Connection,
+    *,
+    project_id: str | None,
+    everywhere: bool,
+    ops: Sequence[str],
+    since: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Audit rows, newest first: one project's and the store-wide ones (no project), or
+    `everywhere`; `ops` are exact names or prefixes ending in '.' ("checkpoint.")."""
+    where, params = [], []  # type: tuple[list[str], list[Any]]
+    if not everywhere:
+        where.append("(project_id = ? OR project_id IS NULL)")
+        params.append(project_id)
+    if ops:
+        alts = []
+        for op in ops:
+            if op.endswith("."):
+                alts.append("substr(op, 1, ?) = ?")
+                params += [len(op), op]
+            else:
+                alts.append("op = ?")
+                params.append(op)
+        where.append("(" + " OR ".join(alts) + ")")
+    if since:
+        where.append("at >= ?")
+        params.append(since)
+    sql = (
+        "SELECT seq, at, op, project_id, memory_id, actor, session_id, detail FROM events"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + " ORDER BY at DESC, seq DESC LIMIT ?"
+    )
+    keys = ("seq", "at", "op", "project_id", "memory_id", "actor", "session_id", "detail")
+    out = []
+    for row in conn.execute(sql, (*params, limit)):
+        item = dict(zip(keys, row, strict=True))
+        item["detail"] = json.loads(item["detail"]) if item["detail"] else {}
+        out.append(item)
+    return out

@@ -108,6 +108,18 @@ def get_memory(conn: Connection, memory_id: str) -> Memory | None:
     return None if row is None else from_row(row)
 
 
+def ids_starting(conn: Connection, prefix: str, limit: int) -> list[str]:
+    """Ids that start with `prefix` (ids are upper-case), read from the primary key."""
+    upper = prefix + "\uffff"
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, upper, limit),
+        )
+    ]
+
+
 def owner_of(conn: Connection, memory_id: str) -> tuple[bool, str | None]:
     """(found, project id or None for a global memory)."""
     row = conn.execute("SELECT project_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -197,14 +209,14 @@ def browse(
     types: Sequence[str],
     tags: Sequence[str],
     scope: str | None,
-    target: str | None,
+    target: str | Sequence[str] | None,
     folded_query: str | None,
     fold: Callable[[Any], str],
     limit: int,
     offset: int,
 ) -> list[Memory]:
     """Newest first (id as tie-break), `limit` rows from `offset`. `folded_query` is a
-    literal substring of `fold(title content tags)`."""
+    literal substring of `fold(title content tags)`; `target` one spelling or several."""
     where = ["m.project_id IS ?" if project_id is None else "m.project_id = ?"]
     params: list[Any] = [project_id]
     if not include_inactive:
@@ -216,11 +228,17 @@ def browse(
         where.append("m.scope_type = ?")
         params.append(scope)
         if target is not None:
-            where.append("m.scope_target = ?")
-            params.append(target)
+            spellings = target if isinstance(target, (list, tuple)) else [target]
+            where.append(f"m.scope_target IN ({', '.join('?' * len(spellings))})")
+            params.extend(spellings)
     if folded_query:
         conn.create_scalar_function("wm_fold", fold, 1, deterministic=True)  # type: ignore[arg-type]
-        where.append("instr(wm_fold(m.title || ' ' || m.content || ' ' || m.tags), ?) > 0")
+        # Tags as their words, not their JSON text: a query of `"` matches no bracket.
+        tag_words = "(SELECT group_concat(t.value, ' ') FROM json_each(m.tags) t)"
+        where.append(
+            f"instr(wm_fold(m.title || ' ' || m.content || ' ' || coalesce({tag_words}, '')), ?)"
+            " > 0"
+        )
         params.append(folded_query)
     rows = conn.execute(
         f"SELECT {_M_COLUMNS} FROM memories m WHERE {' AND '.join(where)}"

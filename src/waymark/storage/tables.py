@@ -152,3 +152,26 @@ def defer_references(conn: Connection) -> None:
 def broken_references(conn: Connection, table: str) -> list[tuple[Any, ...]]:
     """Rows of `table` whose references point nowhere."""
     return [tuple(r) for r in conn.execute(f'PRAGMA foreign_key_check("{table}")').fetchall()]
+
+
+def store_counts(conn: Connection) -> dict[str, Any]:
+    """Numbers only: projects, memories by status and type, checkpoints, sessions, events,
+    vectors (for a support bundle: nothing anyone wrote)."""
+
+    def scalar(sql: str) -> int:
+        row: Any = conn.execute(sql).fetchone()
+        return int(row[0])
+
+    by: dict[str, dict[str, int]] = {}
+    for status, kind, n in conn.execute(
+        "SELECT status, type, count(*) FROM memories GROUP BY status, type"
+    ):
+        by.setdefault(str(status), {})[str(kind)] = int(n)
+    return {
+        "projects": scalar("SELECT count(*) FROM projects"),
+        "memories": by,
+        "checkpoints": scalar("SELECT count(*) FROM checkpoints"),
+        "sessions": scalar("SELECT count(*) FROM sessions"),
+        "events": scalar("SELECT count(*) FROM events"),
+        "vectors": scalar("SELECT count(*) FROM vectors"),
+    }
