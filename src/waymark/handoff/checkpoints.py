@@ -217,8 +217,15 @@ def _write(
     if operation in handoff.HANDOFFS:  # a lesson alone hands nothing off
         cleared = rows.clear_markers(conn, project.id, stamp, revision_id)
         if cleared:
-            log_event(conn, "handoff.cleared", project_id=project.id, actor=origin.actor,
-                      session_id=origin.session_id, markers=cleared, revision=revision_id)
+            log_event(
+                conn,
+                "handoff.cleared",
+                project_id=project.id,
+                actor=origin.actor,
+                session_id=origin.session_id,
+                markers=cleared,
+                revision=revision_id,
+            )
     log_event(
         conn,
         f"checkpoint.{operation}",
