@@ -1,9 +1,10 @@
 <#
 Install Waymark for this user on Windows: an isolated environment in Waymark's own folder,
-`waymark` on PATH, a first `waymark status`, then `waymark install` to connect the Claude
-Code and Codex found on this machine. Re-running upgrades in place.
+`waymark` on PATH, the embedding model, then `waymark install` to connect the Claude Code
+and Codex found on this machine. Hooks capture in every git repository unless -PerProject.
+Re-running upgrades in place.
 
-    .\install.ps1 [-NoSemantic] [-NoClients]
+    .\install.ps1 [-NoSemantic] [-NoClients] [-PerProject] [-DryRun]
 
 WAYMARK_PREFIX   where the environment goes (default: %LOCALAPPDATA%\waymark\env)
 WAYMARK_BIN_DIR  where waymark.cmd goes (default: %LOCALAPPDATA%\waymark\bin, added to
@@ -12,7 +13,9 @@ WAYMARK_BIN_DIR  where waymark.cmd goes (default: %LOCALAPPDATA%\waymark\bin, ad
 [CmdletBinding()]
 param(
     [switch]$NoSemantic,
-    [switch]$NoClients
+    [switch]$NoClients,
+    [switch]$PerProject,
+    [switch]$DryRun
 )
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
@@ -73,6 +76,21 @@ function Install-Into([string[]]$PipArgs) {
     return ($LASTEXITCODE -eq 0)
 }
 
+if ($DryRun) {
+    Say 'dry run: nothing is written'
+    $with = if ($NoSemantic) { 'without' } else { 'with' }
+    Say "would create or upgrade the environment $prefix and install Waymark from $src ($with semantic recall)"
+    Say "would write $(Join-Path $binDir 'waymark.cmd') and add $binDir to your user PATH"
+    if (-not $NoSemantic) { Say "would fetch the embedding model (about 90 MB) with 'waymark index'" }
+    if ($PerProject) {
+        Say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
+    } else {
+        Say 'would set capture on in every git repository (capture.all_git_repos true)'
+    }
+    if (-not $NoClients) { Say "would connect the Claude Code and Codex found here ('waymark install')" }
+    exit 0
+}
+
 New-Item -ItemType Directory -Force -Path (Split-Path -Parent $prefix) | Out-Null
 $script:uv = (Get-Command uv -CommandType Application -ErrorAction SilentlyContinue |
     Select-Object -First 1 | ForEach-Object { $_.Source })
@@ -102,7 +120,7 @@ $semanticDone = $false
 if (-not $NoSemantic) {
     $semanticDone = Install-Into @('--upgrade', ($src + '[semantic]'))
     if ($semanticDone) {
-        Say 'installed with semantic recall (fastembed, sqlite-vec)'
+        Say 'installed the semantic extra (fastembed, sqlite-vec)'
     } else {
         Say 'semantic extra unavailable here; installing lexical recall only'
     }
@@ -127,15 +145,46 @@ if (($userPath -split ';') -notcontains $binDir) {
     Say "added $binDir to your user PATH (open a new terminal to use ``waymark``)"
 }
 
-& $waymarkExe status
-if ($LASTEXITCODE -ne 0) { Die "waymark was installed but 'waymark status' failed" }
+# What `waymark uninstall --all` removes: this environment and the shim.
+$record = @{ environment = $prefix; link = $shim } | ConvertTo-Json -Compress
+Set-Content -LiteralPath (Join-Path $prefix 'waymark-install.json') -Encoding UTF8 -Value $record
+
+# Run from the home folder: nothing here is about the checkout's own project.
+function Invoke-Waymark([string[]]$WaymarkArgs) {
+    Push-Location $HOME
+    try { & $waymarkExe @WaymarkArgs | Out-Host; return ($LASTEXITCODE -eq 0) }
+    finally { Pop-Location }
+}
+if (-not (Invoke-Waymark @('status'))) { Die "waymark was installed but 'waymark status' failed" }
+if ($PerProject) {
+    if (-not (Invoke-Waymark @('config', 'capture.all_git_repos', 'false'))) { Die 'could not set the capture mode' }
+    $capture = "per project: hooks stay silent until you run 'waymark enable' in a repository"
+} else {
+    if (-not (Invoke-Waymark @('config', 'capture.all_git_repos', 'true'))) { Die 'could not set the capture mode' }
+    $capture = "on in every git repository (per project instead: 'waymark config capture.all_git_repos false', then 'waymark enable' where you want it)"
+}
+if ($semanticDone) {
+    Say 'fetching the embedding model (about 90 MB, once)'
+    if (Invoke-Waymark @('index', '--all-projects')) {
+        $recall = 'semantic and lexical (the MCP server embeds new memories by itself)'
+    } else {
+        $recall = "lexical until the embedding model is fetched: run 'waymark index' when online"
+    }
+} else {
+    $recall = 'lexical (installed without the semantic extra)'
+}
 if (-not $NoClients) {
     Say 'connecting Claude Code and Codex (waymark install)'
-    & $waymarkExe install
-    if ($LASTEXITCODE -ne 0) {
+    if (-not (Invoke-Waymark @('install'))) {
         Die "Waymark is installed, but connecting the clients failed (see above); fix that and run 'waymark install'"
     }
 } else {
     Say "skipped connecting the clients; run 'waymark install' when you want them"
 }
-Say 'done'
+Say "capture: $capture"
+Say "recall: $recall"
+if ($PerProject) {
+    Say "done: run 'waymark enable' in a repository, then open Claude Code or Codex there"
+} else {
+    Say 'done: open Claude Code or Codex in any git repository'
+}

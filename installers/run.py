@@ -256,6 +256,19 @@ def uninstall(
 INSTALL_RECORD = "waymark-install.json"  # install.sh writes it into the environment
 
 
+def _points_into(link: str, env: str) -> bool:
+    """True for install.sh's symlink into `env`, or install.ps1's waymark.cmd shim."""
+    if os.path.islink(link):
+        return os.path.realpath(link).startswith(env + os.sep)
+    if link.endswith(".cmd") and os.path.isfile(link):
+        try:
+            with open(link, encoding="ascii", errors="replace") as f:
+                return os.path.normcase(env) in os.path.normcase(f.read())
+        except OSError:
+            return False
+    return False
+
+
 def _remove_environment(dry_run: bool) -> list[str]:
     """The environment install.sh created for this Waymark, and its `waymark` link."""
     import json
@@ -276,7 +289,7 @@ def _remove_environment(dry_run: bool) -> list[str]:
     link = record.get("link")
     notes = []
     verb = "would remove" if dry_run else "removed"
-    if link and os.path.islink(link) and os.path.realpath(link).startswith(env + os.sep):
+    if link and _points_into(link, env):
         if not dry_run:
             os.unlink(link)
         notes.append(f"{verb} the link {link}")

@@ -239,3 +239,11 @@ def test_an_event_recorded_again_with_another_summary_is_a_conflict(conn, projec
     with pytest.raises(Conflict, match="another summary") as err:
         cp.record_event(conn, project, kind="failure", summary="it passed", source_key="run-7")
     assert err.value.details["id"] == first["memory"]["id"]
+
+
+def test_a_checkpoint_is_found_by_a_unique_prefix_of_its_id_in_any_case(conn, project):
+    made = cp.create(conn, project, {"objective": "o", "next_action": "n"})
+    short = made.id[:12].lower()
+    assert cp.get(conn, project, short).id == made.id
+    revised = cp.revise(conn, project, short, made.revision.id, {"next_action": "m"})
+    assert revised.id == made.id and revised.revision.body["next_action"] == "m"

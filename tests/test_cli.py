@@ -562,3 +562,17 @@ def test_diagnostics_is_an_owner_only_bundle_without_content_paths_or_ids(
     assert {f["check"] for f in bundle["findings"]} >= {"database", "interpreter"}
     for leak in ("zqx-content-marker", memory_id, str(repo), str(waymark_home)):
         assert leak not in text, leak
+
+
+def test_a_symbol_that_went_away_does_not_block_a_supersede(capsys, repo):
+    (repo / "src" / "pkg" / "store.py").write_text("def save():\n    pass\n")
+    code, saved = run_json(
+        capsys, "remember", "--content", "save is idempotent", "--target", "src/pkg/store.py::save"
+    )
+    assert code == 0
+    (repo / "src" / "pkg" / "store.py").write_text("def persist():\n    pass\n")  # renamed
+    code, newer = run_json(
+        capsys, "supersede", saved["memory"]["id"], "--content", "save is idempotent and retried"
+    )
+    assert code == 0, newer
+    assert newer["memory"]["scope_target"] == "src/pkg/store.py::save"  # carried over as it was

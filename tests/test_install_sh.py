@@ -141,6 +141,11 @@ def test_install_ps1_takes_the_same_steps_as_install_sh():
         "status",
         "NoSemantic",
         "NoClients",
+        "PerProject",
+        "DryRun",
+        "capture.all_git_repos",
+        "'index', '--all-projects'",
+        "waymark-install.json",
         "--force-reinstall",
     ):
         assert step in text, step

@@ -199,6 +199,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         client="cli",
         git_branch=_branch(project.files),
         base_dir=base_dir,
+        check_symbol=args.target is not None,  # typed now, so it must be real now
     )
 
 

@@ -112,6 +112,7 @@ def revise(
     }[operation]
     with db.write(conn):
         current = _current(conn, project, checkpoint_id, expected_revision_id)
+        checkpoint_id = current.id  # the full id, when a prefix was given
         if operation == "record_lesson":
             lessons = fields.get("lessons")
             if not lessons or set(fields) - {"lessons"}:
@@ -245,7 +246,19 @@ def _revision(row: tuple[Any, ...]) -> Revision:
 
 
 def get(conn: Connection, project: Project, checkpoint_id: str) -> Checkpoint:
+    """The project's checkpoint with this id, or the one it is a unique prefix of (any
+    case)."""
     found = rows.get_checkpoint(conn, project.id, checkpoint_id)
+    if found is None:
+        wanted = checkpoint_id.strip().upper()
+        starts = rows.checkpoint_ids_starting(conn, project.id, wanted) if len(wanted) >= 4 else []
+        if len(starts) > 1:
+            raise InvalidArgument(
+                f"{checkpoint_id!r} starts several checkpoint ids ({', '.join(starts)}); "
+                "give more of it",
+                candidates=starts,
+            )
+        found = rows.get_checkpoint(conn, project.id, starts[0]) if starts else None
     if found is None:
         raise NotFound(f"no checkpoint {checkpoint_id!r} in this project", id=checkpoint_id)
     row, rev = found

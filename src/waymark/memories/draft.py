@@ -91,6 +91,7 @@ def make_draft(
     source_ref: str | None = None,
     git_branch: str | None = None,
     base_dir: str | None = None,
+    check_symbol: bool = False,
 ) -> Draft:
     """Validate every field, scrub secrets, and return a Draft; raise on bad input."""
     if type not in TYPES:
@@ -117,7 +118,9 @@ def make_draft(
         title=title,
         content=content,
         scope_type=scope,
-        scope_target=normalise_target(scope, target, project.files, base_dir),
+        scope_target=normalise_target(
+            scope, target, project.files, base_dir, check_symbol=check_symbol
+        ),
         tags=clean_tags,
         priority=int(priority),
         pinned=bool(pinned),

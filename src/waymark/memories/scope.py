@@ -21,11 +21,18 @@ def _valid_symbol(symbol: str) -> bool:
 
 
 def normalise_target(
-    scope: str, target: str | None, root: str | None, base: str | None = None
+    scope: str,
+    target: str | None,
+    root: str | None,
+    base: str | None = None,
+    *,
+    check_symbol: bool = False,
 ) -> str | None:
     """Validate `target` for `scope` and return it as stored (None for project/global).
 
     A relative target is taken against `base` (the caller's working directory), else the root.
+    With `check_symbol` (a target someone just typed), a symbol must be defined in its file;
+    a carried-over or imported target is not re-checked: code that moved deletes nothing.
     """
     if scope not in SCOPES:
         raise InvalidScope(
@@ -51,7 +58,7 @@ def normalise_target(
         target = path
     kind = "directory" if scope == "directory" else "file"
     rel = _existing(target, kind, root, base)
-    if symbol is not None:
+    if symbol is not None and check_symbol:
         from waymark.memories.symbols import check_defined  # only symbol targets pay
 
         check_defined(os.path.join(root, rel), rel, symbol)

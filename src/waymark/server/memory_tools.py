@@ -198,6 +198,7 @@ def remember(
             key=key,
             actor="agent",
             client="mcp",
+            check_symbol=target is not None,
             **state.origin(conn, proj),
         )
         saved = (

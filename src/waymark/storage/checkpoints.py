@@ -60,6 +60,18 @@ def get_checkpoint(
     return tuple(row), tuple(rev)
 
 
+def checkpoint_ids_starting(conn: Connection, project_id: str, prefix: str) -> list[str]:
+    """The project's checkpoint ids that start with `prefix` (at most 6)."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM checkpoints WHERE project_id = ? AND id >= ? AND id < ?"
+            " ORDER BY id LIMIT 6",
+            (project_id, prefix, prefix + "\uffff"),
+        )
+    ]
+
+
 def active_checkpoint_id(conn: Connection, project_id: str) -> str | None:
     """The most recently updated active checkpoint of the project."""
     row = conn.execute(
