@@ -13,8 +13,8 @@ NAME = "PostToolUse"
 
 def handle(ctx: Context) -> None:
     event = ctx.event
-    if not event.tool_name or not ctx.capturing():
-        return
+    if not event.tool_name or not ctx.capturing() or not ctx.records:
+        return  # read-only: this session or project is never recorded
     from waymark.handoff.ledger import record_tool
 
     record_tool(
@@ -28,6 +28,7 @@ def handle(ctx: Context) -> None:
         tool_name=event.tool_name,
         exit_code=event.exit_code,
         error=event.error,
+        cwd=event.cwd,
     )
 
 

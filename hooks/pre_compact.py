@@ -11,7 +11,7 @@ NAME = "PreCompact"
 
 
 def handle(ctx: Context) -> None:
-    if not ctx.capturing():
+    if not ctx.capturing() or not ctx.records:
         return
     from waymark.handoff import ledger
 

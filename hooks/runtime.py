@@ -42,6 +42,7 @@ class Context:
         self.event = event
         self._conn: Connection | None = None
         self._project: Project | None = None
+        self.records = False  # may this event be recorded (capture mode on), or only read
 
     @property
     def conn(self) -> Connection:
@@ -75,7 +76,9 @@ class Context:
             if not all_git_repos(self.conn) or locate(cwd).how == "directory":
                 return False
             self._project = resolve(self.conn, None, cwd=cwd)
-        return bool(policy(self.conn, self._project)["enabled"])
+        chosen = policy(self.conn, self._project, self.event.session_id)
+        self.records = bool(chosen["records"])
+        return bool(chosen["enabled"])
 
     def close(self) -> None:
         if self._conn is not None:

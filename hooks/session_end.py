@@ -12,7 +12,7 @@ NAME = "SessionEnd"
 
 
 def handle(ctx: Context) -> None:
-    if not ctx.capturing():
+    if not ctx.capturing() or not ctx.records:
         return
     from waymark.handoff import ledger
     from waymark.projects.git import head

@@ -16,7 +16,9 @@ def handle(ctx: Context) -> str | None:
     from waymark.packets.session_start import start_session
 
     event = ctx.event
-    text = start_session(ctx.conn, ctx.project, event.session_id, event.client, event.source)
+    text = start_session(
+        ctx.conn, ctx.project, event.session_id, event.client, event.source, record=ctx.records
+    )
     return context_output(NAME, text) if text else None
 
 

@@ -12,8 +12,8 @@ NAME = "Stop"
 
 
 def handle(ctx: Context) -> str | None:
-    if not ctx.capturing():
-        return None
+    if not ctx.capturing() or not ctx.records:
+        return None  # nothing recorded, nothing to hand off
     from waymark.handoff.stop import decide
 
     event = ctx.event

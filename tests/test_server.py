@@ -50,8 +50,11 @@ def test_eight_tools_with_honest_hints_and_typed_schemas(repo):
     tools = {t.name: t for t in asyncio.run(go())}
     state.close()
     assert set(tools) == TOOLS
-    for name in ("recall", "history", "list", "status"):
+    for name in ("recall", "history", "list"):
         assert tools[name].annotations.read_only_hint is True
+    # status can switch this session's capture mode: a write, the same twice
+    assert tools["status"].annotations.read_only_hint is False
+    assert tools["status"].annotations.idempotent_hint is True
     assert tools["forget"].annotations.destructive_hint is True
     assert tools["remember"].annotations.destructive_hint is False
     for tool in tools.values():
@@ -448,3 +451,17 @@ def test_recall_answers_within_its_token_budget_as_the_model_reads_it(call, budg
         assert view["tokens"] > 0
         if detail != "full":
             assert view["full_tokens"] >= view["tokens"]
+
+
+def test_status_switches_this_sessions_capture_when_the_session_is_known(call, repo):
+    from waymark.handoff import ledger
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    assert error(call("status", {"capture": "read-only"}))["code"] == "invalid_argument"
+    conn = db.connect()
+    ledger.ensure_session(conn, resolve(conn, str(repo)), "the-session", "claude-code")
+    conn.close()
+    switched = ok(call("status", {"capture": "read-only"}))
+    assert switched["capture"]["mode"] == "read-only" and switched["capture"]["records"] is False
+    assert ok(call("status"))["capture"]["mode"] == "read-only"  # it stays for the session

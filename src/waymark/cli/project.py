@@ -60,6 +60,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the data home, schema, and this project's memory counts",
         example="waymark status",
     )
+    p = add_command(
+        commands,
+        "capture",
+        common,
+        handler=cmd_capture,
+        help="show or set how hooks capture here: on (inject and record), read-only (inject, "
+        "never record) or off; for the project, or one --session",
+        example="waymark capture read-only --session 3f2a...",
+    )
+    p.add_argument("mode", nargs="?", choices=("on", "read-only", "off"))
+    p.add_argument("--session", metavar="SESSION_ID", help="only this client session")
     for name, handler, verb in (
         ("enable", cmd_enable, "let the hooks capture in"),
         ("disable", cmd_disable, "keep the hooks silent in"),
@@ -181,10 +192,25 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"semantic    {'on' if sem['available'] else 'off'}: {sem['model']}"
         f" ({sem['embedded']} embedded)",
         *([f"queries     {sem['queries']}"] if sem["queries"] else []),
-        f"capture     {'on' if data['capture']['enabled'] else 'off'}: {data['capture']['why']}",
+        f"capture     {data['capture']['mode']}: {data['capture']['why']}",
         f"handoff     {len(pending)} pending" if pending else "handoff     none pending",
     ]
     emit(data, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:
+    if args.mode is None:
+        project = ctx.project(create=False)
+        chosen = capture.policy(ctx.conn, project, args.session)
+        text = f"capture {chosen['mode']} in {project.name or project.root}: {chosen['why']}"
+        emit(chosen, ctx.as_json, text)
+        return 0
+    project = ctx.project()
+    capture.set_mode(ctx.conn, project, args.mode, session_id=args.session)
+    chosen = capture.policy(ctx.conn, project, args.session)
+    where = f"session {args.session}" if args.session else (project.name or project.root)
+    emit(chosen, ctx.as_json, f"capture {chosen['mode']} for {where}")
     return 0
 
 

@@ -38,6 +38,9 @@ def ensure_session(
         sessions.insert_session(conn, session_id, client, project.id, clock.now(), head, dirty)
 
 
+SHELL_TOOLS = frozenset(("Bash", "shell", "exec_command", "shell_command", "local_shell"))
+
+
 def record_tool(
     conn: Connection,
     project: Project,
@@ -50,10 +53,22 @@ def record_tool(
     tool_name: str | None = None,
     exit_code: int | None = None,
     error: str | None = None,
+    cwd: str | None = None,
 ) -> None:
-    """Files an edit tool changed; a failed command with a bounded, redacted error tail."""
+    """Files an edit tool changed; a failed command with a bounded, redacted error tail.
+    What the project's capture rules ignore (`projects.ignore`) is dropped before any write:
+    an ignored edit or command never enters storage."""
+    from waymark.projects import ignore
+
+    rules = ignore.rules_for(cwd, project.files)
+    relative = [p for p in (_relative(project, p) for p in paths) if p]
+    kept = [p for p in relative if not ignore.path_ignored(p, rules)]
+    if command is not None and ignore.command_ignored(command, rules):
+        command, failed = None, None
+    if not kept and command is None and (relative or tool_name in SHELL_TOOLS or not failed):
+        return  # everything this call touched is ignored (or there was nothing to note)
     ensure_session(conn, project, session_id, client)
-    edited = [_named(p) for p in (_relative(project, p) for p in paths) if p]
+    edited = [_named(p) for p in kept]
     stamp = clock.now()
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
@@ -113,7 +128,16 @@ def note_git_changes(conn: Connection, project: Project, session_id: str) -> Non
     now = git.dirty(project.files)
     if before is None or now is None or now == before:
         return
-    changed = sorted(p for p in set(now) | set(before) if now.get(p) != before.get(p))
+    from waymark.projects import ignore
+
+    rules = ignore.rules_for(None, project.files)
+    changed = sorted(
+        p
+        for p in set(now) | set(before)
+        if now.get(p) != before.get(p) and not ignore.path_ignored(p, rules)
+    )
+    if not changed:
+        return
     known = sessions.edited(conn, session_id)
     with db.write(conn):
         sessions.add_edits(conn, session_id, shell_at, [p for p in changed if p not in known])

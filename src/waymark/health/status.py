@@ -25,7 +25,7 @@ def store_report(conn: Connection) -> dict[str, Any]:
     }
 
 
-def report(conn: Connection, project: Project) -> dict[str, Any]:
+def report(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
     available, note = embed.semantic_available()
     path = home.db_path()
     return {
@@ -49,12 +49,14 @@ def report(conn: Connection, project: Project) -> dict[str, Any]:
                 for s, r, c in checkpoints.open_markers(conn, project.id)
             ]
         },
-        "capture": capture_policy(conn, project),
+        "capture": capture_policy(conn, project, session_id),
     }
 
 
-def capture_policy(conn: Connection, project: Project) -> dict[str, Any]:
-    """Whether hooks capture in this project, and why."""
+def capture_policy(
+    conn: Connection, project: Project, session_id: str | None = None
+) -> dict[str, Any]:
+    """How hooks capture in this project (or this session), and why."""
     from waymark.projects import capture
 
-    return capture.policy(conn, project)
+    return capture.policy(conn, project, session_id)

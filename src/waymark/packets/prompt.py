@@ -46,8 +46,11 @@ def prompt_packet(
     client: str,
     prompt: str,
     neighbours: Callable[[], list[list[tuple[int, float]]] | None] | None = None,
+    *,
+    record: bool = True,
 ) -> str | None:
-    """The packet for `prompt`, or None when nothing new is relevant enough."""
+    """The packet for `prompt`, or None when nothing new is relevant enough; with `record`
+    False (capture read-only) nothing is written."""
     from waymark import settings
     from waymark.handoff import ledger
     from waymark.packets import sections
@@ -59,7 +62,7 @@ def prompt_packet(
     from waymark.storage import sessions
     from waymark.storage.connection import read_only
 
-    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
+    writable = record and not read_only(conn)  # read-only: its memory, unrecorded
     if writable:
         ledger.ensure_session(conn, project, session_id, client)
     seen = sessions.injected(conn, session_id)

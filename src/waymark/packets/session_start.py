@@ -25,9 +25,16 @@ RESUME_POINTER = (
 
 
 def start_session(
-    conn: Connection, project: Project, session_id: str, client: str, source: str | None
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    source: str | None,
+    *,
+    record: bool = True,
 ) -> str | None:
-    """Open the session's ledger and return the text to inject for this `source`, if any."""
+    """Open the session's ledger and return the text to inject for this `source`, if any.
+    With `record` False (capture read-only) nothing is written, only read."""
     from waymark.handoff import ledger
     from waymark.packets import sections
     from waymark.projects import git
@@ -45,7 +52,7 @@ def start_session(
     head = git.head(root)
     from waymark.storage.connection import read_only
 
-    writable = not read_only(conn)  # a read-only home still gets its memory, unrecorded
+    writable = record and not read_only(conn)  # read-only: its memory, unrecorded
     if source in ("compact", "clear") and writable:
         # What was shown before is gone from the model's context: it may be shown again.
         from waymark.storage import connection as db

@@ -1,6 +1,7 @@
 """Where hooks may capture: every git repository while the `capture.all_git_repos` setting
 is on (the default), else only projects the user enabled; never where the user disabled it.
-Everywhere else the hooks stay silent."""
+A project or a single session can also be `read-only` (the hooks inject, never record) or
+`off`. Everywhere else the hooks stay silent."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.projects import get_capture, put_capture
+from waymark.storage.sessions import session_capture
 from waymark.storage.settings import get_setting
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
@@ -18,19 +20,33 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 
-def policy(conn: Connection, project: Project) -> dict[str, Any]:
+MODES = ("on", "read-only", "off")
+
+
+def policy(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
+    """Whether hooks speak here (`enabled`), whether they record (`records`), the `mode`
+    (on, read-only, off) and why. A session's own mode wins over the project's."""
+    session_mode = session_capture(conn, session_id) if session_id else None
+    if session_mode is not None:
+        return _mode(session_mode, "this session was switched to it (`waymark capture`)")
     chosen = get_capture(conn, project.id)
     if chosen is not None:
-        enabled, changed_at = chosen
-        verb = "enabled" if enabled else "disabled"
-        return {"enabled": enabled, "why": f"{verb} with `waymark {verb[:-1]}` ({changed_at[:10]})"}
+        mode, changed_at = chosen
+        how = {"on": "`waymark enable`", "off": "`waymark disable`"}.get(
+            mode, f"`waymark capture {mode}`"
+        )
+        return _mode(mode, f"set with {how} ({changed_at[:10]})")
     if all_git_repos(conn) and project.how.startswith("git"):
-        return {"enabled": True, "why": "capture.all_git_repos is on and this is a git repository"}
+        return _mode("on", "capture.all_git_repos is on and this is a git repository")
     if project.how.startswith("git"):
         why = "capture is per project (capture.all_git_repos is off); run `waymark enable` here"
     else:
         why = "not a git repository; run `waymark enable` here to capture"
-    return {"enabled": False, "why": why}
+    return _mode("off", why)
+
+
+def _mode(mode: str, why: str) -> dict[str, Any]:
+    return {"enabled": mode != "off", "records": mode == "on", "mode": mode, "why": why}
 
 
 def all_git_repos(conn: Connection | None) -> bool:
@@ -42,8 +58,28 @@ def all_git_repos(conn: Connection | None) -> bool:
 
 
 def set_enabled(conn: Connection, project: Project, enabled: bool) -> None:
-    from waymark.storage.events import log_event
+    set_mode(conn, project, "on" if enabled else "off")
 
+
+def set_mode(
+    conn: Connection,
+    project: Project,
+    mode: str,
+    *,
+    session_id: str | None = None,
+    client: str = "cli",
+) -> None:
+    """Set the project's capture mode, or one session's (which then wins for that session)."""
+    from waymark.errors import InvalidArgument
+    from waymark.storage.events import log_event
+    from waymark.storage.sessions import put_session_capture
+
+    if mode not in MODES:
+        raise InvalidArgument(f"capture mode is one of {', '.join(MODES)} (got {mode!r})")
     with db.write(conn):
-        put_capture(conn, project.id, enabled, clock.now())
-        log_event(conn, "capture.enable" if enabled else "capture.disable", project_id=project.id)
+        if session_id:
+            put_session_capture(conn, session_id, client, project.id, mode, clock.now())
+        else:
+            put_capture(conn, project.id, mode, clock.now())
+        op = {"on": "capture.enable", "off": "capture.disable"}.get(mode, "capture.read_only")
+        log_event(conn, op, project_id=project.id, session_id=session_id, mode=mode)

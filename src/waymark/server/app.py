@@ -12,17 +12,19 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Annotated, Literal, cast
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from waymark import __version__
+from waymark.errors import InvalidArgument
 from waymark.health import status
 from waymark.server import checkpoint_tool, memory_tools
 from waymark.server.results import Status
 from waymark.server.sdk import Server
-from waymark.server.state import READ_ONLY, ProjectArg, State, state_of, tool_errors
+from waymark.server.state import ADDS, ProjectArg, State, state_of, tool_errors
 from waymark.storage import connection as db
 
 INSTRUCTIONS = (
@@ -50,17 +52,32 @@ def build_server(state: State | None = None) -> tuple[Server, State]:
 @tool_errors
 def status_tool(
     ctx: Context,
+    capture: Annotated[
+        Literal["on", "read-only", "off"] | None,
+        Field(description="Set this session's mode."),
+    ] = None,
     project: ProjectArg = None,
 ) -> Status:
-    """This project's counts, model, pending handoff and capture state."""
+    """Counts, model, pending handoff, capture mode."""
     state = state_of(ctx)
     with state.conn() as conn:
-        report = status.report(conn, state.project(conn, project))
+        proj = state.project(conn, project)
+        session = state.session_for(conn, proj)
+        if capture is not None:
+            if session is None:
+                raise InvalidArgument(
+                    "this server cannot tell which session it serves; run `waymark capture "
+                    f"{capture} --session ID` (the session id is in the client's hook input)"
+                )
+            from waymark.projects.capture import set_mode
+
+            set_mode(conn, proj, capture, session_id=session, client="mcp")
+        report = status.report(conn, proj, session_id=session)
         report["semantic"]["server"] = state.model_note
         return cast(Status, report)
 
 
-TOOLS = [(status_tool, "status", READ_ONLY)]
+TOOLS = [(status_tool, "status", ADDS)]
 
 
 def main(before_exit: Callable[[], None] | None = None) -> int:

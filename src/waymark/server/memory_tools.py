@@ -55,7 +55,7 @@ def recall_tool(
     token_budget: Annotated[int, Field(ge=100, le=20000)] = 1500,
     include_session: Annotated[
         bool,
-        Field(description="Also the active checkpoint, pinned rules, memories on `paths`."),
+        Field(description="Also checkpoint, rules, memories on `paths`."),
     ] = True,
     explain: bool = False,
     project: ProjectArg = None,
@@ -163,7 +163,7 @@ def remember(
     target: Annotated[
         str | None,
         Field(
-            description="Relative path; 'path::Name' for a symbol.",
+            description="A path; 'path::Name' for a symbol.",
         ),
     ] = None,
     tags: OneOrMany = None,
@@ -269,7 +269,7 @@ def list_tool(
     ctx: Context,
     query: Annotated[
         str | None,
-        Field(description="Literal text in title, content or tags."),
+        Field(description="Literal text."),
     ] = None,
     types: TypeFilter = None,
     tags: Annotated[list[str] | None, Field(description="Require all.")] = None,

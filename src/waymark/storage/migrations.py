@@ -289,6 +289,15 @@ ALTER TABLE projects ADD COLUMN notice TEXT;
 CREATE INDEX projects_by_identity ON projects (identity) WHERE identity IS NOT NULL;
 """
 
+M011_CAPTURE_MODES = """
+-- Capture modes: on (inject and record), read-only (inject, never record), off (silent).
+-- A project's mode is here (enabled = 0 is off); a session may override it.
+ALTER TABLE project_capture ADD COLUMN mode TEXT NOT NULL DEFAULT 'on'
+    CHECK (mode IN ('on', 'read-only', 'off'));
+ALTER TABLE sessions ADD COLUMN capture_mode TEXT
+    CHECK (capture_mode IN ('on', 'read-only', 'off'));
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -301,6 +310,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m008_live_index", M008_LIVE_INDEX),
     ("m009_covering_targets", M009_COVERING_TARGETS),
     ("m010_project_identity", M010_PROJECT_IDENTITY),
+    ("m011_capture_modes", M011_CAPTURE_MODES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -140,18 +140,19 @@ def insert_named_project(conn: Connection, project_id: str, name: str, stamp: st
     )
 
 
-def get_capture(conn: Connection, project_id: str) -> tuple[bool, str] | None:
-    """(enabled, changed_at) when the user enabled or disabled capture here, else None."""
+def get_capture(conn: Connection, project_id: str) -> tuple[str, str] | None:
+    """(mode, changed_at) when the user chose capture here (off when disabled), else None."""
     row = conn.execute(
-        "SELECT enabled, changed_at FROM project_capture WHERE project_id = ?", (project_id,)
+        "SELECT enabled, mode, changed_at FROM project_capture WHERE project_id = ?",
+        (project_id,),
     ).fetchone()
-    return None if row is None else (bool(row[0]), str(row[1]))
+    return None if row is None else ("off" if not row[0] else str(row[1]), str(row[2]))
 
 
-def put_capture(conn: Connection, project_id: str, enabled: bool, stamp: str) -> None:
+def put_capture(conn: Connection, project_id: str, mode: str, stamp: str) -> None:
     conn.execute(
-        "INSERT INTO project_capture (project_id, enabled, changed_at) VALUES (?, ?, ?)"
+        "INSERT INTO project_capture (project_id, enabled, mode, changed_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (project_id) DO UPDATE SET enabled = excluded.enabled,"
-        " changed_at = excluded.changed_at",
-        (project_id, int(enabled), stamp),
+        " mode = excluded.mode, changed_at = excluded.changed_at",
+        (project_id, int(mode != "off"), mode, stamp),
     )

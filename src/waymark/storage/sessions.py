@@ -142,6 +142,25 @@ def open_sessions_since(conn: Connection, project_id: str, since: str) -> list[s
     ]
 
 
+def session_capture(conn: Connection, session_id: str) -> str | None:
+    """The capture mode this session was switched to, or None (the project's applies)."""
+    if not session_id:
+        return None
+    row = conn.execute("SELECT capture_mode FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def put_session_capture(
+    conn: Connection, session_id: str, client: str, project_id: str, mode: str, stamp: str
+) -> None:
+    """Switch one session's capture mode (its row is made if the session is new)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at) VALUES (?, ?, ?, ?)",
+        (session_id, client, project_id, stamp),
+    )
+    conn.execute("UPDATE sessions SET capture_mode = ? WHERE id = ?", (mode, session_id))
+
+
 def previous_head(conn: Connection, project_id: str, except_session: str) -> str | None:
     """The git HEAD the project's latest other session ended (or else started) at."""
     row = conn.execute(

@@ -1,0 +1,113 @@
+"""What capture never records: `[capture]` in `.waymark.toml`, checked before any write.
+
+    [capture]
+    ignore_paths = ["node_modules", "*.min.js", "generated/"]
+    ignore_commands = ["npm run dev", "*secret*"]
+
+The file is searched from the working directory up to the project root; the first one with a
+`[capture]` table wins. A list given there replaces the default for that key. A path pattern
+without `/` or a glob character is a path segment and matches any component
+(`node_modules`); one with a glob matches the end of the project-relative path (`*.min.js`);
+one with `/` matches from the root (`generated/` is everything under it). A command pattern
+with a glob character must match the whole command; otherwise the command contains it.
+An ignored edit or command never enters storage.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import namedtuple
+
+DEFAULT_IGNORE_PATHS = (
+    ".git", "node_modules", "dist", "build", ".venv", "venv", ".virtualenvs", "__pycache__",
+)  # fmt: skip
+DEFAULT_IGNORE_COMMANDS: tuple[str, ...] = ()
+CONFIG_NAME = ".waymark.toml"
+_GLOB = frozenset("*?[")
+
+Rules = namedtuple("Rules", "paths commands source")
+DEFAULTS = Rules(DEFAULT_IGNORE_PATHS, DEFAULT_IGNORE_COMMANDS, None)
+
+
+def rules_for(cwd: str | None, root: str | None) -> Rules:
+    """The capture rules that apply at `cwd` inside the project at `root` (no `re`, and
+    `tomllib` only where a `.waymark.toml` exists)."""
+    if not root:
+        return DEFAULTS
+    here = os.path.realpath(cwd) if cwd else root
+    top = os.path.realpath(root)
+    if not (here == top or here.startswith(top + os.sep)):
+        here = top
+    while True:
+        path = os.path.join(here, CONFIG_NAME)
+        if os.path.isfile(path):
+            table = _capture_table(path)
+            if table is not None:
+                return Rules(
+                    _strings(table, "ignore_paths", DEFAULT_IGNORE_PATHS, path),
+                    _strings(table, "ignore_commands", DEFAULT_IGNORE_COMMANDS, path),
+                    path,
+                )
+        if here == top or os.path.dirname(here) == here:
+            return DEFAULTS
+        here = os.path.dirname(here)
+
+
+def _capture_table(path: str) -> dict | None:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, ValueError):
+        return None  # `waymark status` and the project's name check report a bad file
+    table = data.get("capture")
+    return table if isinstance(table, dict) else None
+
+
+def _strings(table: dict, key: str, default: tuple[str, ...], path: str) -> tuple[str, ...]:
+    value = table.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        from waymark.errors import InvalidArgument
+
+        raise InvalidArgument(f"{path}: [capture] {key} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def path_ignored(rel: str, rules: Rules) -> bool:
+    """True when the project-relative POSIX path `rel` matches an ignore_paths pattern."""
+    parts = rel.split("/")
+    for pattern in rules.paths:
+        if "/" not in pattern and not _GLOB & set(pattern):
+            if pattern in parts:
+                return True
+            continue
+        from fnmatch import fnmatchcase  # only a pattern with a glob or a slash pays for `re`
+
+        if "/" in pattern:  # anchored at the root, one glob per path segment
+            pats = pattern.rstrip("/").split("/")
+            whole = len(parts) == len(pats) or (pattern.endswith("/") and len(parts) > len(pats))
+            if whole and all(fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=False)):
+                return True
+        elif fnmatchcase(parts[-1], pattern):  # a glob suffix: the end of the path
+            return True
+    return False
+
+
+def command_ignored(command: str, rules: Rules) -> bool:
+    """True when `command` matches an ignore_commands pattern."""
+    for pattern in rules.commands:
+        if _GLOB & set(pattern):
+            from fnmatch import fnmatchcase
+
+            if fnmatchcase(command, pattern):
+                return True
+        elif pattern in command:
+            return True
+    return False
