@@ -54,17 +54,13 @@ def rules_for(cwd: str | None, root: str | None) -> Rules:
 
 
 def _capture_table(path: str) -> dict | None:
-    import sys
+    from waymark.errors import ProjectError
+    from waymark.projects.locate import load_config
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError):
-        return None  # `waymark status` and the project's name check report a bad file
+        data = load_config(path)
+    except ProjectError:
+        return None  # the project's name check reports a bad file, naming its line
     table = data.get("capture")
     return table if isinstance(table, dict) else None
 

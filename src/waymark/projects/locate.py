@@ -153,18 +153,23 @@ def _read_name(top: str, root: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _parse_name(path: str) -> str | None:
+def load_config(path: str) -> dict:
+    """A `.waymark.toml` as data; ProjectError (naming the line) when it cannot be read."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:
         import tomli as tomllib
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            return tomllib.load(f)
     except OSError as e:
         raise ProjectError(f"cannot read {path}: {e.strerror}", path=path) from e
     except ValueError as e:  # TOMLDecodeError (names the line), or bytes that are not UTF-8
         raise ProjectError(f"{path} is not valid TOML: {e}; fix or remove it", path=path) from e
+
+
+def _parse_name(path: str) -> str | None:
+    data = load_config(path)
     name = data.get("name")
     if name is None and isinstance(data.get("project"), dict):
         name = data["project"].get("name")

@@ -305,11 +305,11 @@ def count_rules(conn: Connection, project_id: str | None, now: str) -> int:
     owner = "project_id IS NULL" if project_id is None else "project_id = ?"
     params: tuple[Any, ...] = (now,) if project_id is None else (project_id, now)
     row: Any = conn.execute(
-        f"SELECT count(*) FROM memories WHERE {owner} AND {_RULES_WHERE}"
-        " AND (valid_until IS NULL OR valid_until > ?)",
+        f"SELECT count(*) FROM memories INDEXED BY memories_rules WHERE {owner} AND"
+        f" {_RULES_WHERE} AND (valid_until IS NULL OR valid_until > ?)",
         params,
     ).fetchone()
-    return int(row[0])
+    return int(row[0])  # from the index alone (m012 put valid_until in it)
 
 
 def targeted(

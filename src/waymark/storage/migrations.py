@@ -298,6 +298,17 @@ ALTER TABLE sessions ADD COLUMN capture_mode TEXT
     CHECK (capture_mode IN ('on', 'read-only', 'off'));
 """
 
+M012_RULES_COVER_EXPIRY = """
+-- SessionStart counts the rules it leaves out: with valid_until in the index the count reads
+-- the index alone (at 100k memories, 6,743 rules: 14.5 ms -> about 1 ms).
+DROP INDEX memories_rules;
+CREATE INDEX memories_rules ON memories (project_id, pinned DESC, priority DESC,
+                                         created_at DESC, id DESC, valid_until)
+WHERE status = 'active'
+  AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')
+                      AND priority > 0));
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -311,6 +322,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m009_covering_targets", M009_COVERING_TARGETS),
     ("m010_project_identity", M010_PROJECT_IDENTITY),
     ("m011_capture_modes", M011_CAPTURE_MODES),
+    ("m012_rules_cover_expiry", M012_RULES_COVER_EXPIRY),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
