@@ -25,7 +25,12 @@ def handle(ctx: Context) -> str | None:
     if not ctx.capturing():
         return None
     text = packets.prompt_packet(
-        ctx.conn, ctx.project, event.session_id, event.client, prompt, neighbours,
+        ctx.conn,
+        ctx.project,
+        event.session_id,
+        event.client,
+        prompt,
+        neighbours,
         record=ctx.records,
     )
     return context_output(NAME, text) if text else None

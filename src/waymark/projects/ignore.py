@@ -89,7 +89,9 @@ def path_ignored(rel: str, rules: Rules) -> bool:
         if "/" in pattern:  # anchored at the root, one glob per path segment
             pats = pattern.rstrip("/").split("/")
             whole = len(parts) == len(pats) or (pattern.endswith("/") and len(parts) > len(pats))
-            if whole and all(fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=False)):
+            if whole and all(
+                fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=False)
+            ):
                 return True
         elif fnmatchcase(parts[-1], pattern):  # a glob suffix: the end of the path
             return True
