@@ -740,3 +740,48 @@ def test_recorded_events_appear_in_the_session_start_ledger(conn, enabled, repo)
     recent = text.split("## Recent work")[1]
     assert "decision: Chose SQLite WAL over a server database" in recent
     assert event["memory"]["id"] in recent
+
+
+def git(repo, *args):
+    subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, env=git_env(repo.parent)
+    )
+
+
+def test_a_branch_switch_between_sessions_and_a_checkpoint_from_another_branch_are_said(
+    conn, enabled, repo
+):
+    hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="a"))
+    checkpoints.create(
+        conn,
+        enabled,
+        {"objective": "o", "next_action": "ship it"},
+        checkpoints.Origin(actor="user", git_branch="main"),
+    )
+    git(repo, "checkout", "-q", "-b", "feature-x")
+    text = context_of(
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="b"))
+    )
+    assert "branch: main last session, feature-x now" in text
+    assert "on branch main, not feature-x" in text
+
+
+def test_list_and_recall_filter_by_branch(conn, enabled, repo):
+    from waymark.cli import main
+
+    remember(conn, enabled, "decided on main", type="decision", git_branch="main")
+    remember(conn, enabled, "decided on topic", type="decision", git_branch="topic")
+    conn.close()
+    os.chdir(repo)
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--branch", "topic", "--json"]) == 0
+    assert [m["content"] for m in json.loads(out.getvalue())["results"]] == ["decided on topic"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["recall", "decided", "--branch", "main", "--json", "--lexical"]) == 0
+    found = [r["memory"]["content"] for r in json.loads(out.getvalue())["results"]]
+    assert found == ["decided on main"]

@@ -24,10 +24,10 @@ from waymark.projects import capture
 FREE_TEXT = {
     "memories": {"title", "content", "tags", "evidence", "source_ref", "key", "erased_reason",
                  "git_branch"},
-    "checkpoint_revisions": {"body"},
     "events": {"detail"},
     "session_ledger": {"path", "command", "error_tail"},
-    "sessions": {"end_reason"},
+    "sessions": {"end_reason", "git_branch_start"},
+    "checkpoint_revisions": {"body", "git_branch"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -125,7 +125,12 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     lines.write_text(json.dumps({"key": f"k:{s['openai']}", "text": f"t {s['aws']}"}) + "\n")
     assert main(["import", str(lines), "--project", "imported"]) == 0
     # The checkpoint tool's library: fields, and an event's source key.
-    cp = checkpoints.create(conn, project, {"objective": f"rotate {s['github']}"})
+    cp = checkpoints.create(
+        conn,
+        project,
+        {"objective": f"rotate {s['github']}"},
+        checkpoints.Origin(actor="user", git_branch=f"fix/{s['aws']}"),
+    )
     checkpoints.record_event(
         conn, project, kind="failure", summary=f"401 with {s['slack']}",
         source_key=f"run-{s['aws']}", checkpoint_id=cp.id,
@@ -133,6 +138,13 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}
+    subprocess.run(  # a branch named after a secret, as a careless checkout can be
+        ["git", "-C", str(repo), "checkout", "-q", "-b", f"fix/{s['aws']}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    hook("SessionStart", "session_start", {
+        **base, "hook_event_name": "SessionStart", "source": "startup"
+    })  # fmt: skip
     hook("PostToolUseFailure", "post_tool_use_failure", {
         **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
         "tool_input": {"command": f"deploy --token {s['github']}"},

@@ -101,7 +101,10 @@ def _test(text: str) -> dict[str, str]:
 def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
     project = ctx.project(create=args.operation != "show")
     conn = ctx.conn
-    origin = checkpoints.Origin(actor="user", client="cli")
+    from waymark.projects.locate import git_branch
+
+    branch = git_branch(project.files) if project.files else None
+    origin = checkpoints.Origin(actor="user", client="cli", git_branch=branch)
     budget = settings.get(conn, "checkpoint.budget_tokens")
     if args.operation == "record_event":
         if not (args.kind and args.summary and args.source_key):

@@ -57,6 +57,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--limit", type=bounded(1, 100), default=20, help="1-100 (default 20)")
     p.add_argument("--offset", type=bounded(0, 100_000), default=0, help="0-100000 (default 0)")
+    p.add_argument("--branch", help="only memories written on this git branch")
     p = add_command(
         commands,
         "show",
@@ -292,6 +293,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         include_inactive=args.include_inactive,
         limit=args.limit,
         offset=args.offset,
+        branch=args.branch,
     )
     lines = [_line(m) for m in page.results] or ["no memories match"]
     if page.has_more:

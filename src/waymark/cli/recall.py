@@ -42,6 +42,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--type", action="append", default=[], choices=TYPES, help="repeatable; any")
     p.add_argument("--tag", action="append", default=[], help="repeatable; all must match")
     p.add_argument("--path", action="append", default=[], help="a file or directory in play")
+    p.add_argument("--branch", help="only memories written on this git branch")
     p.add_argument("--explain", action="store_true", help="show each result's score breakdown")
     p.add_argument(
         "--include-inactive",
@@ -127,7 +128,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         ctx.conn,
         project,
         args.query,
-        limit=args.limit,
+        limit=args.limit if args.branch is None else min(200, args.limit * 8),
         types=args.type,
         tags=args.tag,
         paths=args.path,
@@ -135,6 +136,8 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         include_inactive=args.include_inactive,
         settings=recall.settings_for(ctx.conn),
     )
+    if args.branch is not None:  # ranked over everything, then narrowed to the branch
+        hits = [h for h in hits if h.memory.git_branch == args.branch][: args.limit]
     below = 0
     if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
         from waymark.recall.floor import relevant_hit

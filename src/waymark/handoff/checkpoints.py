@@ -36,7 +36,9 @@ STATUSES = ("active", "completed", "abandoned")
 class Revision(
     namedtuple(
         "_Revision",
-        "id checkpoint_id seq operation status body tokens actor client session_id created_at",
+        "id checkpoint_id seq operation status body tokens actor client session_id created_at"
+        " git_branch",
+        defaults=(None,),
     )
 ):
     """One immutable revision; `body` holds the fields (see `handoff`)."""
@@ -60,7 +62,10 @@ class Checkpoint(namedtuple("_Checkpoint", "id project_id status revision create
 
 
 # Who is saving: actor, client and session, kept on each revision.
-Origin = namedtuple("Origin", "actor client session_id", defaults=("agent", None, None))
+# Who saved a revision, from which session, on which branch (each None when not known).
+Origin = namedtuple(
+    "Origin", "actor client session_id git_branch", defaults=("agent", None, None, None)
+)
 AGENT = Origin()
 
 
@@ -213,6 +218,7 @@ def _write(
             origin.client,
             origin.session_id,
             stamp,
+            _branch(origin.git_branch),
         ),
     )
     if operation in handoff.HANDOFFS:  # a lesson alone hands nothing off
@@ -237,6 +243,16 @@ def _write(
         revision=revision_id,
     )
     return revision_id
+
+
+def _branch(name: str | None) -> str | None:
+    """A branch as stored: redacted, like every text Waymark keeps."""
+    if not name:
+        return None
+    from waymark.base import redact
+    from waymark.base.text import mend
+
+    return redact.scrub(mend(name))[0][:200]
 
 
 def _revision(row: tuple[Any, ...]) -> Revision:

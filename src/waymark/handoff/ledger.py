@@ -30,12 +30,22 @@ def ensure_session(
     *,
     head: str | None = None,
     dirty: str | None = None,
+    branch: str | None = None,
 ) -> None:
     """Create the session row if this is the first event we see of it."""
     if sessions.session_exists(conn, session_id):
         return
     with db.write(conn):
-        sessions.insert_session(conn, session_id, client, project.id, clock.now(), head, dirty)
+        sessions.insert_session(
+            conn,
+            session_id,
+            client,
+            project.id,
+            clock.now(),
+            head,
+            dirty,
+            _named(branch) if branch else None,
+        )
 
 
 SHELL_TOOLS = frozenset(("Bash", "shell", "exec_command", "shell_command", "local_shell"))

@@ -50,6 +50,7 @@ def list_memories(
     include_inactive: bool = False,
     limit: int = 20,
     offset: int = 0,
+    branch: str | None = None,
 ) -> Page:
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
@@ -71,6 +72,7 @@ def list_memories(
             fold=_fold,
             limit=limit + 1,
             offset=offset,
+            branch=branch,
         )
     has_more = len(found) > limit
     return Page(

@@ -34,6 +34,7 @@ def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | N
         "revision_id": current.revision.id,
         "updated_at": current.updated_at,
         "next_action": current.revision.body.get("next_action"),
+        "git_branch": current.revision.git_branch,
         "text": current.render(),
         "lessons": checkpoints.lessons(conn, current),
         "evidence_state": fresh["state"],

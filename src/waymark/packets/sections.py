@@ -31,8 +31,11 @@ def memory_line(m: Memory) -> str:
     )
 
 
-def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]]:
-    """(checkpoint lines, lesson lines) of the active checkpoint: next action first."""
+def checkpoint(
+    conn: Connection, project: Project, branch: str | None = None
+) -> tuple[list[str], list[str]]:
+    """(checkpoint lines, lesson lines) of the active checkpoint: next action first; one
+    saved on another branch than `branch` (the one checked out now) says so."""
     from waymark.handoff.checkpoints import past_lessons
     from waymark.packets.briefing import checkpoint_section
 
@@ -42,9 +45,13 @@ def checkpoint(conn: Connection, project: Project) -> tuple[list[str], list[str]
     lines = []
     if section["next_action"]:
         lines.append(f"Next action: {fence_text(section['next_action'])}")
+    saved_on = section.get("git_branch")
+    elsewhere = (
+        f" on branch {saved_on}, not {branch}" if saved_on and branch and saved_on != branch else ""
+    )
     lines.append(
         f"(checkpoint {section['id']}, revision {section['revision_id']}, saved "
-        f"{section['updated_at'][:16].replace('T', ' ')} UTC)"
+        f"{section['updated_at'][:16].replace('T', ' ')} UTC{fence_text(elsewhere)})"
     )
     if section["evidence_state"] != "FRESH":
         stale = [
@@ -147,10 +154,14 @@ def repo_changes(
     session_id: str,
     head: str | None,
     dirty: dict[str, str] | None,
+    branch: str | None = None,
 ) -> list[str]:
     from waymark.projects import git
 
     out: list[str] = []
+    before = sessions.previous_branch(conn, project.id, session_id)
+    if branch and before and branch != before:
+        out.append(fence_text(f"- branch: {before} last session, {branch} now"))
     last = sessions.previous_head(conn, project.id, session_id)
     if head and last and head != last and project.files:
         commits = git.commits_since(project.files, last) or []

@@ -50,6 +50,7 @@ def start_session(
         return snapshot[0]
 
     head = git.head(root)
+    branch = git.branch(root)
     from waymark.storage.connection import read_only
 
     writable = record and not read_only(conn)  # read-only: its memory, unrecorded
@@ -63,7 +64,13 @@ def start_session(
     text, shown = "", []  # type: tuple[str, list[str]]
     if source != "resume":
         text, shown = packet(
-            conn, project, session_id, full=source != "compact", head=head, dirty=dirty
+            conn,
+            project,
+            session_id,
+            full=source != "compact",
+            head=head,
+            dirty=dirty,
+            branch=branch,
         )
     seen = dirty()
     if writable:
@@ -74,6 +81,7 @@ def start_session(
             client,
             head=head,
             dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
+            branch=branch,
         )
     if source == "resume":
         return RESUME_POINTER
@@ -98,6 +106,7 @@ def packet(
     full: bool,
     head: str | None,
     dirty: Callable[[], dict[str, str] | None],
+    branch: str | None = None,
 ) -> tuple[str, list[str]]:
     """The packet's text and the memories it shows; `dirty` is asked last, so git runs
     while the database is read."""
@@ -105,7 +114,7 @@ def packet(
     from waymark.packets import sections
     from waymark.storage.projects import notice
 
-    checkpoint = sections.checkpoint(conn, project)
+    checkpoint = sections.checkpoint(conn, project, branch)
     rules = sections.rules(conn, project)
     said = notice(conn, project.id) if full else None
     parts = [
@@ -124,7 +133,7 @@ def packet(
             Section("Recent work", sections.recent_work(conn, project, session_id), 250),
             Section(
                 "Repository since last session",
-                sections.repo_changes(conn, project, session_id, head, dirty()),
+                sections.repo_changes(conn, project, session_id, head, dirty(), branch),
                 200,
             ),
         ]

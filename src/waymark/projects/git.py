@@ -155,6 +155,19 @@ def commits_since(root: str, since: str | None, limit: int = 10) -> list[str] | 
     return None if out is None else [line for line in out.splitlines() if line.strip()]
 
 
+def branch(root: str | None) -> str | None:
+    """The branch checked out at `root`, read from HEAD (no git process); None when detached
+    or not cheaply known."""
+    if not root:
+        return None
+    from waymark.projects.locate import git_branch
+
+    try:
+        return git_branch(root)
+    except Exception:  # an odd repository layout: no branch, no problem
+        return None
+
+
 def head(root: str | None) -> str | None:
     """The commit checked out at `root`, read from the refs (no git process); None when not
     cheaply known."""

@@ -69,8 +69,13 @@ def checkpoint(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
-        session = state.session_for(conn, proj)
-        origin = checkpoints.Origin(actor="agent", client="mcp", session_id=session)
+        where = state.origin(conn, proj)
+        origin = checkpoints.Origin(
+            actor="agent",
+            client="mcp",
+            session_id=where["session_id"],
+            git_branch=where["git_branch"],
+        )
         if operation == "record_event":
             if kind is None or summary is None or source_key is None:
                 raise InvalidArgument("record_event needs kind, summary and source_key")

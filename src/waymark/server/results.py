@@ -81,6 +81,7 @@ class ActiveCheckpoint(TypedDict):
     revision_id: str
     updated_at: str
     next_action: str | None
+    git_branch: NotRequired[str | None]  # the branch its revision was saved on
     text: str
     lessons: list[dict[str, Any]]
     evidence_state: str
@@ -143,6 +144,7 @@ class Revision(TypedDict):
     client: str | None
     session_id: str | None
     created_at: str
+    git_branch: NotRequired[str | None]
 
 
 class Checkpoint(TypedDict):

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 REVISION_COLUMNS = (
-    "id, checkpoint_id, seq, operation, status, body, tokens, actor, client, session_id, created_at"
+    "id, checkpoint_id, seq, operation, status, body, tokens, actor, client, session_id,"
+    " created_at, git_branch"
 )
 
 
@@ -28,7 +29,7 @@ def insert_revision(conn: Connection, values: tuple[Any, ...]) -> None:
     checkpoint's current one."""
     conn.execute(
         f"INSERT INTO checkpoint_revisions ({REVISION_COLUMNS})"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         values,
     )
     conn.execute(

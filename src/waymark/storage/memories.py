@@ -211,6 +211,7 @@ def browse(
     scope: str | None,
     target: str | Sequence[str] | None,
     folded_query: str | None,
+    branch: str | None = None,
     fold: Callable[[Any], str],
     limit: int,
     offset: int,
@@ -231,6 +232,9 @@ def browse(
             spellings = target if isinstance(target, (list, tuple)) else [target]
             where.append(f"m.scope_target IN ({', '.join('?' * len(spellings))})")
             params.extend(spellings)
+    if branch is not None:
+        where.append("m.git_branch = ?")
+        params.append(branch)
     if folded_query:
         conn.create_scalar_function("wm_fold", fold, 1, deterministic=True)  # type: ignore[arg-type]
         # Tags as their words, not their JSON text: a query of `"` matches no bracket.

@@ -309,6 +309,13 @@ WHERE status = 'active'
                       AND priority > 0));
 """
 
+M013_BRANCHES = """
+-- Branch-aware memory: the branch a session started on (the next packet says when it
+-- changed) and the branch a checkpoint revision was saved on (labelled when it differs).
+ALTER TABLE sessions ADD COLUMN git_branch_start TEXT;
+ALTER TABLE checkpoint_revisions ADD COLUMN git_branch TEXT;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -323,6 +330,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m010_project_identity", M010_PROJECT_IDENTITY),
     ("m011_capture_modes", M011_CAPTURE_MODES),
     ("m012_rules_cover_expiry", M012_RULES_COVER_EXPIRY),
+    ("m013_branches", M013_BRANCHES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

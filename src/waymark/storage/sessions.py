@@ -23,12 +23,13 @@ def insert_session(
     stamp: str,
     head: str | None,
     dirty: str | None,
+    branch: str | None = None,
 ) -> None:
     """The session's row, unless another delivery already wrote it."""
     conn.execute(
         "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at, git_head_start,"
-        " git_dirty_seen) VALUES (?, ?, ?, ?, ?, ?)",
-        (session_id, client, project_id, stamp, head, dirty),
+        " git_dirty_seen, git_branch_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, client, project_id, stamp, head, dirty, branch),
     )
 
 
@@ -159,6 +160,16 @@ def put_session_capture(
         (session_id, client, project_id, stamp),
     )
     conn.execute("UPDATE sessions SET capture_mode = ? WHERE id = ?", (mode, session_id))
+
+
+def previous_branch(conn: Connection, project_id: str, except_session: str) -> str | None:
+    """The branch the project's latest other session (that knew one) started on."""
+    row = conn.execute(
+        "SELECT git_branch_start FROM sessions WHERE project_id = ? AND id <> ?"
+        " AND git_branch_start IS NOT NULL ORDER BY started_at DESC, id DESC LIMIT 1",
+        (project_id, except_session),
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def previous_head(conn: Connection, project_id: str, except_session: str) -> str | None:
