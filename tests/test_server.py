@@ -465,3 +465,25 @@ def test_status_switches_this_sessions_capture_when_the_session_is_known(call, r
     switched = ok(call("status", {"capture": "read-only"}))
     assert switched["capture"]["mode"] == "read-only" and switched["capture"]["records"] is False
     assert ok(call("status"))["capture"]["mode"] == "read-only"  # it stays for the session
+
+
+def test_list_and_recall_narrow_to_a_branch(call, repo):
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    project = resolve(conn, str(repo))
+    for branch in ("main", "topic"):
+        draft = make_draft(
+            project, type="decision", content=f"decided on {branch}", git_branch=branch
+        )
+        store.remember(conn, project, draft)
+    conn.close()
+    listed = ok(call("list", {"branch": "topic"}))["results"]
+    assert [m["content"] for m in listed] == ["decided on topic"]
+    found = ok(call("recall", {"query": "decided", "branch": "main", "include_session": False}))
+    assert [r["id"] for r in found["results"]] and all(
+        "main" in r["content"] for r in found["results"]
+    )

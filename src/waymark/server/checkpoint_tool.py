@@ -46,7 +46,7 @@ def checkpoint(
     evidence: Annotated[
         Items,
         Field(
-            description="[{path, note?}], up to 10",
+            description="[{path, note?}], max 10",
         ),
     ] = None,
     next_action: Annotated[str | None, Field(description="Exact next step.")] = None,

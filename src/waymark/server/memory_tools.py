@@ -58,6 +58,7 @@ def recall_tool(
         Field(description="Also checkpoint, rules, memories on `paths`."),
     ] = True,
     explain: bool = False,
+    branch: str | None = None,
     project: ProjectArg = None,
 ) -> Recalled:
     """Memories relevant to a task, best first: before work, in unfamiliar code, before a
@@ -70,13 +71,15 @@ def recall_tool(
             conn,
             proj,
             query,
-            limit=limit,
+            limit=limit if branch is None else min(200, limit * 8),
             types=types or (),
             tags=tags or (),
             paths=_many(paths),
             semantic=near,
             settings=recall.settings_for(conn),
         )
+        if branch is not None:  # ranked over everything, then narrowed to the branch
+            hits = [h for h in hits if h.memory.git_branch == branch][:limit]
         out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
         views = []
         for hit in hits:
@@ -178,7 +181,7 @@ def remember(
     project: ProjectArg = None,
 ) -> Saved:
     """A decision and why, convention, warning or lesson a future session cannot see in
-    the code. Near duplicates come back in `similar`. Global scope only when asked."""
+    the code. Global scope only when asked."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
@@ -220,7 +223,7 @@ def forget(
     reason: str | None = None,
     project: ProjectArg = None,
 ) -> Memory:
-    """Archive a wrong or obsolete memory, or erase its content (with a reason)."""
+    """Archive a wrong or obsolete memory, or erase it (with a reason)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
@@ -238,7 +241,7 @@ def history(
     id: str,  # any memory of the chain
     project: ProjectArg = None,
 ) -> History:
-    """A memory's supersession chain, oldest first, with its links."""
+    """A memory's supersession chain, oldest first, with links."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
@@ -257,7 +260,7 @@ def relate(
     kind: LinkKind = "related",
     project: ProjectArg = None,
 ) -> Related:
-    """Link two memories so recall brings one with the other."""
+    """Link two memories; recall brings one with the other."""
     state = state_of(ctx)
     with state.conn() as conn:
         created = links.relate(conn, state.project(conn, project), src, dst, kind, actor="agent")
@@ -278,6 +281,7 @@ def list_tool(
     include_inactive: bool = False,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
     offset: Annotated[int, Field(ge=0, le=100000)] = 0,
+    branch: str | None = None,
     project: ProjectArg = None,
 ) -> Page:
     """Browse memories newest first, filtered and paged."""
@@ -294,6 +298,7 @@ def list_tool(
             include_inactive=include_inactive,
             limit=limit,
             offset=offset,
+            branch=branch,
         )
         return cast(Page, page.to_dict())
 
