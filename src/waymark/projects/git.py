@@ -14,6 +14,7 @@ _ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -158,20 +159,25 @@ def commits_since(root: str, since: str | None, limit: int = 10) -> list[str] | 
 def branch(root: str | None) -> str | None:
     """The branch checked out at `root`, read from HEAD (no git process); None when detached
     or not cheaply known."""
-    if not root:
-        return None
     from waymark.projects.locate import git_branch
 
-    try:
-        return git_branch(root)
-    except Exception:  # an odd repository layout: no branch, no problem
-        return None
+    return _read_refs(git_branch, root)
 
 
 def head(root: str | None) -> str | None:
     """The commit checked out at `root`, read from the refs (no git process); None when not
     cheaply known."""
+    from waymark.projects.locate import git_head
+
+    return _read_refs(git_head, root)
+
+
+def _read_refs(read: Callable[[str], str | None], root: str | None) -> str | None:
     if not root:
+        return None
+    try:
+        return read(root)
+    except Exception:  # an odd repository layout: nothing known, no problem
         return None
     from waymark.projects.locate import git_head
 
