@@ -186,15 +186,19 @@ def test_session_start_stays_within_its_budget_and_says_what_it_left_out(conn, e
     assert "Left out:" in text and "from rules (budget)" in text
 
 
-def test_a_prompt_naming_a_file_brings_its_warning_once(conn, enabled, repo):
-    warning = remember(
+def core_warning(conn, project):
+    return remember(
         conn,
-        enabled,
+        project,
         "core.py: run() is not reentrant",
         type="warning",
         scope="file",
         target="src/pkg/core.py",
     )
+
+
+def test_a_prompt_naming_a_file_brings_its_warning_once(conn, enabled, repo):
+    warning = core_warning(conn, enabled)
     remember(conn, enabled, "Lunch is at noon")
     prompt = payload(
         "claude-code",
@@ -683,14 +687,7 @@ def test_the_session_start_packet_counts_every_rule_it_left_out_and_fits_its_bud
 
 
 def test_after_compact_a_memory_shown_earlier_in_the_session_is_shown_again(conn, enabled, repo):
-    warning = remember(
-        conn,
-        enabled,
-        "core.py: run() is not reentrant",
-        type="warning",
-        scope="file",
-        target="src/pkg/core.py",
-    )
+    warning = core_warning(conn, enabled)
     prompt = payload(
         "claude-code",
         "UserPromptSubmit",

@@ -128,16 +128,15 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         ctx.conn,
         project,
         args.query,
-        limit=args.limit if args.branch is None else min(200, args.limit * 8),
+        limit=args.limit,
         types=args.type,
         tags=args.tag,
         paths=args.path,
         semantic=near[0] if near else None,
         include_inactive=args.include_inactive,
         settings=recall.settings_for(ctx.conn),
+        branch=args.branch,
     )
-    if args.branch is not None:  # ranked over everything, then narrowed to the branch
-        hits = [h for h in hits if h.memory.git_branch == args.branch][: args.limit]
     below = 0
     if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
         from waymark.recall.floor import relevant_hit

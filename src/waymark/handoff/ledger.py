@@ -48,9 +48,6 @@ def ensure_session(
         )
 
 
-SHELL_TOOLS = frozenset(("Bash", "shell", "exec_command", "shell_command", "local_shell"))
-
-
 def record_tool(
     conn: Connection,
     project: Project,
@@ -71,12 +68,12 @@ def record_tool(
     from waymark.projects import ignore
 
     rules = ignore.rules_for(cwd, project.files)
+    if command is not None and ignore.command_ignored(command, rules):
+        return  # an ignored command is not recorded at all, nor what it did
     relative = [p for p in (_relative(project, p) for p in paths) if p]
     kept = [p for p in relative if not ignore.path_ignored(p, rules)]
-    if command is not None and ignore.command_ignored(command, rules):
-        command, failed = None, None
-    if not kept and command is None and (relative or tool_name in SHELL_TOOLS or not failed):
-        return  # everything this call touched is ignored (or there was nothing to note)
+    if relative and not kept and command is None:
+        return  # an edit of ignored files only
     ensure_session(conn, project, session_id, client)
     edited = [_named(p) for p in kept]
     stamp = clock.now()

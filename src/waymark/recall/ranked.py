@@ -87,11 +87,21 @@ def recall(
     settings: Settings = DEFAULT,
     now: float | None = None,
     scan_paths: bool = True,
+    branch: str | None = None,
 ) -> list[Hit]:
     """The best `limit` memories for `query`, best first, each with its score breakdown.
     `paths` are searched too; so are the paths the query mentions, unless `scan_paths` is
-    False (the caller found them already)."""
+    False (the caller found them already). With `branch`, only memories written on that
+    git branch: ranked among all, then narrowed."""
     _check(limit, types)
+    if branch is not None:
+        wider = min(LIMIT_MAX, limit * BRANCH_WIDEN)
+        ranked = recall(
+            conn, project, query, limit=wider, types=types, tags=tags, paths=paths,
+            semantic=semantic, include_inactive=include_inactive, settings=settings,
+            now=now, scan_paths=scan_paths,
+        )  # fmt: skip
+        return [h for h in ranked if h.memory.git_branch == branch][:limit]
     query = _clean(query)
     mentioned = pathnames.mentioned(query) if scan_paths else []
     named = pathnames.normalise(project, [*paths, *mentioned])
@@ -169,11 +179,15 @@ def _successors_first(hits: list[Hit]) -> list[Hit]:
     return out
 
 
+LIMIT_MAX = 200
+BRANCH_WIDEN = 8  # candidates ranked per result wanted when narrowing to one branch
+
+
 def _check(limit: int, types: Sequence[str]) -> None:
     from waymark.errors import InvalidArgument
 
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
-        raise InvalidArgument(f"limit must be an integer from 1 to 200 (got {limit!r})")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise InvalidArgument(f"limit must be an integer from 1 to {LIMIT_MAX} (got {limit!r})")
     check_types(types)  # refuses an unknown type before any work
 
 

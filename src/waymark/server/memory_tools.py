@@ -71,15 +71,14 @@ def recall_tool(
             conn,
             proj,
             query,
-            limit=limit if branch is None else min(200, limit * 8),
+            limit=limit,
             types=types or (),
             tags=tags or (),
             paths=_many(paths),
             semantic=near,
             settings=recall.settings_for(conn),
+            branch=branch,
         )
-        if branch is not None:  # ranked over everything, then narrowed to the branch
-            hits = [h for h in hits if h.memory.git_branch == branch][:limit]
         out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
         views = []
         for hit in hits:

@@ -25,11 +25,11 @@ from waymark.errors import (
 )
 from waymark.storage.faults import (
     DAMAGED_SUFFIX,
-    _full,
     corrupt_error,
     damage_noted,
     disk_full,
     full_error,
+    opened_full,
     translate,
 )
 from waymark.storage.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -87,7 +87,7 @@ def connect(
         if isinstance(exc, apsw.FullError) or disk_full(path):
             # SQLite cannot even make its shared-memory file: read what is there, and refuse
             # every write as `disk_full` until there is room again.
-            _full[path] = True
+            opened_full[path] = True
             try:
                 return _connect_read_only(path)
             except WaymarkError:

@@ -16,7 +16,7 @@ from waymark import home
 from waymark.base.clock import now
 from waymark.errors import DatabaseCorrupt, DiskFull, ReadOnlyStore, WaymarkError, from_os_error
 
-_full: dict[str, bool] = {}  # databases opened read-only because the disk was full
+opened_full: dict[str, bool] = {}  # databases opened read-only because the disk was full
 
 
 DAMAGED_SUFFIX = ".damaged"
@@ -40,7 +40,7 @@ def translate(exc: BaseException, path: str | None = None) -> WaymarkError | Non
         return corrupt_error(where, str(exc))
     where = path or home.db_path()
     if isinstance(exc, apsw.FullError) or (
-        isinstance(exc, apsw.ReadOnlyError) and _full.get(where)
+        isinstance(exc, apsw.ReadOnlyError) and opened_full.get(where)
     ):
         return full_error(where)
     if isinstance(exc, (apsw.IOError, apsw.CantOpenError)) and disk_full(where):
