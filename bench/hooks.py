@@ -4,11 +4,14 @@ For each size: a git repository whose files the memories scope to, capture enabl
 synthetic corpus (bench/corpus.py) loaded into that path project with pinned rules, an active
 checkpoint and pseudo-random vectors. Each hook runs as
 `python -I -m waymark.hooks.<module> claude-code` (SessionStart startup, UserPromptSubmit
-with varied prompts, PostToolUse after Bash and after Write), each run right after a
+with varied prompts, PreToolUse before Bash and before Write, PostToolUse after Bash and after
+Write), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
 (`python -m waymark mcp`) is started and UserPromptSubmit measured again on the warm path.
 Targets (p95 / floor p95): UserPromptSubmit and SessionStart 4x at 10k and 6x at 100k,
-PostToolUse 3x.
+PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x. PreToolUse runs in a fresh session
+each time (everything it knows is new, so it injects and records: its worst case), and a few
+of the corpus's commands have failed before (the failure lookup and the redactor run).
 
     python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--profile] [--keep]
 
@@ -32,7 +35,7 @@ import uuid
 from typing import IO
 
 import corpus
-from waymark.handoff import checkpoints
+from waymark.handoff import checkpoints, ledger
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 from waymark.packets import prompt as prompt_packet
@@ -58,6 +61,8 @@ def factor(hook: str, size: int) -> float:
     """The target: p95 at most this many times the floor's p95."""
     if hook.startswith("PostToolUse"):
         return 3.0
+    if hook.startswith("PreToolUse"):
+        return 2.5 if size <= 10_000 else 3.5
     return 4.0 if size <= 10_000 else 6.0
 
 
@@ -112,6 +117,11 @@ def setup(size: int, tmp: pathlib.Path, seed: int) -> dict:
             "evidence": [{"path": data.scoped_files[1]}],
         },
     )
+    for i, template in enumerate(corpus.COMMANDS[:6]):  # earlier failures PreToolUse finds
+        ledger.record_tool(
+            conn, project, f"bench-failures-{i}", "claude-code", command=bench_command(template, data),
+            failed=True, exit_code=1, error="E   AssertionError: expected 2 got 3\nFAILED",
+        )  # fmt: skip
     n_vectors, _ = corpus.fill_vectors(conn, project.id, seed)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -148,17 +158,23 @@ def payloads(env: dict, hook: str, n: int, rng: random.Random) -> list[bytes]:
                 "permission_mode": "default",
                 "prompt": env["prompts"][i % len(env["prompts"])],
             }
+        elif hook == "PreToolUse (Bash)":
+            body = {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "tool_input": {"command": bench_command(rng.choice(corpus.COMMANDS), data, rng)},
+            }
+        elif hook == "PreToolUse (Write)":
+            path = repo / data.scoped_files[i % 20]
+            body = {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Write",
+                "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "tool_input": {"file_path": str(path), "content": "# edited\n" * 40},
+            }
         elif hook == "PostToolUse (Bash)":
-            command = rng.choice(corpus.COMMANDS).format(
-                test=rng.choice(data.tree.tests),
-                method="retry_webhook",
-                domain="billing",
-                Domain="Billing",
-                verb="sync",
-                noun="invoice",
-                table="billing_invoices",
-                col="invoice_id",
-            )
+            command = bench_command(rng.choice(corpus.COMMANDS), data, rng)
             body = {
                 "session_id": tool_session,
                 "hook_event_name": "PostToolUse",
@@ -181,9 +197,26 @@ def payloads(env: dict, hook: str, n: int, rng: random.Random) -> list[bytes]:
     return out
 
 
+def bench_command(template: str, data=None, rng: random.Random | None = None) -> str:
+    """One of the corpus's commands, filled in (the first test file when no `rng`)."""
+    tests = data.tree.tests if data is not None else ["tests/test_webhooks.py"]
+    return template.format(
+        test=rng.choice(tests) if rng else tests[0],
+        method="retry_webhook",
+        domain="billing",
+        Domain="Billing",
+        verb="sync",
+        noun="invoice",
+        table="billing_invoices",
+        col="invoice_id",
+    )
+
+
 MODULES = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
+    "PreToolUse (Bash)": "pre_tool_use",
+    "PreToolUse (Write)": "pre_tool_use",
     "PostToolUse (Bash)": "post_tool_use",
     "PostToolUse (Write)": "post_tool_use",
 }

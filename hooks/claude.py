@@ -19,5 +19,5 @@ def normalise(data: dict, name: str) -> Event:
         if match and error:
             error = error[match.end() :].lstrip("\n")
     elif isinstance(tool_response, dict) and name == "PostToolUse":
-        failed = bool(tool_response.get("interrupted")) or None
+        failed = bool(tool_response.get("interrupted"))  # a failed call is PostToolUseFailure
     return from_payload("claude-code", data, name, failed=failed, exit_code=exit_code, error=error)

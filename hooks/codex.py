@@ -2,8 +2,9 @@
 
 Codex rejects unknown keys in hook output, and its Stop output must be JSON or nothing.
 It reports the shell tool as `Bash` and fires PostToolUse for a failed command too, with
-the output as a plain string and no exit code, so a failure is known only when the
-response says so.
+the output as a plain string and no exit code (0.171). The exit code is in the session's
+rollout file, written before the hook runs: its last 256 KB are searched for the call's
+completed item, so a failure is known without parsing the output.
 """
 
 from __future__ import annotations
@@ -30,4 +31,39 @@ def normalise(data: dict, name: str) -> Event:
             match = re.search(_EXIT_PATTERN, tail, re.IGNORECASE)
         if match and match.group(1) != "0":
             exit_code, failed, error = int(match.group(1)), True, response
+        elif name == "PostToolUse" and data.get("tool_name") == "Bash":
+            exit_code = rollout_exit_code(data.get("transcript_path"), data.get("tool_use_id"))
+            if exit_code is not None:
+                failed = exit_code != 0
+                error = response if failed else None
     return from_payload("codex", data, name, failed=failed, exit_code=exit_code, error=error)
+
+
+ROLLOUT_TAIL = 256 * 1024
+
+
+def rollout_exit_code(path: object, call_id: object) -> int | None:
+    """The exit code Codex recorded for the shell call `call_id`, or None when not found."""
+    if not isinstance(path, str) or not isinstance(call_id, str) or not call_id:
+        return None
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - ROLLOUT_TAIL))
+            tail = f.read()
+    except OSError:
+        return None
+    key = call_id.encode()
+    for line in reversed(tail.split(b"\n")):
+        if key in line and b'"exit_code"' in line:
+            from waymark.base import jsonlite as json
+
+            try:
+                item = json.loads(line)["payload"]["item"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            code = item.get("exit_code") if isinstance(item, dict) else None
+            if isinstance(code, int) and item.get("id") == call_id:
+                return code
+    return None

@@ -74,7 +74,7 @@ def edited_paths(event: Event) -> list[str]:
     data = event.tool_input or {}
     paths = [data.get(k) for k in ("file_path", "notebook_path", "path")]
     if event.tool_name == "apply_patch":
-        patch = data.get("input") or data.get("patch") or ""
+        patch = data.get("input") or data.get("patch") or data.get("command") or ""
         if isinstance(patch, str):
             for line in patch.splitlines():
                 for marker in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):

@@ -25,11 +25,17 @@ class HookSpec:
     matcher: str | None = None
 
 
+# The tools PreToolUse speaks before: Claude Code's edit tools and shell, Codex's shell (its
+# hooks name it `Bash`) and apply_patch.
+PRE_TOOL_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash|apply_patch"
+
 # Timeouts are seconds. SessionEnd: Claude shares a 1.5 s budget that a per-hook timeout
 # raises; Codex clamps it to 3 s.
 HOOKS = (
     HookSpec("SessionStart", "session_start", 10, "startup|resume|clear|compact"),
     HookSpec("UserPromptSubmit", "user_prompt_submit", 5),
+    # Only edits and shell commands: a read or a search never starts a process.
+    HookSpec("PreToolUse", "pre_tool_use", 5, PRE_TOOL_MATCHER),
     HookSpec("PostToolUse", "post_tool_use", 5),
     HookSpec("PostToolUseFailure", "post_tool_use_failure", 5),
     HookSpec("PreCompact", "pre_compact", 10),

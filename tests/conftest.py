@@ -107,6 +107,16 @@ def project(conn, repo) -> Project:
     return resolve(conn, str(repo))
 
 
+@pytest.fixture
+def enabled(conn, repo) -> Project:
+    """The repository's project, with capture on."""
+    from waymark.projects import capture
+
+    found = resolve(conn, str(repo))
+    capture.set_enabled(conn, found, True)
+    return found
+
+
 def isolated(code: str) -> str:
     """What `code` prints in a fresh `python -I` process, as a hook process starts."""
     done = subprocess.run(

@@ -18,8 +18,6 @@ from waymark import home
 from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
-from waymark.projects import capture
-from waymark.projects.resolve import resolve
 from waymark.storage import connection as db
 
 PAYLOADS = pathlib.Path(__file__).parent / "fixtures" / "payloads"
@@ -71,13 +69,6 @@ def payload(client: str, name: str, **changes) -> dict:
 def context_of(done) -> str:
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-
-
-@pytest.fixture
-def enabled(conn, repo):
-    project = resolve(conn, str(repo))
-    capture.set_enabled(conn, project, True)
-    return project
 
 
 def recorded():

@@ -3,7 +3,7 @@
 `fixtures/installed-before-layout` holds what `waymark install` wrote for Claude Code and
 Codex at commit 201dceb (the last one with src/waymark/hooks and src/waymark/install), with
 the interpreter, home and data paths as placeholders: the commands in those files must still
-run, a re-run of `waymark install` must find nothing to change, and `waymark uninstall` must
+run, a re-run of `waymark install` must only add the hooks added since, and `waymark uninstall` must
 remove exactly what that manifest recorded.
 """
 
@@ -117,12 +117,26 @@ def test_the_mcp_server_an_old_install_registered_still_answers(old_install):
     assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "waymark"
 
 
-def test_reinstalling_over_an_old_install_changes_nothing(old_install, capsys):
+def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_install, capsys):
+    """The old install predates PreToolUse: a re-run adds it and touches nothing else."""
     before = {rel: (old_install / rel).read_bytes() for rel in FILES}
+    old_claude = claude_commands(old_install)
     assert main(["install", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert {f["status"] for f in report["files"]} == {"unchanged"}
-    assert {rel: (old_install / rel).read_bytes() for rel in FILES} == before
+    changed = {f["path"] for f in report["files"] if f["status"] != "unchanged"}
+    hooks = {str(old_install / ".claude/settings.json"), str(old_install / ".codex/hooks.json")}
+    assert changed == hooks
+    for rel in FILES:
+        if str(old_install / rel) not in hooks:
+            assert (old_install / rel).read_bytes() == before[rel]
+    new_claude = claude_commands(old_install)
+    assert set(new_claude) - set(old_claude) == {"PreToolUse"}
+    assert {e: c for e, c in new_claude.items() if e in old_claude} == old_claude
+    codex = json.loads((old_install / ".codex/hooks.json").read_text("utf-8"))["hooks"]
+    assert "PreToolUse" in codex
+    assert main(["install", "--json"]) == 0  # and a second re-run finds nothing to change
+    again = json.loads(capsys.readouterr().out)
+    assert {f["status"] for f in again["files"]} == {"unchanged"}
 
 
 def test_uninstall_removes_what_an_old_manifest_recorded(old_install, capsys):

@@ -13,6 +13,7 @@ from waymark.installers.commands import HOOKS
 ROOT = pathlib.Path(__file__).parents[1]
 PLUGIN = ROOT / "plugin"
 MODULES = {spec.event: spec.module for spec in HOOKS}
+MATCHERS = {spec.event: spec.matcher for spec in HOOKS}
 
 
 def load(path: pathlib.Path) -> dict:
@@ -46,6 +47,7 @@ def test_each_client_gets_its_own_events_and_client_name():
                 f'sh "${{CLAUDE_PLUGIN_ROOT}}/scripts/waymark-run" {MODULES[event]} {client}'
             )
             assert 0 < groups[0]["hooks"][0]["timeout"] <= 10
+            assert groups[0].get("matcher") == MATCHERS[event]
 
 
 def test_mcp_entries_start_the_server_without_a_plugin_root_in_codex():

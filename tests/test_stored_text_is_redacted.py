@@ -28,6 +28,7 @@ FREE_TEXT = {
     "session_ledger": {"path", "command", "error_tail"},
     "sessions": {"end_reason", "git_branch_start"},
     "checkpoint_revisions": {"body", "git_branch"},
+    "command_failures": {"head", "command", "error_tail", "fix"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -53,6 +54,7 @@ STRUCTURAL = {
                  "asked_for", "capture_mode"},
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
+    "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 
@@ -154,6 +156,11 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         **base, "hook_event_name": "PostToolUse", "tool_name": "Write",
         "tool_input": {"file_path": str(repo / f"keys-{s['aws']}.txt"), "content": "x"},
         "tool_response": {"filePath": str(repo / "x")},
+    })  # fmt: skip
+    hook("PostToolUse", "post_tool_use", {  # the failed command passes: its fix is recorded
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": f"deploy --token {s['github']}"},
+        "tool_response": {"stdout": "ok", "interrupted": False},
     })  # fmt: skip
     hook("SessionEnd", "session_end", {
         **base, "hook_event_name": "SessionEnd", "reason": f"x {s['slack']}"

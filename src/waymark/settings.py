@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "capture.redact_contacts": True,  # e-mail and IP addresses in captured tool output
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,
+    "packet.tool_tokens": 300,  # PreToolUse: what is known about the file or command
     "checkpoint.budget_tokens": 600,
 }
 

@@ -50,32 +50,23 @@ class Clients:
         return env
 
     def hooks(self, client: str) -> dict[str, Any]:
-        """Waymark's hooks in the clients' shared hooks schema, as `waymark install` writes."""
+        """Waymark's hooks in the clients' shared hooks schema, as `waymark install` writes
+        them (its events, matchers and timeouts), run by this interpreter."""
+        from waymark.installers.commands import CLAUDE_ONLY, HOOKS
+
         name = "claude-code" if client == "claude" else "codex"
-        events = {
-            "SessionStart": "session_start",
-            "UserPromptSubmit": "user_prompt_submit",
-            "PostToolUse": "post_tool_use",
-            "PreCompact": "pre_compact",
-            "Stop": "stop",
-            "SessionEnd": "session_end",
-        }
-        if client == "claude":
-            events["PostToolUseFailure"] = "post_tool_use_failure"
-        return {
-            event: [
-                {
-                    "hooks": [
-                        {
-                            "type": "command",
-                            "timeout": 10,
-                            "command": f'"{sys.executable}" -I -m waymark.hooks.{module} {name}',
-                        }
-                    ]
-                }
-            ]
-            for event, module in events.items()
-        }
+        out: dict[str, Any] = {}
+        for spec in HOOKS:
+            if client != "claude" and spec.event in CLAUDE_ONLY:
+                continue
+            handler = {
+                "type": "command",
+                "timeout": 10,
+                "command": f'"{sys.executable}" -I -m waymark.hooks.{spec.module} {name}',
+            }
+            group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher else {}
+            out[spec.event] = [{**group, "hooks": [handler]}]
+        return out
 
     def script(self, name: str, turns: list[dict[str, Any]]) -> str:
         path = self.tmp / f"{name}.json"

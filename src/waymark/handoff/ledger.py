@@ -7,6 +7,7 @@ import os
 
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.handoff import commands
 from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
 from waymark.storage import sessions
@@ -70,19 +71,22 @@ def record_tool(
     rules = ignore.rules_for(cwd, project.files)
     if command is not None and ignore.command_ignored(command, rules):
         return  # an ignored command is not recorded at all, nor what it did
-    relative = [p for p in (_relative(project, p) for p in paths) if p]
-    kept = [p for p in relative if not ignore.path_ignored(p, rules)]
-    if relative and not kept and command is None:
+    inside = [p for p in (relative(project, p) for p in paths) if p]
+    kept = [p for p in inside if not ignore.path_ignored(p, rules)]
+    if inside and not kept and command is None:
         return  # an edit of ignored files only
     ensure_session(conn, project, session_id, client)
     edited = [_named(p) for p in kept]
     stamp = clock.now()
+    passed = _earlier_failures(conn, project, command) if command and failed is False else []
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
         if edited:  # only the project's own files are work to hand off
             sessions.update_session(conn, session_id, last_change_at=stamp)
         if command is not None:
             sessions.update_session(conn, session_id, last_shell_at=stamp)
+        if passed:
+            _note_fix(conn, session_id, stamp, passed)
         if failed and (command or tool_name):
             from waymark import settings
             from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
@@ -91,6 +95,53 @@ def record_tool(
             cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX, contacts=contacts)
             tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True, contacts=contacts)
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
+            if command:
+                same = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)
+                sessions.add_command_failure(
+                    conn, project.id, session_id, stamp, commands.head(command), same[0],
+                    exit_code, tail,
+                )  # fmt: skip
+
+
+EARLIER = 20  # failures of one command head looked at
+
+
+def earlier_failures(
+    conn: Connection, project: Project, command: str, *, contacts: bool | None = None
+) -> list[dict]:
+    """The project's recorded failures of exactly this command (as stored: redacted, in one
+    spelling), newest first. Costs one index lookup; the redactor runs only when the
+    command's first words failed before."""
+    head = commands.head(command)
+    if not head:
+        return []
+    found = sessions.command_failures(conn, project.id, head, EARLIER)
+    if not found:
+        return []
+    from waymark import settings
+    from waymark.base import redact
+
+    if contacts is None:
+        contacts = bool(settings.get(conn, "capture.redact_contacts"))
+    same = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)[0]
+    return [f for f in found if f["command"] == same]
+
+
+def _earlier_failures(conn: Connection, project: Project, command: str) -> list[dict]:
+    return [f for f in earlier_failures(conn, project, command) if f["passed_at"] is None]
+
+
+FIX_FILES = 4
+
+
+def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict]) -> None:
+    """The command passed now: each earlier failure is marked passed, with the files this
+    session edited since the failure (or since it began) as the fix."""
+    oldest = min(f["failed_at"] for f in failures)
+    fixed = sessions.edited_since(conn, session_id, oldest, FIX_FILES)
+    sessions.mark_command_passed(
+        conn, [f["id"] for f in failures], stamp, session_id, json.dumps(fixed) if fixed else None
+    )
 
 
 def _named(path: str) -> str:
@@ -108,7 +159,8 @@ def _named(path: str) -> str:
     return redact.scrub(path)[0]
 
 
-def _relative(project: Project, path: str) -> str | None:
+def relative(project: Project, path: str) -> str | None:
+    """`path` relative to the project's root, in POSIX form; None when outside it."""
     root = project.files
     if not root:
         return None

@@ -34,13 +34,14 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
     """The fenced packet, or "" when no section has anything to say. The whole text, the
     note of what was left out included, stays within `budget` tokens."""
     budget = min(budget, MAX_TOKENS)
-    room = budget
-    for _ in range(4):  # the note of omissions is sized only at the end: shrink, retry
+    room, step = budget, 0
+    while room > 0:  # the note of omissions is sized only at the end: shrink, retry
         text, size = _render(kind, sections, room)
         if size <= budget:
-            break
-        room -= size - budget
-    return text
+            return text
+        room -= size - budget + step  # a shrink that drops no line must grow: it will
+        step += 8
+    return ""
 
 
 def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:

@@ -32,8 +32,22 @@ DEFAULTS = Rules(DEFAULT_IGNORE_PATHS, DEFAULT_IGNORE_COMMANDS, None)
 def rules_for(cwd: str | None, root: str | None) -> Rules:
     """The capture rules that apply at `cwd` inside the project at `root` (no `re`, and
     `tomllib` only where a `.waymark.toml` exists)."""
-    if not root:
+    found = nearest_table(cwd, root, "capture")
+    if found is None:
         return DEFAULTS
+    path, table = found
+    return Rules(
+        strings(table, "ignore_paths", DEFAULT_IGNORE_PATHS, path, "capture"),
+        strings(table, "ignore_commands", DEFAULT_IGNORE_COMMANDS, path, "capture"),
+        path,
+    )
+
+
+def nearest_table(cwd: str | None, root: str | None, name: str) -> tuple[str, dict] | None:
+    """(file, table) of the first `.waymark.toml` holding a `[name]` table, searched from
+    `cwd` up to the project root; None when there is none (or no root)."""
+    if not root:
+        return None
     here = os.path.realpath(cwd) if cwd else root
     top = os.path.realpath(root)
     if not (here == top or here.startswith(top + os.sep)):
@@ -41,19 +55,15 @@ def rules_for(cwd: str | None, root: str | None) -> Rules:
     while True:
         path = os.path.join(here, CONFIG_NAME)
         if os.path.isfile(path):
-            table = _capture_table(path)
+            table = _table(path, name)
             if table is not None:
-                return Rules(
-                    _strings(table, "ignore_paths", DEFAULT_IGNORE_PATHS, path),
-                    _strings(table, "ignore_commands", DEFAULT_IGNORE_COMMANDS, path),
-                    path,
-                )
+                return path, table
         if here == top or os.path.dirname(here) == here:
-            return DEFAULTS
+            return None
         here = os.path.dirname(here)
 
 
-def _capture_table(path: str) -> dict | None:
+def _table(path: str, name: str) -> dict | None:
     from waymark.errors import ProjectError
     from waymark.projects.locate import load_config
 
@@ -61,28 +71,41 @@ def _capture_table(path: str) -> dict | None:
         data = load_config(path)
     except ProjectError:
         return None  # the project's name check reports a bad file, naming its line
-    table = data.get("capture")
+    table = data.get(name)
     return table if isinstance(table, dict) else None
 
 
-def _strings(table: dict, key: str, default: tuple[str, ...], path: str) -> tuple[str, ...]:
+def strings(
+    table: dict, key: str, default: tuple[str, ...], path: str, name: str
+) -> tuple[str, ...]:
+    """`table[key]` as a tuple of non-empty strings; `default` when absent."""
     value = table.get(key)
     if value is None:
         return default
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         from waymark.errors import InvalidArgument
 
-        raise InvalidArgument(f"{path}: [capture] {key} must be a list of non-empty strings")
+        raise InvalidArgument(f"{path}: [{name}] {key} must be a list of non-empty strings")
     return tuple(value)
 
 
 def path_ignored(rel: str, rules: Rules) -> bool:
     """True when the project-relative POSIX path `rel` matches an ignore_paths pattern."""
+    return path_match(rel, rules.paths) is not None
+
+
+def command_ignored(command: str, rules: Rules) -> bool:
+    """True when `command` matches an ignore_commands pattern."""
+    return command_match(command, rules.commands) is not None
+
+
+def path_match(rel: str, patterns: tuple[str, ...]) -> str | None:
+    """The first of `patterns` the project-relative POSIX path `rel` matches, or None."""
     parts = rel.split("/")
-    for pattern in rules.paths:
+    for pattern in patterns:
         if "/" not in pattern and not _GLOB & set(pattern):
             if pattern in parts:
-                return True
+                return pattern
             continue
         from fnmatch import fnmatchcase  # only a pattern with a glob or a slash pays for `re`
 
@@ -92,20 +115,21 @@ def path_ignored(rel: str, rules: Rules) -> bool:
             if whole and all(
                 fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=False)
             ):
-                return True
+                return pattern
         elif fnmatchcase(parts[-1], pattern):  # a glob suffix: the end of the path
-            return True
-    return False
+            return pattern
+    return None
 
 
-def command_ignored(command: str, rules: Rules) -> bool:
-    """True when `command` matches an ignore_commands pattern."""
-    for pattern in rules.commands:
+def command_match(command: str, patterns: tuple[str, ...]) -> str | None:
+    """The first of `patterns` `command` matches (a glob the whole command, else a part of
+    it), or None."""
+    for pattern in patterns:
         if _GLOB & set(pattern):
             from fnmatch import fnmatchcase
 
             if fnmatchcase(command, pattern):
-                return True
+                return pattern
         elif pattern in command:
-            return True
-    return False
+            return pattern
+    return None

@@ -188,3 +188,14 @@ def count_revisions(conn: Connection, checkpoint_id: str) -> int:
         "SELECT count(*) FROM checkpoint_revisions WHERE checkpoint_id = ?", (checkpoint_id,)
     ).fetchone()
     return int(row[0])
+
+
+def active_revision(conn: Connection, project_id: str) -> tuple[str, str] | None:
+    """(revision id, body JSON) of the project's active checkpoint, in one lookup."""
+    row = conn.execute(
+        "SELECT r.id, r.body FROM checkpoints c JOIN checkpoint_revisions r"
+        " ON r.id = c.current_revision WHERE c.project_id = ? AND c.status = 'active'"
+        " ORDER BY c.updated_at DESC, c.id DESC LIMIT 1",
+        (project_id,),
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))

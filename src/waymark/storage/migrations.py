@@ -316,6 +316,28 @@ ALTER TABLE sessions ADD COLUMN git_branch_start TEXT;
 ALTER TABLE checkpoint_revisions ADD COLUMN git_branch TEXT;
 """
 
+M014_COMMAND_FAILURES = """
+-- Failed shell commands, per project, so the next run of one brings its failure (PreToolUse)
+-- and how it was fixed once a later run passed. `head` is the command's first plain words (no
+-- secret can be in it: see handoff/commands.py), the lookup key; `command` and `error_tail`
+-- are redacted and cut like the ledger's. `fix` is a JSON list of the files the passing
+-- session edited after the failure.
+CREATE TABLE command_failures (
+    id              INTEGER PRIMARY KEY,
+    project_id      TEXT NOT NULL REFERENCES projects(id),
+    session_id      TEXT NOT NULL,
+    head            TEXT NOT NULL,
+    command         TEXT NOT NULL,
+    exit_code       INTEGER,
+    error_tail      TEXT,
+    failed_at       TEXT NOT NULL,
+    passed_at       TEXT,
+    passed_session  TEXT,
+    fix             TEXT
+);
+CREATE INDEX command_failures_by_head ON command_failures (project_id, head, id DESC);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -331,6 +353,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m011_capture_modes", M011_CAPTURE_MODES),
     ("m012_rules_cover_expiry", M012_RULES_COVER_EXPIRY),
     ("m013_branches", M013_BRANCHES),
+    ("m014_command_failures", M014_COMMAND_FAILURES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

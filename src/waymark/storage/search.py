@@ -181,3 +181,21 @@ def light_rows(
         f" WHERE {' AND '.join(where)}",
         params,
     ).fetchall()
+
+
+def typed_matches(
+    conn: Connection, project_id: str, match: str, types: Sequence[str], limit: int
+) -> list[int]:
+    """Rowids of the project's (and global) active memories of `types` whose text matches the
+    FTS5 expression `match`, best first."""
+    marks = ", ".join("?" * len(types))
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT f.rowid FROM memories_fts f"
+            " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
+            " WHERE memories_fts MATCH ? AND (m.project_id = ? OR m.project_id IS NULL)"
+            f" AND m.status = 'active' AND m.type IN ({marks}) ORDER BY f.rank LIMIT ?",
+            (match, project_id, *types, limit),
+        )
+    ]

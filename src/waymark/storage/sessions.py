@@ -203,3 +203,68 @@ def injected(conn: Connection, session_id: str) -> set[str]:
             "SELECT memory_id FROM session_injected WHERE session_id = ?", (session_id,)
         )
     }
+
+
+FAILURES_KEPT = 500  # per project: the newest failed commands, passed or not
+
+
+def add_command_failure(
+    conn: Connection,
+    project_id: str,
+    session_id: str,
+    stamp: str,
+    head: str,
+    command: str,
+    exit_code: int | None,
+    error_tail: str,
+) -> None:
+    """One failed command (redacted by the caller); the project keeps its newest few hundred."""
+    conn.execute(
+        "INSERT INTO command_failures (project_id, session_id, head, command, exit_code,"
+        " error_tail, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (project_id, session_id, head, command, exit_code, error_tail, stamp),
+    )
+    conn.execute(
+        "DELETE FROM command_failures WHERE project_id = ? AND id <= (SELECT id FROM"
+        " command_failures WHERE project_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        (project_id, project_id, FAILURES_KEPT),
+    )
+
+
+def command_failures(
+    conn: Connection, project_id: str, head: str, limit: int
+) -> list[dict[str, Any]]:
+    """The newest failures of commands starting with `head` in the project."""
+    keys = (
+        "id", "session_id", "command", "exit_code", "error_tail", "failed_at", "passed_at",
+        "passed_session", "fix",
+    )  # fmt: skip
+    rows = conn.execute(
+        f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND head = ?"
+        " ORDER BY id DESC LIMIT ?",
+        (project_id, head, limit),
+    ).fetchall()
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def mark_command_passed(
+    conn: Connection, failure_ids: Iterable[int], stamp: str, session_id: str, fix: str | None
+) -> None:
+    for failure_id in failure_ids:
+        conn.execute(
+            "UPDATE command_failures SET passed_at = ?, passed_session = ?, fix = ?"
+            " WHERE id = ? AND passed_at IS NULL",
+            (stamp, session_id, fix, failure_id),
+        )
+
+
+def edited_since(conn: Connection, session_id: str, since: str, limit: int) -> list[str]:
+    """The session's edited paths at or after `since`, most recent first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit' AND at >= ?"
+            " GROUP BY path ORDER BY max(seq) DESC LIMIT ?",
+            (session_id, since, limit),
+        )
+    ]

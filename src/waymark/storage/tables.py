@@ -31,6 +31,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("id",)),
     ("session_ledger", ()),
     ("session_injected", ("session_id", "memory_id")),
+    ("command_failures", ()),
     ("memory_use", ("memory_id",)),
     ("settings", ("key",)),
     ("events", ()),
@@ -38,7 +39,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
 DERIVED = ("vectors", "memories_fts", "memories_fts_vocab", "schema_migrations")
 # Integer keys that only mean something in one file.
-LOCAL = {"memories": "rowid", "events": "seq", "session_ledger": "seq"}
+LOCAL = {"memories": "rowid", "events": "seq", "session_ledger": "seq", "command_failures": "id"}
 
 _MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
 _SESSIONS = "SELECT id FROM sessions WHERE project_id = :p"
@@ -54,6 +55,7 @@ SCOPED = {
     "sessions": "t.project_id = :p",
     "session_ledger": f"t.session_id IN ({_SESSIONS})",
     "session_injected": f"t.session_id IN ({_SESSIONS})",
+    "command_failures": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",

@@ -1,0 +1,90 @@
+"""PreToolUse: before an edit or a shell command, what Waymark knows about that file or
+command and the session has not seen (the packet is `waymark.packets.tool`). It never blocks,
+unless the project's `.waymark.toml` `[guard]` protects the path or command: then it asks for
+confirmation the client's way (Claude Code: `permissionDecision: "ask"`; Codex, which has no
+"ask" for hooks, is told no once with the reason and let through when the call is repeated).
+
+    python -I -m waymark.hooks.pre_tool_use claude-code|codex
+"""
+
+from __future__ import annotations
+
+import os
+
+from .event import edited_paths, shell_command
+from .runtime import Context, context_output, run
+
+NAME = "PreToolUse"
+
+
+def handle(ctx: Context) -> str | None:
+    event = ctx.event
+    paths = edited_paths(event)
+    command = shell_command(event)
+    if not paths and not command:
+        return None  # a read, a search, an MCP call: nothing to say, nothing opened
+    if not ctx.capturing():
+        return None
+    from waymark.packets.tool import tool_packet
+
+    text, ask = tool_packet(
+        ctx.conn,
+        ctx.project,
+        event.session_id,
+        event.client,
+        paths=paths,
+        command=command,
+        cwd=event.cwd or os.getcwd(),
+        record=ctx.records,
+    )
+    if ask is not None:
+        return _ask(event.client, event.session_id, ask.key, ask.reason, text)
+    return context_output(NAME, text) if text else None
+
+
+def _ask(client: str, session_id: str, key: str, reason: str, text: str | None) -> str | None:
+    from waymark.base import jsonlite as json
+
+    if client != "codex":
+        out: dict = {"hookEventName": NAME, "permissionDecision": "ask"}
+        out["permissionDecisionReason"] = reason
+        if text:
+            out["additionalContext"] = text
+        return json.dumps({"hookSpecificOutput": out})
+    if _confirmed_before(session_id, key):
+        return context_output(NAME, text) if text else None
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": NAME,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason
+                + " If the user agrees, make the same call again: Waymark lets it through.",
+            }
+        }
+    )
+
+
+def _confirmed_before(session_id: str, key: str) -> bool:
+    """True when this session was already stopped once for `key` (a marker file in the data
+    home, so a read-only session needs no database write); marks it otherwise."""
+    import hashlib
+
+    from waymark import home
+
+    folder = os.path.join(home.data_home(), "guard")
+    digest = hashlib.sha256(f"{session_id}\0{key}".encode()).hexdigest()[:32]
+    path = os.path.join(folder, digest)
+    if os.path.exists(path):
+        return True
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    return False
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

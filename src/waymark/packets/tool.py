@@ -1,0 +1,255 @@
+"""The PreToolUse packet: what Waymark knows about the file about to be edited or the command
+about to run, that this session has not been shown yet.
+
+For an edit: memories scoped to the file, its symbols and the directories above it
+(warnings first), and the active checkpoint's failed approaches that name the file. For a
+shell command: its earlier failures in this project (exit code, a short redacted tail, and
+what fixed it when a later run passed), warnings whose text names the command, and memories
+scoped to the files it writes or names. Bounded (`packet.tool_tokens`, 300 by default), empty
+when there is nothing, never the same item twice in a session.
+
+A `[guard]` in `.waymark.toml` (`projects.guard`) makes a protected path or command ask for
+confirmation, naming the memory that explains it. This runs before every edit and command:
+the hottest path of all, so it reads a handful of index entries and imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import namedtuple
+
+from waymark.handoff import commands
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
+    from waymark.storage.memories import Memory
+
+FILE_MEMORIES = 6
+COMMAND_WARNINGS = 3
+TAIL_SHOWN = 160
+# Shown first: what most often saves a wasted edit.
+TYPE_ORDER = ("warning", "lesson", "decision", "convention", "incident", "solution")
+
+# `key` says what was confirmed (Codex has no "ask": it is told no once, then let through).
+Ask = namedtuple("Ask", "key reason")
+
+
+def tool_packet(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    *,
+    paths: list[str],
+    command: str | None,
+    cwd: str | None,
+    record: bool = True,
+) -> tuple[str | None, Ask | None]:
+    """(packet text or None, the confirmation a guard asks for or None)."""
+    from waymark import settings
+    from waymark.packets.render import Section, render
+    from waymark.storage import sessions
+    from waymark.storage.connection import read_only
+
+    writable = record and not read_only(conn)
+    where = cwd or project.files
+    named = list(paths)
+    if command:
+        named += commands.written_files(command)
+        named += _named_files(command, where) if commands.program(command) else []
+    rel = list(dict.fromkeys(p for p in (_relative(project, p, where) for p in named) if p))
+    if not rel and not command:
+        return None, None
+    seen = sessions.injected(conn, session_id)
+    scoped = _scoped(conn, project, rel) if rel else []
+    ask = _guard(conn, project, rel, command, cwd, scoped)
+    fresh = [m for m in scoped if m.id not in seen]
+    approaches = [a for a in _failed_approaches(conn, project, rel) if a[0] not in seen]
+    failures: list[tuple[str, str]] = []
+    warnings: list[Memory] = []
+    if command:
+        failures = [f for f in _failures(conn, project, command) if f[0] not in seen]
+        shown = {m.id for m in fresh}
+        warnings = [
+            m
+            for m in _warnings_naming(conn, project, command)
+            if m.id not in seen and m.id not in shown
+        ]
+    if not (fresh or approaches or failures or warnings):
+        return None, ask
+    from waymark.packets.sections import memory_line
+
+    target = rel[0] if len(rel) == 1 else f"{len(rel)} files" if rel else "this command"
+    parts = [
+        Section(f"Before you run `{_short(command)}`", [f[1] for f in failures], 160),
+        Section(
+            f"Known about {target}",
+            [memory_line(m) for m in fresh] + [a[1] for a in approaches],
+            260,
+        ),
+        Section("Warnings naming this command", [memory_line(m) for m in warnings], 160),
+    ]
+    text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
+    if not text:
+        return None, ask
+    if writable:
+        from waymark.handoff.ledger import ensure_session
+        from waymark.packets.sections import note_injected
+        from waymark.storage import connection as db
+
+        memories = [m.id for m in fresh + warnings if m.id in text]
+        others = [k for k, line in approaches + failures if line in text]
+        ensure_session(conn, project, session_id, client)
+        note_injected(conn, session_id, memories)
+        if others:
+            with db.write(conn):
+                sessions.add_injected(conn, session_id, others)
+    return text, ask
+
+
+def _scoped(conn: Connection, project: Project, rel: list[str]) -> list[Memory]:
+    from waymark.packets.briefing import file_memories
+
+    found = file_memories(conn, project, rel, FILE_MEMORIES * 2)
+    rank = {t: i for i, t in enumerate(TYPE_ORDER)}
+    found.sort(key=lambda m: rank.get(m.type, len(TYPE_ORDER)))  # stable: nearest first within
+    return found[:FILE_MEMORIES]
+
+
+def _failed_approaches(conn: Connection, project: Project, rel: list[str]) -> list[tuple[str, str]]:
+    """(key, line) of the active checkpoint's failed approaches that name one of the files."""
+    from waymark.base import jsonlite as json
+    from waymark.packets.render import fence_text
+    from waymark.storage import checkpoints
+
+    found = checkpoints.active_revision(conn, project.id)
+    if found is None:
+        return []
+    revision_id, body = found
+    items = json.loads(body).get("failed_approaches") or []
+    names = set(rel) | {p.rsplit("/", 1)[-1] for p in rel if "." in p.rsplit("/", 1)[-1]}
+    out = []
+    for i, item in enumerate(items):
+        approach = item.get("approach", "") if isinstance(item, dict) else str(item)
+        why = item.get("why_failed", "") if isinstance(item, dict) else ""
+        text = f"{approach} {why}"
+        if any(name in text for name in names):
+            line = f"- [failed approach · checkpoint] {approach}" + (
+                f": failed because {why}" if why else ""
+            )
+            out.append((f"{revision_id}#failed{i}", fence_text(line)[:400]))
+    return out
+
+
+def _failures(conn: Connection, project: Project, command: str) -> list[tuple[str, str]]:
+    """(key, line) for the command's earlier failures: one line, the newest, with the count."""
+    from waymark.base import jsonlite as json
+    from waymark.handoff import ledger
+    from waymark.packets.briefing import age
+    from waymark.packets.render import fence_text
+
+    found = ledger.earlier_failures(conn, project, command)
+    if not found:
+        return []
+    last = found[0]
+    times = f"{len(found)} times" if len(found) > 1 else "once"
+    code = f", exit {last['exit_code']}" if last["exit_code"] is not None else ""
+    when = age(last["failed_at"])
+    when = "just now" if when == "now" else f"{when} ago"
+    line = f"- failed {times} in this project (last {when}{code})"
+    tail = " ".join((last["error_tail"] or "").split())[-TAIL_SHOWN:]
+    if tail:
+        line += f": …{tail}"
+    passed = next((f for f in found if f["passed_at"]), None)
+    if passed is not None:
+        fix = json.loads(passed["fix"]) if passed["fix"] else []
+        line += f". It passed later ({passed['passed_at'][:10]})" + (
+            f" after edits to {', '.join(fix)}" if fix else ""
+        )
+    return [(f"failure:{last['id']}", fence_text(line))]
+
+
+def _warnings_naming(conn: Connection, project: Project, command: str) -> list[Memory]:
+    """Active warnings whose text names the command's first words (not for plain readers)."""
+    if commands.program(command) in commands.READERS:
+        return []
+    words = [w for w in commands.head(command).split() if w.replace("-", "").isalnum()]
+    words = [w for w in words if not w.startswith("-")]
+    if not words:
+        return []
+    from waymark.storage import memories as rows
+    from waymark.storage import search
+
+    phrase = '"' + " ".join(words) + '"'
+    rowids = search.typed_matches(conn, project.id, phrase, ("warning",), COMMAND_WARNINGS)
+    by_rowid = rows.by_rowids(conn, rowids)
+    return [by_rowid[r] for r in rowids if r in by_rowid]
+
+
+def _guard(
+    conn: Connection,
+    project: Project,
+    rel: list[str],
+    command: str | None,
+    cwd: str | None,
+    scoped: list[Memory],
+) -> Ask | None:
+    from waymark.projects import guard
+
+    rules = guard.guard_for(cwd, project.files)
+    if not (rules.paths or rules.commands):
+        return None
+    source = os.path.relpath(rules.source, project.files) if project.files else rules.source
+    for path in rel:
+        pattern = guard.protected_path(path, rules)
+        if pattern is not None:
+            about = next((m for m in scoped if m.scope_target), scoped[0] if scoped else None)
+            return Ask(f"path:{path}", _reason(f"{path} is", pattern, source, about))
+    if command:
+        pattern = guard.protected_command(command, rules)
+        if pattern is not None:
+            warnings = _warnings_naming(conn, project, command)
+            return Ask(
+                f"command:{commands.normal(command)[:200]}",
+                _reason(f"`{_short(command)}` is", pattern, source, next(iter(warnings), None)),
+            )
+    return None
+
+
+def _reason(what: str, pattern: str, source: str, memory: Memory | None) -> str:
+    from waymark.packets.render import fence_text
+
+    text = f"Waymark: {what} protected by {source} [guard] ({pattern!r})."
+    if memory is not None:
+        said = fence_text(memory.content)[:240].rstrip(". ")
+        text += f" Memory {memory.id} ({memory.type}): {said}."
+    return text + " Confirm with the user before going on."
+
+
+def _named_files(command: str, where: str | None) -> list[str]:
+    """Arguments of the command that are existing files (a test file, a script), at most 4."""
+    out: list[str] = []
+    for word in command.split()[1:]:
+        word = word.strip("'\"")
+        if word.startswith("-") or ("/" not in word and "." not in word) or len(word) > 200:
+            continue
+        full = word if os.path.isabs(word) else os.path.join(where or "", word)
+        if os.path.isfile(full):
+            out.append(word)
+            if len(out) == 4:
+                break
+    return out
+
+
+def _relative(project: Project, path: str, where: str | None) -> str | None:
+    from waymark.handoff.ledger import relative
+
+    full = path if os.path.isabs(path) or not where else os.path.join(where, path)
+    return relative(project, full)
+
+
+def _short(command: str | None) -> str:
+    text = commands.normal(command or "").replace("`", "'")
+    return (text[:60] + "…") if len(text) > 60 else text
