@@ -13,14 +13,15 @@ CLIENTS = ("claude-code", "codex")
 _Fields = namedtuple(
     "_Fields",
     "client name session_id cwd source prompt tool_name tool_input tool_response failed"
-    " exit_code error stop_hook_active reason",
-    defaults=(None, None, None, None, None, None, None, None, None, None, None, None),
+    " exit_code error stop_hook_active reason agent_id agent_type",
+    defaults=(None, None, None, None, None, None, None, None, None, None, None, None, None, None),
 )
 
 
 class Event(_Fields):
     """`name` is the hook event (SessionStart, ...); `failed` is True when the tool call
-    failed, None when the client does not say; `error` is the failure text when known."""
+    failed, None when the client does not say; `error` is the failure text when known.
+    `agent_id` is set inside a subagent (both clients send the parent's `session_id`)."""
 
     __slots__ = ()
 
@@ -51,6 +52,8 @@ def from_payload(
         error=error if isinstance(error, str) else None,
         stop_hook_active=bool(data.get("stop_hook_active")),
         reason=data.get("reason") or data.get("trigger"),
+        agent_id=str(data["agent_id"]) if data.get("agent_id") else None,
+        agent_type=str(data["agent_type"]) if data.get("agent_type") else None,
     )
 
 

@@ -36,9 +36,10 @@ def handle(ctx: Context) -> str | None:
         command=command,
         cwd=event.cwd or os.getcwd(),
         record=ctx.records,
+        agent_id=event.agent_id,
     )
     if ask is not None:
-        return _ask(event.client, event.session_id, ask.key, ask.reason, text)
+        return _ask(event.client, event.session_id, ask[0], ask[1], text)
     return context_output(NAME, text) if text else None
 
 

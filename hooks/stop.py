@@ -12,6 +12,8 @@ NAME = "Stop"
 
 
 def handle(ctx: Context) -> str | None:
+    if ctx.event.agent_id:
+        return None  # a subagent never asks: its edits are the parent session's to hand off
     if not ctx.capturing() or not ctx.records:
         return None  # nothing recorded, nothing to hand off
     from waymark.handoff.stop import decide

@@ -16,8 +16,8 @@ NAME = "UserPromptSubmit"
 def handle(ctx: Context) -> str | None:
     event = ctx.event
     prompt = (event.prompt or "").strip()
-    if not prompt:
-        return None
+    if not prompt or event.agent_id:
+        return None  # a subagent's task: its SubagentStart packet is what it gets
     from waymark.packets import prompt as packets
 
     # Asked before the database is opened: the server embeds while this process works.

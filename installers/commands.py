@@ -36,6 +36,7 @@ HOOKS = (
     HookSpec("UserPromptSubmit", "user_prompt_submit", 5),
     # Only edits and shell commands: a read or a search never starts a process.
     HookSpec("PreToolUse", "pre_tool_use", 5, PRE_TOOL_MATCHER),
+    HookSpec("SubagentStart", "subagent_start", 5),
     HookSpec("PostToolUse", "post_tool_use", 5),
     HookSpec("PostToolUseFailure", "post_tool_use_failure", 5),
     HookSpec("PreCompact", "pre_compact", 10),

@@ -118,7 +118,8 @@ def test_the_mcp_server_an_old_install_registered_still_answers(old_install):
 
 
 def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_install, capsys):
-    """The old install predates PreToolUse: a re-run adds it and touches nothing else."""
+    """The old install predates PreToolUse and SubagentStart: a re-run adds them and touches
+    nothing else."""
     before = {rel: (old_install / rel).read_bytes() for rel in FILES}
     old_claude = claude_commands(old_install)
     assert main(["install", "--json"]) == 0
@@ -130,7 +131,7 @@ def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_in
         if str(old_install / rel) not in hooks:
             assert (old_install / rel).read_bytes() == before[rel]
     new_claude = claude_commands(old_install)
-    assert set(new_claude) - set(old_claude) == {"PreToolUse"}
+    assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart"}
     assert {e: c for e, c in new_claude.items() if e in old_claude} == old_claude
     codex = json.loads((old_install / ".codex/hooks.json").read_text("utf-8"))["hooks"]
     assert "PreToolUse" in codex

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from test_hooks import hook, payload, remember
+from test_hooks import context_of, hook, payload, remember
 from waymark.handoff import checkpoints, commands
 from waymark.projects import capture
 from waymark.storage import sessions
@@ -312,3 +312,83 @@ def test_the_warning_search_is_one_phrase_over_active_warnings(conn, enabled):
     remember(conn, enabled, "alembic downgrade is fine locally", type="note")
     row = conn.execute("SELECT rowid FROM memories WHERE id = ?", (kept.id,)).fetchone()
     assert typed_matches(conn, enabled.id, '"alembic downgrade"', ("warning",), 5) == [row[0]]
+
+
+def test_every_injection_leaves_a_receipt_that_log_and_recall_explain(
+    conn, enabled, repo, capsys, monkeypatch
+):
+    """ "Why did the agent get this?": each line, its hook, session, record, tokens and why."""
+    from waymark.cli import main
+
+    rule = remember(conn, enabled, "Money is integer cents", type="convention", pinned=True)
+    scoped = remember(conn, enabled, "core.run() holds the GIL", type="warning", scope="file",
+                      target="src/pkg/core.py")  # fmt: skip
+    start = payload("claude-code", "SessionStart", cwd=str(repo), session_id="r1")
+    assert rule.id in context_of(hook("SessionStart", start))
+    assert scoped.id in context(before_edit(repo, session="r1"))
+    monkeypatch.chdir(repo)
+    assert main(["log", "--injected", "--session", "r1", "--json"]) == 0
+    packets = json.loads(capsys.readouterr().out)["packets"]
+    assert [p["hook"] for p in packets] == ["PreToolUse", "SessionStart"]  # newest first
+    tool_line = packets[0]["lines"][0]
+    assert tool_line["item"] == scoped.id and tool_line["why"] == "path match: src/pkg/core.py"
+    assert tool_line["title"] == "core.run() holds the GIL" and tool_line["tokens"] > 0
+    start_lines = {line["item"]: line for line in packets[1]["lines"]}
+    assert start_lines[rule.id]["why"] == "pinned" and start_lines[rule.id]["section"] == "Rules"
+    assert packets[1]["tokens"] == sum(line["tokens"] for line in packets[1]["lines"])
+    assert main(["recall", "--explain", "--packet", "last"]) == 0
+    text = capsys.readouterr().out
+    assert "PreToolUse (tool)" in text and "path match: src/pkg/core.py" in text
+    assert main(["recall", "--explain", "--packet", packets[1]["packet"]]) == 0
+    assert "pinned" in capsys.readouterr().out
+    assert main(["recall", "--explain", "--packet", "nope", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["code"] == "not_found"
+
+
+def test_a_read_only_session_leaves_no_receipt(conn, enabled, repo):
+    remember(conn, enabled, "mind the lock", type="warning", scope="file", target="src/pkg/core.py")
+    capture.set_mode(conn, enabled, "read-only")
+    assert "mind the lock" in context(before_edit(repo))
+    assert conn.execute("SELECT count(*) FROM injections").fetchone()[0] == 0
+
+
+def test_a_prompt_packets_receipt_gives_each_hits_score_and_tiers(conn, enabled, repo):
+    found = remember(conn, enabled, "webhook retries use exponential backoff", type="decision")
+    for i in range(40):  # a prompt's words found in over 5% of memories are not searched
+        remember(conn, enabled, f"filler {i}: the invoice table has column number {i}")
+    ask = payload("claude-code", "UserPromptSubmit", cwd=str(repo), session_id="p1",
+                  prompt="how do webhook retries back off?")  # fmt: skip
+    assert found.id in context_of(hook("UserPromptSubmit", ask))
+    row = conn.execute(
+        "SELECT hook, kind, section, why FROM injections WHERE item = ?", (found.id,)
+    ).fetchone()
+    assert row[:3] == ("UserPromptSubmit", "prompt", "Relevant memories")
+    assert row[3].startswith("score ") and "lexical #1" in row[3]
+
+
+def test_the_mcp_recall_tool_explains_a_past_packet(conn, enabled, repo):
+    import asyncio
+
+    from mcp import Client
+
+    from waymark.server.app import build_server
+    from waymark.server.state import State
+
+    scoped = remember(conn, enabled, "core.run() holds the GIL", type="warning", scope="file",
+                      target="src/pkg/core.py")  # fmt: skip
+    assert scoped.id in context(before_edit(repo, session="m1"))
+    server, state = build_server(State(cwd=str(repo)))
+
+    async def go():
+        async with Client(server) as client:
+            return await client.call_tool("recall", {"query": "", "packet": "last"})
+
+    try:
+        result = asyncio.run(go())
+    finally:
+        state.close()
+    assert not result.is_error, result.content
+    packets = result.structured_content["packets"]
+    assert packets[0]["hook"] == "PreToolUse"
+    assert packets[0]["lines"][0]["item"] == scoped.id
+    assert packets[0]["lines"][0]["why"] == "path match: src/pkg/core.py"

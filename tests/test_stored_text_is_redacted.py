@@ -55,6 +55,9 @@ STRUCTURAL = {
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
+    # Receipts: Waymark's own section titles and reasons (no command text), ids, times.
+    "injections": {"packet", "at", "project_id", "session_id", "hook", "kind", "section", "item",
+                   "why"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 

@@ -26,8 +26,14 @@ DEFAULTS: dict[str, Any] = {
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,
     "packet.tool_tokens": 300,  # PreToolUse: what is known about the file or command
+    "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
+    "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
 }
+
+
+# Settings that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {"packet.subagent": ("small", "none")}
 
 
 def get(conn: Connection, key: str) -> Any:
@@ -48,6 +54,8 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
         )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
         raise InvalidArgument(f"{key} must be positive")
+    if key in CHOICES and value not in CHOICES[key]:
+        raise InvalidArgument(f"{key} takes one of {', '.join(CHOICES[key])} (now {current!r})")
     from waymark.storage.events import log_event
 
     with db.write(conn):

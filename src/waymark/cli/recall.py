@@ -45,6 +45,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--branch", help="only memories written on this git branch")
     p.add_argument("--explain", action="store_true", help="show each result's score breakdown")
     p.add_argument(
+        "--packet",
+        metavar="ID",
+        help="with --explain and no QUERY: explain a past hook packet line by line ('last' is"
+        " the newest; see `waymark log --injected`)",
+    )
+    p.add_argument("--session", metavar="SESSION_ID", help="with --packet: that session's")
+    p.add_argument(
         "--include-inactive",
         action="store_true",
         help="also superseded, archived and expired memories",
@@ -114,8 +121,10 @@ BATCH_MIN = 10
 def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if args.batch:
         return _batch(args, ctx)
+    if args.packet is not None:
+        return _explain_packet(args, ctx)
     if args.query is None:
-        raise InvalidArgument("give a QUERY, or --batch FILE")
+        raise InvalidArgument("give a QUERY, --batch FILE, or --explain --packet ID|last")
     project = ctx.read_project()
     if project is None:
         text = "nothing remembered here: this directory is not a Waymark project yet"
@@ -160,6 +169,19 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if below:
         lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def _explain_packet(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.packets import receipts
+
+    if args.query is not None or not args.explain:
+        raise InvalidArgument("--packet explains a past packet: give --explain and no QUERY")
+    project = ctx.read_project()
+    if project is None:
+        raise InvalidArgument("this directory is not a Waymark project yet: no packets")
+    found = receipts.packets(ctx.conn, project, session_id=args.session, packet=args.packet)
+    emit({"packets": found}, ctx.as_json, receipts.render_text(found))
     return 0
 
 

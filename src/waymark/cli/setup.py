@@ -8,6 +8,7 @@ from typing import Any
 
 from waymark import settings
 from waymark.cli.common import Context, add_command, bounded, emit
+from waymark.errors import InvalidArgument
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -48,6 +49,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--all-projects", action="store_true", help="every project (default: this one's)"
     )
     p.add_argument("--limit", type=bounded(1, 1000), default=50, help="1-1000 (default 50)")
+    p.add_argument(
+        "--injected",
+        action="store_true",
+        help="the hooks' injection receipts instead: each packet, line by line, and why",
+    )
+    p.add_argument("--session", metavar="SESSION_ID", help="with --injected: one session's")
     add_command(
         commands,
         "mcp",
@@ -138,6 +145,10 @@ def cmd_diagnostics(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.storage.events import query_events
 
+    if args.injected:
+        return _injected(args, ctx)
+    if args.session:
+        raise InvalidArgument("--session goes with --injected")
     project = None if args.all_projects else ctx.read_project()
     rows = query_events(
         ctx.conn,
@@ -160,12 +171,26 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def _injected(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.packets import receipts
+
+    if args.all_projects or args.op or args.since:
+        raise InvalidArgument("--injected takes --session and --limit (this project's packets)")
+    project = ctx.read_project()
+    found = (
+        receipts.packets(ctx.conn, project, session_id=args.session, limit=args.limit)
+        if project is not None
+        else []
+    )
+    emit({"packets": found}, ctx.as_json, receipts.render_text(found))
+    return 0
+
+
 def _since(text: str) -> str:
     """An ISO date/time, or an age (30m, 12h, 7d) as the UTC time that long ago."""
     import time
 
     from waymark.base import clock
-    from waymark.errors import InvalidArgument
 
     units = {"m": 60, "h": 3600, "d": 86400}
     if text[-1:] in units and text[:-1].isdigit():

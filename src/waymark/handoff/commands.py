@@ -52,6 +52,15 @@ def _keylike(word: str) -> bool:
     )
 
 
+def could_hold_secret(command: str) -> bool:
+    """False only for a command of plain words (no `=`, `@`, `:`, quotes, or long mixed
+    tokens): the redactor leaves such a command as it is, so it need not run to compare."""
+    for word in command.split():
+        if not set(word) <= _PLAIN or ":" in word or _keylike(word) or len(word) > 40:
+            return True
+    return False
+
+
 def program(command: str) -> str:
     """The program the command runs first (its base name), or ""."""
     first = head(command).partition(" ")[0]

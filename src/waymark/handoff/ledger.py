@@ -97,10 +97,10 @@ def record_tool(
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
             if command:
                 same = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)
+                head = redact.scrub_cut(commands.head(command), 200, contacts=contacts)[0]
                 sessions.add_command_failure(
-                    conn, project.id, session_id, stamp, commands.head(command), same[0],
-                    exit_code, tail,
-                )  # fmt: skip
+                    conn, project.id, session_id, stamp, head, same[0], exit_code, tail
+                )
 
 
 EARLIER = 20  # failures of one command head looked at
@@ -111,20 +111,25 @@ def earlier_failures(
 ) -> list[dict]:
     """The project's recorded failures of exactly this command (as stored: redacted, in one
     spelling), newest first. Costs one index lookup; the redactor runs only when the
-    command's first words failed before."""
+    command's first words failed before, no stored command equals it as it is, and it has a
+    word that could hold a secret (a plain command is stored unchanged)."""
     head = commands.head(command)
     if not head:
         return []
     found = sessions.command_failures(conn, project.id, head, EARLIER)
     if not found:
         return []
+    plain = commands.normal(command)[:COMMAND_MAX]
+    same = [f for f in found if f["command"] == plain]
+    if same or not commands.could_hold_secret(plain):
+        return same
     from waymark import settings
     from waymark.base import redact
 
     if contacts is None:
         contacts = bool(settings.get(conn, "capture.redact_contacts"))
-    same = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)[0]
-    return [f for f in found if f["command"] == same]
+    scrubbed = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)[0]
+    return [f for f in found if f["command"] == scrubbed]
 
 
 def _earlier_failures(conn: Connection, project: Project, command: str) -> list[dict]:

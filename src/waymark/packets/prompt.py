@@ -10,6 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
@@ -84,23 +85,47 @@ def prompt_packet(
         ),
     )
     shown_scoped = {m.id for m in scoped}
-    relevant = [
-        h.memory
+    chosen = [
+        h
         for h in hits
         if relevant_hit(h, hits[0].score)
         and h.memory.id not in seen
         and h.memory.id not in shown_scoped
     ]
+    relevant = [h.memory for h in chosen]
     parts = [
-        Section("For the files you named", [sections.memory_line(m) for m in scoped], 500),
-        Section("Relevant memories", [sections.memory_line(m) for m in relevant], 900),
+        Section(
+            "For the files you named",
+            [sections.memory_line(m) for m in scoped],
+            500,
+            0,
+            [(m.id, f"path match: {m.scope_target}") for m in scoped],
+        ),
+        Section(
+            "Relevant memories",
+            [sections.memory_line(m) for m in relevant],
+            900,
+            0,
+            [(h.memory.id, why_recalled(h)) for h in chosen],
+        ),
     ]
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
     if not text:
         return None
     if writable:
-        sections.note_injected(conn, session_id, [m.id for m in scoped + relevant if m.id in text])
+        sections.note_injected(
+            conn, session_id, [m.id for m in scoped + relevant if m.id in text],
+            receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
+        )  # fmt: skip
     return text
+
+
+def why_recalled(hit: Any) -> str:
+    """`score 0.031 (lexical #1, semantic #4)`: a ranked hit's receipt, its tiers' ranks."""
+    explain = hit.explain if isinstance(hit.explain, dict) else {}
+    tiers = explain.get("tiers") or {}
+    parts = ", ".join(f"{name} #{entry['rank']}" for name, entry in tiers.items())
+    return f"score {hit.score:.3f}" + (f" ({parts})" if parts else "")
 
 
 def _first(found: list[list[tuple[int, float]]] | None) -> list[tuple[int, float]] | None:

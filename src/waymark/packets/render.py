@@ -27,7 +27,8 @@ HEADER = (
 )
 
 # `more`: items of the section that were not even read (counted among those left out).
-Section = namedtuple("Section", "title items budget more", defaults=(0,))
+# `notes`: for each item, (the record it shows or None, why it was chosen): the receipt.
+Section = namedtuple("Section", "title items budget more notes", defaults=(0, None))
 
 
 def render(kind: str, sections: list[Section], budget: int) -> str:
@@ -42,6 +43,18 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
         room -= size - budget + step  # a shrink that drops no line must grow: it will
         step += 8
     return ""
+
+
+def receipts(text: str, sections: Sequence[Section]) -> list[tuple[str, str | None, str, int]]:
+    """(section, item, why, tokens) for each line of `sections` that is in `text`, in order.
+    A section without notes is one receipt per line, chosen as its title says."""
+    out: list[tuple[str, str | None, str, int]] = []
+    for section in sections:
+        notes = section.notes or [(None, section.title.lower())] * len(section.items)
+        for line, (item, why) in zip(section.items, notes, strict=False):
+            if line in text:
+                out.append((section.title, item, why, estimate(line) + 1))
+    return out
 
 
 def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:

@@ -12,6 +12,9 @@ from waymark.storage.events import count_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from waymark.packets.render import Section
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
     from waymark.storage.memories import Memory
@@ -99,14 +102,15 @@ def _is_lesson(line: str, lessons: list[dict]) -> bool:
 RULES_READ = 15  # more than any budget shows; the rest are counted, not read
 
 
-def rules(conn: Connection, project: Project) -> tuple[list[str], list[str], int]:
+def rules(conn: Connection, project: Project) -> tuple[list[str], list[tuple[str, str]], int]:
     """Pinned memories and high-priority conventions, warnings, decisions, preferences:
-    their lines, ids, and how many more there are than were read."""
+    their lines, (id, why) notes, and how many more there are than were read."""
     from waymark.packets.briefing import count_rules, pinned_rules
 
     memories = pinned_rules(conn, project, RULES_READ)
     more = count_rules(conn, project) - len(memories) if len(memories) == RULES_READ else 0
-    return [memory_line(m) for m in memories], [m.id for m in memories], max(0, more)
+    notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]
+    return [memory_line(m) for m in memories], notes, max(0, more)
 
 
 def pending_handoffs(conn: Connection, project: Project, session_id: str) -> list[str]:
@@ -175,11 +179,44 @@ def repo_changes(
     return out
 
 
-def note_injected(conn: Connection, session_id: str, memory_ids: list[str]) -> None:
-    """Remember what this session has seen (never inject twice) and count the use."""
-    if not memory_ids:
+def seen_by(injected: set[str], agent_id: str | None) -> set[str]:
+    """What the parent session (no `agent_id`) or one subagent has been shown, from the
+    session's injected keys (a subagent's carry its id as a prefix)."""
+    if agent_id:
+        prefix = f"{agent_id}:"
+        return {k[len(prefix) :] for k in injected if k.startswith(prefix)}
+    return injected
+
+
+def note_injected(
+    conn: Connection,
+    session_id: str,
+    memory_ids: list[str],
+    *,
+    receipt: tuple[str, str, str, str, list[Section]] | None = None,
+    others: Sequence[str] = (),
+    new_session: str | None = None,
+    agent_id: str | None = None,
+) -> None:
+    """Remember what this session has seen (never inject twice), count the use, and keep
+    the packet's receipt: `receipt` is (project id, hook, packet kind, text, sections).
+    `new_session` (its client) opens the session's row first, in the same transaction; a
+    subagent's (`agent_id`) seen items are its own, apart from the parent's."""
+    if not memory_ids and not others and receipt is None:
         return
     stamp = clock.now()
+    prefix = f"{agent_id}:" if agent_id else ""
     with db.write(conn):
-        sessions.add_injected(conn, session_id, memory_ids)
+        if new_session is not None and receipt is not None:
+            sessions.insert_session(conn, session_id, new_session, receipt[0], stamp, None, None)
+        sessions.add_injected(conn, session_id, [prefix + k for k in [*memory_ids, *others]])
         count_use(conn, memory_ids, stamp)
+        if receipt is not None:
+            from waymark.packets.render import receipts
+
+            project_id, hook, kind, text, parts = receipt
+            lines = receipts(text, parts)
+            if lines:
+                sessions.add_receipts(
+                    conn, clock.new_id(), stamp, project_id, session_id, hook, kind, lines
+                )

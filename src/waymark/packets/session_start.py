@@ -61,7 +61,7 @@ def start_session(
 
         with db.write(conn):
             forget_injected(conn, session_id)
-    text, shown = "", []  # type: tuple[str, list[str]]
+    text, shown = "", ([], [])  # type: tuple[str, tuple[list[str], list[Section]]]
     if source != "resume":
         text, shown = packet(
             conn,
@@ -88,7 +88,10 @@ def start_session(
     if not text:
         return None
     if writable:
-        sections.note_injected(conn, session_id, shown)
+        sections.note_injected(
+            conn, session_id, [m for m in shown[0] if m in text],
+            receipt=(project.id, "SessionStart", source, text, shown[1]),
+        )  # fmt: skip
         if "\n## Project\n" in text:  # said once: a move, a rename, a new name
             from waymark.storage import connection as db
             from waymark.storage.projects import clear_notice
@@ -107,15 +110,17 @@ def packet(
     head: str | None,
     dirty: Callable[[], dict[str, str] | None],
     branch: str | None = None,
-) -> tuple[str, list[str]]:
-    """The packet's text and the memories it shows; `dirty` is asked last, so git runs
-    while the database is read."""
+) -> tuple[str, tuple[list[str], list[Section]]]:
+    """The packet's text, and (the memories it may show, its sections); `dirty` is asked
+    last, so git runs while the database is read."""
     from waymark import settings
     from waymark.packets import sections
     from waymark.storage.projects import notice
 
     checkpoint = sections.checkpoint(conn, project, branch)
     rules = sections.rules(conn, project)
+    at = next((line for line in checkpoint[0] if line.startswith("(checkpoint ")), "")
+    held = at.split()[1].rstrip(",") if at else None  # the active checkpoint's id
     said = notice(conn, project.id) if full else None
     parts = [
         Section("Project", [said] if said else [], 80),
@@ -124,9 +129,15 @@ def packet(
             sections.pending_handoffs(conn, project, session_id) if full else [],
             200,
         ),
-        Section("Active checkpoint", checkpoint[0], 650),
-        Section("Lessons", checkpoint[1], 300),
-        Section("Rules", rules[0], 450, rules[2]),
+        Section(
+            "Active checkpoint",
+            checkpoint[0],
+            650,
+            0,
+            [(held, "active checkpoint")] * len(checkpoint[0]),
+        ),
+        Section("Lessons", checkpoint[1], 300, 0, _lesson_notes(checkpoint[1], held)),
+        Section("Rules", rules[0], 450, rules[2], rules[1]),
     ]
     if full:
         parts += [
@@ -139,4 +150,62 @@ def packet(
         ]
     budget = settings.get(conn, "packet.session_start_tokens")
     text = render("session-start", parts, budget)
-    return text, [memory_id for memory_id in rules[1] if memory_id in text]
+    return text, ([memory_id for memory_id, _ in rules[1]], parts)
+
+
+def _lesson_notes(lines: list[str], held: str | None) -> list[tuple[str | None, str]]:
+    """A lesson line's receipt: its checkpoint, the active one's or a finished one's."""
+    out: list[tuple[str | None, str]] = []
+    for line in lines:
+        if line.startswith("- (historical, from checkpoint "):
+            out.append((line.split()[4].rstrip(","), "lesson of a completed checkpoint"))
+        else:
+            out.append((held, "lesson of the active checkpoint"))
+    return out
+
+
+SUBAGENT_MODES = ("small", "none")
+
+
+def subagent_packet(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    agent_id: str,
+    *,
+    record: bool = True,
+) -> str | None:
+    """A subagent's packet (`packet.subagent`): "small" is the active checkpoint's next
+    action and the rules, within `packet.subagent_tokens`; "none" is nothing. Recorded as
+    that subagent's own (its context is not the parent's)."""
+    from waymark import settings
+    from waymark.packets import sections
+    from waymark.storage.connection import read_only
+
+    if settings.get(conn, "packet.subagent") != "small":
+        return None
+    checkpoint = sections.checkpoint(conn, project)
+    at = next((line for line in checkpoint[0] if line.startswith("(checkpoint ")), "")
+    held = at.split()[1].rstrip(",") if at else None
+    nxt = [line for line in checkpoint[0] if line.startswith("Next action:")]
+    rules = sections.rules(conn, project)
+    parts = [
+        Section("Active checkpoint", nxt, 150, 0, [(held, "active checkpoint")] * len(nxt)),
+        Section("Rules", rules[0], 400, rules[2], rules[1]),
+    ]
+    text = render("subagent", parts, settings.get(conn, "packet.subagent_tokens"))
+    if not text:
+        return None
+    if record and not read_only(conn):
+        from waymark.storage.sessions import session_exists
+
+        sections.note_injected(
+            conn,
+            session_id,
+            [memory_id for memory_id, _ in rules[1] if memory_id in text],
+            receipt=(project.id, "SubagentStart", "subagent", text, parts),
+            new_session=None if session_exists(conn, session_id) else client,
+            agent_id=agent_id,
+        )
+    return text

@@ -16,7 +16,6 @@ the hottest path of all, so it reads a handful of index entries and imports noth
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 
 from waymark.handoff import commands
 
@@ -32,8 +31,10 @@ TAIL_SHOWN = 160
 # Shown first: what most often saves a wasted edit.
 TYPE_ORDER = ("warning", "lesson", "decision", "convention", "incident", "solution")
 
-# `key` says what was confirmed (Codex has no "ask": it is told no once, then let through).
-Ask = namedtuple("Ask", "key reason")
+# The confirmation a guard asks for: (key, reason). `key` names what was confirmed (Codex has
+# no "ask": it is told no once, then let through). A plain tuple: a namedtuple costs a hook
+# about 0.25 ms to define.
+Ask = tuple[str, str]
 
 
 def tool_packet(
@@ -46,8 +47,10 @@ def tool_packet(
     command: str | None,
     cwd: str | None,
     record: bool = True,
+    agent_id: str | None = None,
 ) -> tuple[str | None, Ask | None]:
-    """(packet text or None, the confirmation a guard asks for or None)."""
+    """(packet text or None, the confirmation a guard asks for or None). Inside a subagent
+    (`agent_id`), "seen" is that subagent's own: its context is not the parent's."""
     from waymark import settings
     from waymark.packets.render import Section, render
     from waymark.storage import sessions
@@ -59,12 +62,16 @@ def tool_packet(
     if command:
         named += commands.written_files(command)
         named += _named_files(command, where) if commands.program(command) else []
-    rel = list(dict.fromkeys(p for p in (_relative(project, p, where) for p in named) if p))
+    from waymark.projects.pathnames import normalise
+
+    rel = normalise(project, [os.path.join(where or "", p) for p in named])
     if not rel and not command:
         return None, None
-    seen = sessions.injected(conn, session_id)
+    from waymark.packets.sections import seen_by
+
+    seen = seen_by(sessions.injected(conn, session_id), agent_id)
     scoped = _scoped(conn, project, rel) if rel else []
-    ask = _guard(conn, project, rel, command, cwd, scoped)
+    ask = _guard(conn, project, rel, command, cwd, scoped) if _configured(cwd, project) else None
     fresh = [m for m in scoped if m.id not in seen]
     approaches = [a for a in _failed_approaches(conn, project, rel) if a[0] not in seen]
     failures: list[tuple[str, str]] = []
@@ -81,31 +88,48 @@ def tool_packet(
         return None, ask
     from waymark.packets.sections import memory_line
 
-    target = rel[0] if len(rel) == 1 else f"{len(rel)} files" if rel else "this command"
+    # Titles and reasons name no command text or path: they are kept in the receipts, and a
+    # command can hold a secret (each memory line carries its own target).
+    target = "this file" if len(rel) == 1 else "these files"
     parts = [
-        Section(f"Before you run `{_short(command)}`", [f[1] for f in failures], 160),
+        Section(
+            "Before you run this command",
+            [f[1] for f in failures],
+            160,
+            0,
+            [(f[0], "the same command failed before") for f in failures],
+        ),
         Section(
             f"Known about {target}",
             [memory_line(m) for m in fresh] + [a[1] for a in approaches],
             260,
+            0,
+            [(m.id, f"path match: {m.scope_target}") for m in fresh]
+            + [(a[0].partition("#")[0], "failed approach naming the file") for a in approaches],
         ),
-        Section("Warnings naming this command", [memory_line(m) for m in warnings], 160),
+        Section(
+            "Warnings naming this command",
+            [memory_line(m) for m in warnings],
+            160,
+            0,
+            [(m.id, "its text names the command") for m in warnings],
+        ),
     ]
     text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
     if not text:
         return None, ask
     if writable:
-        from waymark.handoff.ledger import ensure_session
         from waymark.packets.sections import note_injected
-        from waymark.storage import connection as db
 
-        memories = [m.id for m in fresh + warnings if m.id in text]
-        others = [k for k, line in approaches + failures if line in text]
-        ensure_session(conn, project, session_id, client)
-        note_injected(conn, session_id, memories)
-        if others:
-            with db.write(conn):
-                sessions.add_injected(conn, session_id, others)
+        note_injected(
+            conn,
+            session_id,
+            [m.id for m in fresh + warnings if m.id in text],
+            receipt=(project.id, "PreToolUse", "tool", text, parts),
+            others=[k for k, line in approaches + failures if line in text],
+            new_session=None if sessions.session_exists(conn, session_id) else client,
+            agent_id=agent_id,
+        )
     return text, ask
 
 
@@ -175,17 +199,22 @@ def _warnings_naming(conn: Connection, project: Project, command: str) -> list[M
     """Active warnings whose text names the command's first words (not for plain readers)."""
     if commands.program(command) in commands.READERS:
         return []
-    words = [w for w in commands.head(command).split() if w.replace("-", "").isalnum()]
-    words = [w for w in words if not w.startswith("-")]
-    if not words:
+    phrase = _phrase(command)
+    if not phrase:
         return []
     from waymark.storage import memories as rows
     from waymark.storage import search
 
-    phrase = '"' + " ".join(words) + '"'
-    rowids = search.typed_matches(conn, project.id, phrase, ("warning",), COMMAND_WARNINGS)
+    match = '"' + phrase + '"'
+    rowids = search.typed_matches(conn, project.id, match, ("warning",), COMMAND_WARNINGS)
     by_rowid = rows.by_rowids(conn, rowids)
     return [by_rowid[r] for r in rowids if r in by_rowid]
+
+
+def _phrase(command: str) -> str:
+    """The words of the command's head a warning must name: no flags, no punctuation."""
+    words = [w for w in commands.head(command).split() if w.replace("-", "").isalnum()]
+    return " ".join(w for w in words if not w.startswith("-"))
 
 
 def _guard(
@@ -206,12 +235,12 @@ def _guard(
         pattern = guard.protected_path(path, rules)
         if pattern is not None:
             about = next((m for m in scoped if m.scope_target), scoped[0] if scoped else None)
-            return Ask(f"path:{path}", _reason(f"{path} is", pattern, source, about))
+            return f"path:{path}", _reason(f"{path} is", pattern, source, about)
     if command:
         pattern = guard.protected_command(command, rules)
         if pattern is not None:
             warnings = _warnings_naming(conn, project, command)
-            return Ask(
+            return (
                 f"command:{commands.normal(command)[:200]}",
                 _reason(f"`{_short(command)}` is", pattern, source, next(iter(warnings), None)),
             )
@@ -243,11 +272,22 @@ def _named_files(command: str, where: str | None) -> list[str]:
     return out
 
 
-def _relative(project: Project, path: str, where: str | None) -> str | None:
-    from waymark.handoff.ledger import relative
-
-    full = path if os.path.isabs(path) or not where else os.path.join(where, path)
-    return relative(project, full)
+def _configured(cwd: str | None, project: Project) -> bool:
+    """True when a `.waymark.toml` lies between `cwd` and the project root: only then is the
+    guard module loaded and read."""
+    root = project.files
+    if not root:
+        return False
+    here = os.path.realpath(cwd) if cwd else root
+    top = os.path.realpath(root)
+    if not (here == top or here.startswith(top + os.sep)):
+        here = top
+    while True:
+        if os.path.isfile(os.path.join(here, ".waymark.toml")):
+            return True
+        if here == top or os.path.dirname(here) == here:
+            return False
+        here = os.path.dirname(here)
 
 
 def _short(command: str | None) -> str:

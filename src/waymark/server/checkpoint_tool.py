@@ -32,10 +32,10 @@ def checkpoint(
     expected_revision_id: Annotated[
         str | None,
         Field(
-            description="The revision you last saw.",
+            description="Last seen revision.",
         ),
     ] = None,
-    objective: Annotated[str | None, Field(description="One sentence.")] = None,
+    objective: str | None = None,
     progress: str | list[str] | None = None,
     decisions: Annotated[Items, Field(description="[{decision, why}]")] = None,
     failed_approaches: Annotated[Items, Field(description="[{approach, why_failed}]")] = None,
@@ -61,9 +61,8 @@ def checkpoint(
     project: ProjectArg = None,
 ) -> CheckpointSaved:
     """Handoff for the next session: task, progress, decisions and why, failures, tests,
-    exact next action. Create it when a multi-step task starts; revise it (`checkpoint_id`,
-    `expected_revision_id`) as work moves and before you stop. Summarise, never paste
-    logs."""
+    exact next action. Create at a multi-step task's start; revise (`checkpoint_id`,
+    `expected_revision_id`) as work moves and before stopping. Summarise, never paste logs."""
     values = locals()
     fields = {name: values[name] for name in FIELDS if values[name] is not None}
     state = state_of(ctx)

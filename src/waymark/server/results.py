@@ -98,6 +98,7 @@ class Recalled(TypedDict):
     tokens: int  # the whole answer's estimated size
     omitted: NotRequired[str]
     omitted_counts: NotRequired[dict[str, int]]
+    packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
 
 
 class Saved(TypedDict):

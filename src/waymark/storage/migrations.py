@@ -338,6 +338,28 @@ CREATE TABLE command_failures (
 CREATE INDEX command_failures_by_head ON command_failures (project_id, head, id DESC);
 """
 
+M015_INJECTIONS = """
+-- Injection receipts: every line a hook put in front of the model, one row each. `packet`
+-- groups the lines of one injection; `item` is the memory id (or checkpoint id, `failure:N`)
+-- a line shows, NULL for a line of no record (git changes, the ledger); `why` says what
+-- chose it (pinned, a path match, a score). No text of the line itself: it is in the memory.
+CREATE TABLE injections (
+    seq         INTEGER PRIMARY KEY,
+    packet      TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    project_id  TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    hook        TEXT NOT NULL,
+    kind        TEXT NOT NULL,
+    section     TEXT NOT NULL,
+    item        TEXT,
+    why         TEXT NOT NULL,
+    tokens      INTEGER NOT NULL
+);
+CREATE INDEX injections_by_session ON injections (session_id, seq);
+CREATE INDEX injections_by_project ON injections (project_id, seq);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -354,6 +376,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m012_rules_cover_expiry", M012_RULES_COVER_EXPIRY),
     ("m013_branches", M013_BRANCHES),
     ("m014_command_failures", M014_COMMAND_FAILURES),
+    ("m015_injections", M015_INJECTIONS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -95,6 +95,7 @@ PROJECT_TABLES = (
     ("session_injected", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("session_ledger", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("command_failures", "project_id = ?"),
+    ("injections", "project_id = ?"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),
     ("checkpoint_revisions", "checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = ?)"),

@@ -187,7 +187,8 @@ def typed_matches(
     conn: Connection, project_id: str, match: str, types: Sequence[str], limit: int
 ) -> list[int]:
     """Rowids of the project's (and global) active memories of `types` whose text matches the
-    FTS5 expression `match`, best first."""
+    FTS5 expression `match`, newest first: FTS5 walks rowids downward and stops at `limit`
+    (ranking every match by bm25 cost 5-10x more for a common word)."""
     marks = ", ".join("?" * len(types))
     return [
         int(r[0])
@@ -195,7 +196,7 @@ def typed_matches(
             "SELECT f.rowid FROM memories_fts f"
             " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
             " WHERE memories_fts MATCH ? AND (m.project_id = ? OR m.project_id IS NULL)"
-            f" AND m.status = 'active' AND m.type IN ({marks}) ORDER BY f.rank LIMIT ?",
+            f" AND m.status = 'active' AND m.type IN ({marks}) ORDER BY f.rowid DESC LIMIT ?",
             (match, project_id, *types, limit),
         )
     ]

@@ -268,3 +268,63 @@ def edited_since(conn: Connection, session_id: str, since: str, limit: int) -> l
             (session_id, since, limit),
         )
     ]
+
+
+RECEIPTS_KEPT = 50_000  # lines, over every project: months of ordinary use
+
+
+def add_receipts(
+    conn: Connection,
+    packet: str,
+    stamp: str,
+    project_id: str,
+    session_id: str,
+    hook: str,
+    kind: str,
+    lines: Iterable[tuple[str, str | None, str, int]],
+) -> None:
+    """One packet's receipts: (section, item, why, tokens) per line; the oldest beyond
+    RECEIPTS_KEPT are dropped now and then."""
+    cursor = conn.cursor()
+    cursor.executemany(
+        "INSERT INTO injections (packet, at, project_id, session_id, hook, kind, section, item,"
+        " why, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(packet, stamp, project_id, session_id, hook, kind, *line) for line in lines],
+    )
+    last = conn.last_insert_rowid()
+    if last % 500 == 0:
+        conn.execute("DELETE FROM injections WHERE seq <= ?", (last - RECEIPTS_KEPT,))
+
+
+RECEIPT_KEYS = (
+    "packet", "at", "session_id", "hook", "kind", "section", "item", "why", "tokens",
+)  # fmt: skip
+
+
+def receipts(
+    conn: Connection,
+    project_id: str,
+    *,
+    session_id: str | None = None,
+    packet: str | None = None,
+    packets: int = 20,
+) -> list[dict[str, Any]]:
+    """The receipts of the project's newest `packets` packets (of one session, or one
+    packet), oldest line first."""
+    where, params = "project_id = ?", [project_id]
+    if session_id:
+        where += " AND session_id = ?"
+        params.append(session_id)
+    if packet:
+        where += " AND packet = ?"
+        params.append(packet)
+    chosen = (
+        f"SELECT packet FROM injections WHERE {where} GROUP BY packet"
+        " ORDER BY max(seq) DESC LIMIT ?"
+    )
+    rows = conn.execute(
+        f"SELECT {', '.join(RECEIPT_KEYS)} FROM injections WHERE {where}"
+        f" AND packet IN ({chosen}) ORDER BY seq",
+        (*params, *params, packets),
+    ).fetchall()
+    return [dict(zip(RECEIPT_KEYS, row, strict=True)) for row in rows]

@@ -32,6 +32,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_ledger", ()),
     ("session_injected", ("session_id", "memory_id")),
     ("command_failures", ()),
+    ("injections", ()),
     ("memory_use", ("memory_id",)),
     ("settings", ("key",)),
     ("events", ()),
@@ -39,7 +40,13 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
 DERIVED = ("vectors", "memories_fts", "memories_fts_vocab", "schema_migrations")
 # Integer keys that only mean something in one file.
-LOCAL = {"memories": "rowid", "events": "seq", "session_ledger": "seq", "command_failures": "id"}
+LOCAL = {
+    "memories": "rowid",
+    "events": "seq",
+    "session_ledger": "seq",
+    "command_failures": "id",
+    "injections": "seq",
+}
 
 _MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
 _SESSIONS = "SELECT id FROM sessions WHERE project_id = :p"
@@ -56,6 +63,7 @@ SCOPED = {
     "session_ledger": f"t.session_id IN ({_SESSIONS})",
     "session_injected": f"t.session_id IN ({_SESSIONS})",
     "command_failures": "t.project_id = :p",
+    "injections": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",

@@ -1,0 +1,39 @@
+"""SubagentStart: a subagent's small packet, the active checkpoint's next action and the
+rules, or nothing (`waymark config packet.subagent none`). Both clients fire it with the
+parent's session id and the subagent's `agent_id`; what the subagent edits counts for the
+parent's handoff, and a subagent's stop never asks for one (Waymark registers no
+SubagentStop).
+
+    python -I -m waymark.hooks.subagent_start claude-code|codex
+"""
+
+from __future__ import annotations
+
+from .runtime import Context, context_output, run
+
+NAME = "SubagentStart"
+
+
+def handle(ctx: Context) -> str | None:
+    event = ctx.event
+    if not ctx.capturing():
+        return None
+    from waymark.packets.session_start import subagent_packet
+
+    text = subagent_packet(
+        ctx.conn,
+        ctx.project,
+        event.session_id,
+        event.client,
+        event.agent_id or "subagent",
+        record=ctx.records,
+    )
+    return context_output(NAME, text) if text else None
+
+
+def main() -> None:
+    run(NAME, handle)
+
+
+if __name__ == "__main__":
+    main()

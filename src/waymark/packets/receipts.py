@@ -1,0 +1,87 @@
+"""Injection receipts, read back: which packets a session got, line by line, and why.
+
+Every hook packet records one receipt row per line it put in front of the model (hook,
+session, section, the record shown, tokens, and what chose it: pinned, a path match, a
+score). These answer "why did the agent get this?" for `waymark log --injected`,
+`waymark recall --explain --packet`, and the MCP `recall` tool's `packet` argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from waymark.errors import NotFound
+from waymark.projects.resolve import Project
+from waymark.storage import memories as rows
+from waymark.storage import sessions
+from waymark.storage.connection import Connection
+
+
+def packets(
+    conn: Connection,
+    project: Project,
+    *,
+    session_id: str | None = None,
+    packet: str | None = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    """The project's newest packets (of one session, or the one named; `packet="last"` is
+    the newest), newest first, each with its lines and their records' titles."""
+    wanted = None if packet in (None, "last") else packet
+    found = sessions.receipts(
+        conn,
+        project.id,
+        session_id=session_id,
+        packet=wanted,
+        packets=1 if packet else limit,
+    )
+    if packet and not found:
+        raise NotFound(
+            f"no injection receipt {packet!r} in this project"
+            + (f" for session {session_id}" if session_id else ""),
+            packet=packet,
+        )
+    grouped: dict[str, dict[str, Any]] = {}
+    for row in found:
+        entry = grouped.setdefault(
+            row["packet"],
+            {
+                "packet": row["packet"],
+                "at": row["at"],
+                "session_id": row["session_id"],
+                "hook": row["hook"],
+                "kind": row["kind"],
+                "tokens": 0,
+                "lines": [],
+            },
+        )
+        entry["tokens"] += row["tokens"]
+        line = {k: row[k] for k in ("section", "item", "why", "tokens")}
+        memory = rows.get_memory(conn, row["item"]) if _memory_id(row["item"]) else None
+        if memory is not None:
+            line |= {"type": memory.type, "title": memory.title, "status": memory.status}
+        entry["lines"].append(line)
+    return sorted(grouped.values(), key=lambda p: (p["at"], p["packet"]), reverse=True)
+
+
+def _memory_id(item: str | None) -> bool:
+    return bool(item) and len(item or "") == 26 and (item or "").isalnum()
+
+
+def render_text(found: list[dict[str, Any]]) -> str:
+    """The packets for people: a header per packet, one line per line injected."""
+    if not found:
+        return "no injections recorded"
+    out: list[str] = []
+    for p in found:
+        out.append(
+            f"{p['at'][:19]}Z  {p['hook']} ({p['kind']})  session {p['session_id']}"
+            f"  {p['tokens']} tokens  packet {p['packet']}"
+        )
+        for line in p["lines"]:
+            what = line["item"] or "-"
+            title = f"  {line['type']}: {line['title']}" if "title" in line else ""
+            out.append(
+                f"  {line['section']:<26} {what:<28} {line['tokens']:>4} tok  {line['why']}{title}"
+            )
+    return "\n".join(out)

@@ -1,0 +1,50 @@
+"""Subagents inside real Claude Code and Codex sessions (scripted stub model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from waymark.handoff import checkpoints
+
+from .test_pre_tool_use_clients import project_with_a_file_warning
+
+CLIENTS = ["claude", "codex"]
+
+
+def spawn(client: str) -> dict:
+    if client == "claude":
+        return {
+            "tool": "Agent",
+            "input": {
+                "description": "refunds",
+                "prompt": "Write refund().",
+                "subagent_type": "general-purpose",
+            },
+        }
+    return {
+        "tool": "multi_agent_v1__spawn_agent",
+        "input": {"message": "Write refund().", "task_name": "refunds"},
+    }
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_subagent_gets_the_small_packet(clients, client, monkeypatch, tmp_path):
+    run_dir = tmp_path / "run"
+    conn, project = project_with_a_file_warning(clients, monkeypatch, run_dir)
+    checkpoints.create(
+        conn, project, {"objective": "Refunds", "next_action": "write refund() next to charge()"}
+    )
+    result = clients.run(
+        client,
+        [spawn(client), {"text": "Working."}, {"text": "Sub done."}, {"text": "Done."}],
+        run_dir=run_dir,
+        hooks=clients.hooks(client),
+    )
+    bodies = [json.dumps(r["body"]) for r in result.main_requests]
+    sub = [b for b in bodies if 'kind=\\"subagent\\"' in b]
+    assert sub, "no request carried the subagent packet"
+    assert "write refund() next to charge()" in sub[0]
+    row = conn.execute("SELECT hook, kind FROM injections WHERE hook = 'SubagentStart'").fetchone()
+    assert tuple(row) == ("SubagentStart", "subagent")
