@@ -1,23 +1,27 @@
-"""PostToolUse: note files an edit tool changed and commands that failed; nothing else.
+"""PostToolUse: note files an edit tool changed, commands that failed, and the call as a step
+of the session's work map; where the project opted in (`[output]`), keep a long shell output
+out of the model's context (`waymark.handoff.outputs`).
 
 python -I -m waymark.hooks.post_tool_use claude-code|codex
 """
 
 from __future__ import annotations
 
-from .event import edited_paths, shell_command
+import os
+
+from .event import EDIT_TOOLS, Event, edited_paths, shell_command
 from .runtime import Context, run
 
 NAME = "PostToolUse"
 
 
-def handle(ctx: Context) -> None:
+def handle(ctx: Context) -> str | None:
     event = ctx.event
     if not event.tool_name or not ctx.capturing() or not ctx.records:
-        return  # read-only: this session or project is never recorded
+        return None  # read-only: this session or project is never recorded
     from waymark.handoff.ledger import record_tool
 
-    record_tool(
+    kept = record_tool(
         ctx.conn,
         ctx.project,
         event.session_id,
@@ -29,7 +33,53 @@ def handle(ctx: Context) -> None:
         exit_code=event.exit_code,
         error=event.error,
         cwd=event.cwd,
+        looked_at=_looked_at(event),
     )
+    if kept and _long_shell_output(event):
+        return _trimmed(ctx)
+    return None
+
+
+def _long_shell_output(event: Event) -> bool:
+    """A Claude Code shell result with a stream longer than any threshold allows: only
+    Claude Code lets a hook replace what the model sees (`updatedToolOutput`)."""
+    response = event.tool_response
+    if event.client != "claude-code" or event.name != NAME or not isinstance(response, dict):
+        return False
+    if shell_command(event) is None:
+        return False
+    return any(len(response.get(k) or "") > MIN_TRIM for k in ("stdout", "stderr"))
+
+
+MIN_TRIM = 1000
+
+
+def _trimmed(ctx: Context) -> str | None:
+    from waymark.base import jsonlite as json
+    from waymark.handoff import outputs
+
+    event = ctx.event
+    rules = outputs.rules_for(event.cwd, ctx.project.files)
+    if rules is None:
+        return None
+    updated = outputs.trim(
+        ctx.conn, ctx.project, event.session_id, event.tool_name, shell_command(event),
+        event.tool_response, rules,
+    )  # fmt: skip
+    if updated is None:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": NAME, "updatedToolOutput": updated}})
+
+
+def _looked_at(event: Event) -> str | None:
+    """The file a read-like tool names (Read's file_path), as an absolute path."""
+    if event.tool_name in EDIT_TOOLS:
+        return None
+    data = event.tool_input or {}
+    path = data.get("file_path") or data.get("notebook_path")
+    if not isinstance(path, str) or not path:
+        return None
+    return path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
 
 
 def main() -> None:

@@ -29,6 +29,8 @@ FREE_TEXT = {
     "sessions": {"end_reason", "git_branch_start"},
     "checkpoint_revisions": {"body", "git_branch"},
     "command_failures": {"head", "command", "error_tail", "fix"},
+    "session_steps": {"target"},
+    "tool_outputs": {"command", "output"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -58,6 +60,8 @@ STRUCTURAL = {
     # Receipts: Waymark's own section titles and reasons (no command text), ids, times.
     "injections": {"packet", "at", "project_id", "session_id", "hook", "kind", "section", "item",
                    "why"},
+    "session_steps": {"session_id", "at", "tool", "outcome"},
+    "tool_outputs": {"id", "project_id", "session_id", "at", "expires_at", "tool"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 
@@ -159,6 +163,12 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         **base, "hook_event_name": "PostToolUse", "tool_name": "Write",
         "tool_input": {"file_path": str(repo / f"keys-{s['aws']}.txt"), "content": "x"},
         "tool_response": {"filePath": str(repo / "x")},
+    })  # fmt: skip
+    (repo / ".waymark.toml").write_text("[output]\ntrim_over = 1000\n")
+    hook("PostToolUse", "post_tool_use", {  # a long output kept whole for `waymark output`
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": f"env | grep {s['slack']}"},
+        "tool_response": {"stdout": f"TOKEN={s['github']}\n" + "line\n" * 400, "stderr": ""},
     })  # fmt: skip
     hook("PostToolUse", "post_tool_use", {  # the failed command passes: its fix is recorded
         **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",

@@ -26,13 +26,22 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         common,
         handler=cmd_import,
         help="bulk-load memories from JSON lines (re-runs skip unchanged keys), or load a "
-        "`waymark export` file with every id kept (all or nothing; twice is a no-op)",
-        example="waymark import notes.jsonl --project team-notes",
+        "`waymark export` file with every id kept (all or nothing; twice is a no-op), or read "
+        "Claude Code's or Codex's own memory (never written to)",
+        example="waymark import --from claude-memory",
     )
     p.add_argument(
         "file",
+        nargs="?",
         help='JSON lines: {"key", "text"|"content", "title"?, "type"?, '
         '"tags"?, "timestamp"?}, or a `waymark export` file; - for stdin',
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        choices=("claude-memory", "codex-memories"),
+        help="Claude Code's auto memory of this project, or Codex's memories, read-only; each "
+        "file or section one memory with its source, re-runs changing only what changed",
     )
     p = add_command(
         commands,
@@ -85,6 +94,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
+    if args.source is not None:
+        return _import_native(args, ctx)
+    if args.file is None:
+        raise InvalidArgument("give a FILE (JSON lines or a Waymark export), or --from SOURCE")
     stream = open_input(args.file)
     try:
         first = stream.readline()
@@ -109,6 +122,26 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         f"read {report.read}: {report.created} new, {report.superseded} updated, "
         f"{report.unchanged} unchanged, {report.removed} left removed, "
         f"{report.redactions} redactions ({rate:,.0f} rows/s)",
+    )
+    return 0
+
+
+def _import_native(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.data import native
+
+    if args.file is not None:
+        raise InvalidArgument("--from reads the client's own memory: give no FILE")
+    project = ctx.project()
+    lines = native.import_lines(args.source, project)
+    report = importer.import_lines(ctx.conn, project, lines)
+    where = native.source_folder(args.source, project)
+    data = report.to_dict() | {"source": args.source, "folder": where}
+    emit(
+        data,
+        ctx.as_json,
+        f"{args.source} ({where}): read {report.read}: {report.created} new, "
+        f"{report.superseded} updated, {report.unchanged} unchanged, {report.removed} left "
+        f"removed, {report.redactions} redactions",
     )
     return 0
 

@@ -194,6 +194,11 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         *([f"queries     {sem['queries']}"] if sem["queries"] else []),
         f"capture     {data['capture']['mode']}: {data['capture']['why']}",
         f"handoff     {len(pending)} pending" if pending else "handoff     none pending",
+        *[
+            f"imported    {v['memories']} from {source} ({v['folder']})"
+            for source, v in data["imported"].items()
+            if v["memories"]
+        ],
     ]
     emit(data, ctx.as_json, "\n".join(lines))
     return 0

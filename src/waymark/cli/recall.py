@@ -13,6 +13,7 @@ from waymark import errors
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound
 from waymark.memories.record import TYPES
+from waymark.projects import git
 from waymark.projects.resolve import resolve
 from waymark.recall import embed, quantize, semantic, vectors
 from waymark.recall import ranked as recall
@@ -145,6 +146,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         include_inactive=args.include_inactive,
         settings=recall.settings_for(ctx.conn),
         branch=args.branch,
+        current_branch=git.branch(project.files),
     )
     below = 0
     if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding

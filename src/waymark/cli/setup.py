@@ -55,6 +55,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the hooks' injection receipts instead: each packet, line by line, and why",
     )
     p.add_argument("--session", metavar="SESSION_ID", help="with --injected: one session's")
+    p = add_command(
+        commands,
+        "output",
+        common,
+        handler=cmd_output,
+        help="a tool output Waymark trimmed for the model ([output] in .waymark.toml), whole"
+        " and redacted",
+        example="waymark output out_01JD...",
+    )
+    p.add_argument("id", help="the id the trimmed view names (out_...)")
     add_command(
         commands,
         "mcp",
@@ -168,6 +178,17 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
         for r in rows
     ] or ["nothing logged matches"]
     emit({"events": rows}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_output(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.handoff import outputs
+
+    project = ctx.read_project()
+    if project is None:
+        raise InvalidArgument("this directory is not a Waymark project yet: no outputs")
+    found = outputs.get(ctx.conn, project, args.id)
+    emit(found, ctx.as_json, found["output"])
     return 0
 
 

@@ -312,15 +312,29 @@ PAST_LESSONS = 4
 
 
 def past_lessons(
-    conn: Connection, project: Project, exclude: set[str] | None = None
+    conn: Connection,
+    project: Project,
+    exclude: set[str] | None = None,
+    *,
+    branch: str | None = None,
 ) -> list[dict[str, Any]]:
     """Lessons of the latest completed checkpoints, newest first and at most PAST_LESSONS,
     each marked historical and citing its checkpoint: a finished task's lessons outlive it.
-    Lessons in `exclude` (as JSON) are the current task's own and are not repeated."""
+    Lessons in `exclude` (as JSON) are the current task's own and are not repeated. With
+    `branch` (the one checked out), checkpoints finished on it among the last nine come
+    first."""
     seen = set(exclude or ())
     out: list[dict[str, Any]] = []
-    for checkpoint_id in rows.finished_checkpoint_ids(conn, project.id, PAST_CHECKPOINTS):
-        done = get(conn, project, checkpoint_id)
+    wider = PAST_CHECKPOINTS * (3 if branch else 1)
+    finished = [
+        get(conn, project, checkpoint_id)
+        for checkpoint_id in rows.finished_checkpoint_ids(conn, project.id, wider)
+    ]
+    if branch:  # the branch's own first (stable: newest first within), still three in all
+        finished.sort(key=lambda done: done.revision.git_branch != branch)
+    finished = finished[:PAST_CHECKPOINTS]
+    for done in finished:
+        checkpoint_id = done.id
         for lesson in done.revision.body.get("lessons", []):
             key = json.dumps(lesson, sort_keys=True)
             if key in seen:

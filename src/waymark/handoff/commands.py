@@ -61,6 +61,18 @@ def could_hold_secret(command: str) -> bool:
     return False
 
 
+def summary(command: str) -> str:
+    """The program and, when the next word is a plain lowercase subcommand, that too
+    (`git push`, `npm run`, `pytest`): what a work map may say of a command."""
+    words = head(command).split()
+    if not words:
+        return ""
+    out = words[0].rsplit("/", 1)[-1]
+    if len(words) > 1 and words[1].isalpha() and words[1].islower() and len(words[1]) <= 20:
+        out += " " + words[1]
+    return out
+
+
 def program(command: str) -> str:
     """The program the command runs first (its base name), or ""."""
     first = head(command).partition(" ")[0]

@@ -7,7 +7,6 @@ import os
 
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
-from waymark.handoff import commands
 from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
 from waymark.storage import sessions
@@ -16,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from waymark.projects.ignore import Rules
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 
@@ -62,22 +62,30 @@ def record_tool(
     exit_code: int | None = None,
     error: str | None = None,
     cwd: str | None = None,
-) -> None:
-    """Files an edit tool changed; a failed command with a bounded, redacted error tail.
+    looked_at: str | None = None,
+) -> bool:
+    """Files an edit tool changed; a failed command with a bounded, redacted error tail; and
+    the call as one step of the session's work map (`looked_at`: the file a read names).
     What the project's capture rules ignore (`projects.ignore`) is dropped before any write:
-    an ignored edit or command never enters storage."""
+    an ignored edit or command never enters storage. True when the event was recorded."""
+    from waymark.handoff import commands
     from waymark.projects import ignore
 
     rules = ignore.rules_for(cwd, project.files)
     if command is not None and ignore.command_ignored(command, rules):
-        return  # an ignored command is not recorded at all, nor what it did
+        return False  # an ignored command is not recorded at all, nor what it did
     inside = [p for p in (relative(project, p) for p in paths) if p]
     kept = [p for p in inside if not ignore.path_ignored(p, rules)]
     if inside and not kept and command is None:
-        return  # an edit of ignored files only
+        return False  # an edit of ignored files only
+    seen = relative(project, looked_at) if looked_at else None
+    if seen and ignore.path_ignored(seen, rules):
+        return False  # a read of an ignored file
     ensure_session(conn, project, session_id, client)
     edited = [_named(p) for p in kept]
     stamp = clock.now()
+    target = _step_target(edited, command, _named(seen) if seen else None, rules)
+    outcome = _outcome(failed, exit_code)
     passed = _earlier_failures(conn, project, command) if command and failed is False else []
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
@@ -87,6 +95,8 @@ def record_tool(
             sessions.update_session(conn, session_id, last_shell_at=stamp)
         if passed:
             _note_fix(conn, session_id, stamp, passed)
+        if tool_name:
+            sessions.add_step(conn, session_id, stamp, tool_name[:60], target, outcome)
         if failed and (command or tool_name):
             from waymark import settings
             from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
@@ -101,6 +111,34 @@ def record_tool(
                 sessions.add_command_failure(
                     conn, project.id, session_id, stamp, head, same[0], exit_code, tail
                 )
+    return True
+
+
+def _step_target(
+    edited: list[str], command: str | None, seen: str | None, rules: Rules
+) -> str | None:
+    """A step's target, in a few words: the file(s), or the command's program and subcommand
+    (never its arguments, which can hold a secret) and the first file it writes."""
+    from waymark.handoff import commands
+    from waymark.projects import ignore
+
+    if command is not None:
+        wrote = [
+            p
+            for p in commands.written_files(command)
+            if not p.startswith("/") and not ignore.path_ignored(p, rules)
+        ]
+        said = commands.summary(command)
+        return f"{said} -> {_named(wrote[0])}" if wrote else said or None
+    if edited:
+        return edited[0] + (f" +{len(edited) - 1}" if len(edited) > 1 else "")
+    return seen
+
+
+def _outcome(failed: bool | None, exit_code: int | None) -> str:
+    if failed:
+        return f"failed (exit {exit_code})" if exit_code is not None else "failed"
+    return "ok" if failed is False else "done"
 
 
 EARLIER = 20  # failures of one command head looked at
@@ -113,6 +151,8 @@ def earlier_failures(
     spelling), newest first. Costs one index lookup; the redactor runs only when the
     command's first words failed before, no stored command equals it as it is, and it has a
     word that could hold a secret (a plain command is stored unchanged)."""
+    from waymark.handoff import commands
+
     head = commands.head(command)
     if not head:
         return []

@@ -33,6 +33,7 @@ def run_all(
     if client_checks is not None:
         for client in ("claude-code", "codex"):
             out += client_checks(client)
+    out += native_memory()
     out += [*model(), warm_server(), timed_hook()]
     return out
 
@@ -157,6 +158,26 @@ def database() -> list[dict[str, str]]:
             )
         else:
             out.append(finding("permissions", OK, "data folder 0700, database 0600"))
+    return out
+
+
+def native_memory(cwd: str | None = None) -> list[dict[str, str]]:
+    """Whether Claude Code's and Codex's own memory is on (Waymark never writes into it;
+    `waymark import --from` reads it)."""
+    from waymark.data import native
+    from waymark.projects.locate import locate
+    from waymark.projects.resolve import Project
+
+    where = locate(cwd or os.getcwd())
+    here = Project(id="", kind="path", name=None, root=where.root, how=where.how)
+    state = native.native_state(here)
+    out = []
+    for client, source in (("claude-code", "claude-memory"), ("codex", "codex-memories")):
+        s = state[client]
+        said = "on" if s["on"] else "off"
+        files = f"; {s['files']} file(s) in {s['folder']}" if s["folder"] else ""
+        fix = f"waymark import --from {source}  (read-only)" if s["files"] else ""
+        out.append(finding(f"{client} native memory", OK, f"{said}{files}", fix))
     return out
 
 

@@ -50,6 +50,18 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
             ]
         },
         "capture": capture_policy(conn, project, session_id),
+        "imported": _imported(conn, project),
+    }
+
+
+def _imported(conn: Connection, project: Project) -> dict[str, Any]:
+    """What came from the clients' own memory, and from where."""
+    from waymark.data import native
+
+    counts = native.imported(conn, project)
+    return {
+        source: {"memories": n, "folder": native.source_folder(source, project)}
+        for source, n in counts.items()
     }
 
 

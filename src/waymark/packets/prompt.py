@@ -76,6 +76,7 @@ def prompt_packet(
         limit=CANDIDATES,
         paths=named,
         scan_paths=False,  # `named` holds the paths the prompt mentions
+        current_branch=_branch(project),
         semantic=(lambda: _first(neighbours())) if neighbours else None,
         settings=ranked.settings_for(conn)._replace(
             query_max_share=PROMPT_MAX_SHARE,
@@ -92,6 +93,9 @@ def prompt_packet(
         and h.memory.id not in seen
         and h.memory.id not in shown_scoped
     ]
+    restated = sections.not_restated(project, scoped + [h.memory for h in chosen])
+    scoped = [m for m in scoped if m not in restated]
+    chosen = [h for h in chosen if h.memory not in restated]
     relevant = [h.memory for h in chosen]
     parts = [
         Section(
@@ -118,6 +122,18 @@ def prompt_packet(
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
         )  # fmt: skip
     return text
+
+
+def _branch(project: Project) -> str | None:
+    """The branch checked out, read from HEAD (`projects.git` is more than a prompt needs)."""
+    if not project.files:
+        return None
+    from waymark.projects.locate import git_branch
+
+    try:
+        return git_branch(project.files)
+    except OSError:
+        return None
 
 
 def why_recalled(hit: Any) -> str:

@@ -44,7 +44,7 @@ def checkpoint(
 
     section = checkpoint_section(conn, project)
     if section is None:
-        return [], [_past(lesson) for lesson in past_lessons(conn, project)]
+        return [], [_past(lesson) for lesson in past_lessons(conn, project, branch=branch)]
     lines = []
     if section["next_action"]:
         lines.append(f"Next action: {fence_text(section['next_action'])}")
@@ -72,7 +72,7 @@ def checkpoint(
         for lesson in section["lessons"]
     ]
     own = {json.dumps(_bare(lesson), sort_keys=True) for lesson in section["lessons"]}
-    lessons += [_past(lesson) for lesson in past_lessons(conn, project, own)]
+    lessons += [_past(lesson) for lesson in past_lessons(conn, project, own, branch=branch)]
     return lines, lessons
 
 
@@ -109,8 +109,25 @@ def rules(conn: Connection, project: Project) -> tuple[list[str], list[tuple[str
 
     memories = pinned_rules(conn, project, RULES_READ)
     more = count_rules(conn, project) - len(memories) if len(memories) == RULES_READ else 0
+    stated = not_restated(project, memories)
+    memories = [m for m in memories if m not in stated]
     notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]
-    return [memory_line(m) for m in memories], notes, max(0, more)
+    lines = [memory_line(m) for m in memories]
+    if stated:
+        lines.append(f"- ({len(stated)} more already in CLAUDE.md, AGENTS.md or MEMORY.md)")
+        notes.append((None, "said by the client's own instructions: left out"))
+    return lines, notes, max(0, more)
+
+
+def not_restated(project: Project, memories: list[Memory]) -> list[Memory]:
+    """The memories whose text CLAUDE.md, AGENTS.md or Claude Code's MEMORY.md already put in
+    front of the model: a packet leaves them out."""
+    if not memories:
+        return []
+    from waymark.projects.native import already_stated, stated_text
+
+    stated = stated_text(project)
+    return [m for m in memories if already_stated(m.content, m.title, stated)] if stated else []
 
 
 def pending_handoffs(conn: Connection, project: Project, session_id: str) -> list[str]:
@@ -179,13 +196,29 @@ def repo_changes(
     return out
 
 
-def seen_by(injected: set[str], agent_id: str | None) -> set[str]:
-    """What the parent session (no `agent_id`) or one subagent has been shown, from the
-    session's injected keys (a subagent's carry its id as a prefix)."""
-    if agent_id:
-        prefix = f"{agent_id}:"
-        return {k[len(prefix) :] for k in injected if k.startswith(prefix)}
-    return injected
+WORK_MAP_STEPS = 20
+STEPS_PER_LINE = 5
+
+
+def work_map(conn: Connection, session_id: str) -> list[str]:
+    """What this session did, oldest first, in a few words a step: repeats of one step are
+    counted (`Edit src/a.py x3`), five steps a line."""
+    runs: list[list] = []
+    for tool, target, outcome in sessions.steps(conn, session_id, 3 * WORK_MAP_STEPS):
+        step = (tool, target, outcome)
+        if runs and runs[-1][0] == step:
+            runs[-1][1] += 1
+        else:
+            runs.append([step, 1])
+    said = []
+    for (tool, target, outcome), times in runs[-WORK_MAP_STEPS:]:
+        text = tool + (f" {target}" if target else "")
+        text += "" if outcome in ("ok", "done") else f": {outcome}"
+        said.append(text + (f" x{times}" if times > 1 else ""))
+    return [
+        fence_text("- " + "; ".join(said[i : i + STEPS_PER_LINE]))
+        for i in range(0, len(said), STEPS_PER_LINE)
+    ]
 
 
 def note_injected(

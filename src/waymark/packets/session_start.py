@@ -139,6 +139,8 @@ def packet(
         Section("Lessons", checkpoint[1], 300, 0, _lesson_notes(checkpoint[1], held)),
         Section("Rules", rules[0], 450, rules[2], rules[1]),
     ]
+    if not full:  # after a compaction: what this session already did and tried
+        parts.append(Section("This session so far", sections.work_map(conn, session_id), 180))
     if full:
         parts += [
             Section("Recent work", sections.recent_work(conn, project, session_id), 250),
@@ -150,7 +152,7 @@ def packet(
         ]
     budget = settings.get(conn, "packet.session_start_tokens")
     text = render("session-start", parts, budget)
-    return text, ([memory_id for memory_id, _ in rules[1]], parts)
+    return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
 
 
 def _lesson_notes(lines: list[str], held: str | None) -> list[tuple[str | None, str]]:
@@ -203,7 +205,7 @@ def subagent_packet(
         sections.note_injected(
             conn,
             session_id,
-            [memory_id for memory_id, _ in rules[1] if memory_id in text],
+            [memory_id for memory_id, _ in rules[1] if memory_id and memory_id in text],
             receipt=(project.id, "SubagentStart", "subagent", text, parts),
             new_session=None if session_exists(conn, session_id) else client,
             agent_id=agent_id,

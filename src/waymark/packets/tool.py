@@ -51,25 +51,21 @@ def tool_packet(
 ) -> tuple[str | None, Ask | None]:
     """(packet text or None, the confirmation a guard asks for or None). Inside a subagent
     (`agent_id`), "seen" is that subagent's own: its context is not the parent's."""
-    from waymark import settings
-    from waymark.packets.render import Section, render
+    from waymark.projects.pathnames import normalise
     from waymark.storage import sessions
-    from waymark.storage.connection import read_only
 
-    writable = record and not read_only(conn)
     where = cwd or project.files
     named = list(paths)
     if command:
         named += commands.written_files(command)
         named += _named_files(command, where) if commands.program(command) else []
-    from waymark.projects.pathnames import normalise
-
     rel = normalise(project, [os.path.join(where or "", p) for p in named])
     if not rel and not command:
         return None, None
-    from waymark.packets.sections import seen_by
-
-    seen = seen_by(sessions.injected(conn, session_id), agent_id)
+    seen = sessions.injected(conn, session_id)
+    if agent_id:  # a subagent's context is its own: what it was shown carries its id
+        prefix = f"{agent_id}:"
+        seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
     scoped = _scoped(conn, project, rel) if rel else []
     ask = _guard(conn, project, rel, command, cwd, scoped) if _configured(cwd, project) else None
     fresh = [m for m in scoped if m.id not in seen]
@@ -85,8 +81,11 @@ def tool_packet(
             if m.id not in seen and m.id not in shown
         ]
     if not (fresh or approaches or failures or warnings):
-        return None, ask
+        return None, ask  # the common case: nothing new, nothing more imported or written
+    from waymark import settings
+    from waymark.packets.render import Section, render
     from waymark.packets.sections import memory_line
+    from waymark.storage.connection import read_only
 
     # Titles and reasons name no command text or path: they are kept in the receipts, and a
     # command can hold a secret (each memory line carries its own target).
@@ -118,7 +117,7 @@ def tool_packet(
     text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
     if not text:
         return None, ask
-    if writable:
+    if record and not read_only(conn):
         from waymark.packets.sections import note_injected
 
         note_injected(
@@ -145,7 +144,6 @@ def _scoped(conn: Connection, project: Project, rel: list[str]) -> list[Memory]:
 def _failed_approaches(conn: Connection, project: Project, rel: list[str]) -> list[tuple[str, str]]:
     """(key, line) of the active checkpoint's failed approaches that name one of the files."""
     from waymark.base import jsonlite as json
-    from waymark.packets.render import fence_text
     from waymark.storage import checkpoints
 
     found = checkpoints.active_revision(conn, project.id)
@@ -160,6 +158,8 @@ def _failed_approaches(conn: Connection, project: Project, rel: list[str]) -> li
         why = item.get("why_failed", "") if isinstance(item, dict) else ""
         text = f"{approach} {why}"
         if any(name in text for name in names):
+            from waymark.packets.render import fence_text
+
             line = f"- [failed approach · checkpoint] {approach}" + (
                 f": failed because {why}" if why else ""
             )

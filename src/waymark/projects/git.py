@@ -179,9 +179,3 @@ def _read_refs(read: Callable[[str], str | None], root: str | None) -> str | Non
         return read(root)
     except Exception:  # an odd repository layout: nothing known, no problem
         return None
-    from waymark.projects.locate import git_head
-
-    try:
-        return git_head(root)
-    except Exception:  # an odd repository layout: no head, no problem
-        return None

@@ -122,7 +122,10 @@ def multipliers(
     named: list[str],
     s: Settings,
     now: float | None,
+    branch: str | None = None,
 ) -> dict[str, float]:
+    """Each bounded adjustment of a candidate's fused score; `branch` is the one checked out
+    now (a decision written there is preferred)."""
     return {
         "recency": _recency(memory, s, now),
         "use": _use(uses, last_used, s, now),
@@ -130,13 +133,25 @@ def multipliers(
         + s.priority_step * memory.priority
         + (s.pin_boost if memory.pinned else 0.0),
         "scope": _scope_fit(memory, named, s),
+        "branch": 1.0 + s.branch_boost
+        if branch and memory.type in BRANCH_TYPES and memory.git_branch == branch
+        else 1.0,
     }
 
 
-def ceiling(named: list[str], s: Settings) -> float:
+BRANCH_TYPES = ("decision",)
+
+
+def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:
     """The largest product `multipliers` can return (recency never exceeds 1)."""
     scope = 1.0 + max(s.file_fit, s.dir_fit) if named else 1.0
-    return (1.0 + s.use_boost) * (1.0 + s.priority_step * PRIORITY_LIMIT + s.pin_boost) * scope
+    on_branch = 1.0 + s.branch_boost if branch else 1.0
+    return (
+        (1.0 + s.use_boost)
+        * (1.0 + s.priority_step * PRIORITY_LIMIT + s.pin_boost)
+        * scope
+        * on_branch
+    )
 
 
 def _age_days(stamp: str | None, now: float | None) -> float:

@@ -29,12 +29,13 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   query_max_share      words in more of all memories are not searched (hooks: 0.05)
 #   fuzzy_below          typo repair runs when the words as typed found fewer memories
 #   query_max_rows       words stop, rarest first, past this many postings (0: no limit)
+#   branch_boost         a decision written on the branch checked out now: +15%
 Settings = namedtuple(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows",
+    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows branch_boost",
     defaults=[
         1.0,
         0.8,
@@ -59,10 +60,11 @@ Settings = namedtuple(
         1.0,
         5,
         0,
+        0.15,
     ],
 )
 DEFAULT = Settings()
 
 
 # What the multipliers read (fusion.multipliers): enough to rank a candidate without its text.
-Light = namedtuple("Light", "id type priority pinned scope_type scope_target event_time")
+Light = namedtuple("Light", "id type priority pinned scope_type scope_target event_time git_branch")

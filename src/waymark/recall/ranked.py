@@ -88,18 +88,20 @@ def recall(
     now: float | None = None,
     scan_paths: bool = True,
     branch: str | None = None,
+    current_branch: str | None = None,
 ) -> list[Hit]:
     """The best `limit` memories for `query`, best first, each with its score breakdown.
     `paths` are searched too; so are the paths the query mentions, unless `scan_paths` is
     False (the caller found them already). With `branch`, only memories written on that
-    git branch: ranked among all, then narrowed."""
+    git branch: ranked among all, then narrowed. `current_branch` (the one checked out)
+    prefers the decisions written on it, within a bounded multiplier."""
     _check(limit, types)
     if branch is not None:
         wider = min(LIMIT_MAX, limit * BRANCH_WIDEN)
         ranked = recall(
             conn, project, query, limit=wider, types=types, tags=tags, paths=paths,
             semantic=semantic, include_inactive=include_inactive, settings=settings,
-            now=now, scan_paths=scan_paths,
+            now=now, scan_paths=scan_paths, current_branch=current_branch,
         )  # fmt: skip
         return [h for h in ranked if h.memory.git_branch == branch][:limit]
     query = _clean(query)
@@ -137,14 +139,16 @@ def recall(
         for rowid in rowids:
             if rowid in rows:
                 light, uses, last_used = rows[rowid]
-                multipliers = fusion.multipliers(light, uses, last_used, named, settings, now)
+                multipliers = fusion.multipliers(
+                    light, uses, last_used, named, settings, now, current_branch
+                )
                 final = fused[rowid]["fused"]
                 for value in multipliers.values():
                     final *= value
                 out.append((final, (final, light.id, rowid, multipliers)))
         return out
 
-    ceiling = fusion.ceiling(named, settings)
+    ceiling = fusion.ceiling(named, settings, current_branch)
     scored = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if not include_inactive:

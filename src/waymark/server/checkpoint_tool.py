@@ -61,8 +61,8 @@ def checkpoint(
     project: ProjectArg = None,
 ) -> CheckpointSaved:
     """Handoff for the next session: task, progress, decisions and why, failures, tests,
-    exact next action. Create at a multi-step task's start; revise (`checkpoint_id`,
-    `expected_revision_id`) as work moves and before stopping. Summarise, never paste logs."""
+    exact next action. Create at a multi-step task's start; revise as work moves and before
+    stopping. Summarise, never paste logs."""
     values = locals()
     fields = {name: values[name] for name in FIELDS if values[name] is not None}
     state = state_of(ctx)

@@ -14,6 +14,7 @@ from waymark.memories import browse, links, store
 from waymark.memories.draft import make_draft
 from waymark.packets import briefing
 from waymark.packets.render import within
+from waymark.projects import git
 from waymark.recall import ranked as recall
 from waymark.server.results import History, Memory, Page, Recalled, Related, Saved
 from waymark.server.state import ADDS, DESTROYS, READ_ONLY, ProjectArg, state_of, tool_errors
@@ -54,8 +55,7 @@ def recall_tool(
     detail: Detail = "summary",
     token_budget: Annotated[int, Field(ge=100, le=20000)] = 1500,
     include_session: Annotated[
-        bool,
-        Field(description="Also checkpoint, rules, memories on `paths`."),
+        bool, Field(description="Also checkpoint, rules, file memories.")
     ] = True,
     explain: bool = False,
     branch: str | None = None,
@@ -87,6 +87,7 @@ def recall_tool(
             semantic=near,
             settings=recall.settings_for(conn),
             branch=branch,
+            current_branch=git.branch(proj.files),
         )
         out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
         views = []
@@ -249,10 +250,16 @@ def history(
     id: str,  # any memory of the chain
     project: ProjectArg = None,
 ) -> History:
-    """A memory's supersession chain, oldest first, linked."""
+    """A memory's supersession chain, oldest first, linked; or a trimmed output (out_ID)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
+        if id.startswith("out_"):
+            from waymark.handoff import outputs
+
+            found = outputs.get(conn, proj, id)
+            keep = ("id", "at", "tool", "command", "chars", "output")
+            return cast(History, {"chain": [], "links": [], "output": {k: found[k] for k in keep}})
         chain = store.history(conn, id)
         if chain[0].project_id not in (proj.id, None):  # another project's: not found here
             raise NotFound(f"memory {id} belongs to another project", id=id)

@@ -118,6 +118,7 @@ class Link(TypedDict):
 class History(TypedDict):
     chain: list[Memory]
     links: list[Link]
+    output: NotRequired[dict[str, Any]]  # `id` named a trimmed tool output
 
 
 class Related(TypedDict):

@@ -338,3 +338,13 @@ def targeted(
             (project_id, path + "::", path + ":;"),
         ).fetchall()
     return [tuple(r) for r in rows]
+
+
+def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -> int:
+    """Active memories of the project whose key starts with `prefix` (memories_by_key)."""
+    row: Any = conn.execute(
+        "SELECT count(*) FROM memories WHERE project_id = ? AND key >= ? AND key < ?"
+        " AND status = 'active'",
+        (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+    ).fetchone()
+    return int(row[0])

@@ -360,6 +360,40 @@ CREATE INDEX injections_by_session ON injections (session_id, seq);
 CREATE INDEX injections_by_project ON injections (project_id, seq);
 """
 
+M016_SESSION_STEPS = """
+-- The session's work map: each tool call as tool, target (a project-relative path, or a
+-- command's program and subcommand: never its arguments) and outcome, the newest 60 per
+-- session. After a compaction the packet replays it, so the agent knows what it tried.
+CREATE TABLE session_steps (
+    seq         INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id),
+    at          TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    target      TEXT,
+    outcome     TEXT NOT NULL
+);
+CREATE INDEX session_steps_by_session ON session_steps (session_id, seq);
+"""
+
+M017_TOOL_OUTPUTS = """
+-- Verbose tool output kept out of the model's context (opt-in, `[output]` in .waymark.toml):
+-- the model got a head, the error lines and a tail; the whole output is here, redacted,
+-- until `expires_at`, and `waymark output ID` (or the MCP `history` tool) returns it.
+CREATE TABLE tool_outputs (
+    id          TEXT PRIMARY KEY,
+    project_id  TEXT NOT NULL REFERENCES projects(id),
+    session_id  TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    expires_at  TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    command     TEXT,
+    output      TEXT NOT NULL,
+    chars       INTEGER NOT NULL,
+    shown_chars INTEGER NOT NULL
+);
+CREATE INDEX tool_outputs_by_expiry ON tool_outputs (expires_at);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -377,6 +411,8 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m013_branches", M013_BRANCHES),
     ("m014_command_failures", M014_COMMAND_FAILURES),
     ("m015_injections", M015_INJECTIONS),
+    ("m016_session_steps", M016_SESSION_STEPS),
+    ("m017_tool_outputs", M017_TOOL_OUTPUTS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

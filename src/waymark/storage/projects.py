@@ -94,8 +94,10 @@ PROJECT_TABLES = (
     # (table, how its rows belong to a project), children before parents
     ("session_injected", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("session_ledger", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
+    ("session_steps", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("command_failures", "project_id = ?"),
     ("injections", "project_id = ?"),
+    ("tool_outputs", "project_id = ?"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),
     ("checkpoint_revisions", "checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = ?)"),

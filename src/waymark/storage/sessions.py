@@ -328,3 +328,55 @@ def receipts(
         (*params, *params, packets),
     ).fetchall()
     return [dict(zip(RECEIPT_KEYS, row, strict=True)) for row in rows]
+
+
+STEPS_KEPT = 60  # per session
+
+
+def add_step(
+    conn: Connection, session_id: str, stamp: str, tool: str, target: str | None, outcome: str
+) -> None:
+    """One tool call in the session's work map; only the newest STEPS_KEPT stay."""
+    conn.execute(
+        "INSERT INTO session_steps (session_id, at, tool, target, outcome) VALUES (?, ?, ?, ?, ?)",
+        (session_id, stamp, tool, target, outcome),
+    )
+    conn.execute(
+        "DELETE FROM session_steps WHERE session_id = ? AND seq <= (SELECT seq FROM"
+        " session_steps WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+        (session_id, session_id, STEPS_KEPT),
+    )
+
+
+def steps(conn: Connection, session_id: str, limit: int) -> list[tuple[str, str | None, str]]:
+    """(tool, target, outcome) of the session's newest `limit` steps, oldest first."""
+    rows = conn.execute(
+        "SELECT tool, target, outcome FROM session_steps WHERE session_id = ?"
+        " ORDER BY seq DESC LIMIT ?",
+        (session_id, limit),
+    ).fetchall()
+    return [(str(t), g, str(o)) for t, g, o in reversed(rows)]
+
+
+def put_output(conn: Connection, row: dict[str, Any]) -> None:
+    """A trimmed tool output, whole and redacted; expired ones are dropped now."""
+    conn.execute("DELETE FROM tool_outputs WHERE expires_at <= ?", (row["at"],))
+    keys = list(row)
+    conn.execute(
+        f"INSERT INTO tool_outputs ({', '.join(keys)}) VALUES ({', '.join('?' * len(keys))})",
+        [row[k] for k in keys],
+    )
+
+
+OUTPUT_KEYS = (
+    "id", "project_id", "session_id", "at", "expires_at", "tool", "command", "output", "chars",
+    "shown_chars",
+)  # fmt: skip
+
+
+def get_output(conn: Connection, output_id: str, now: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        f"SELECT {', '.join(OUTPUT_KEYS)} FROM tool_outputs WHERE id = ? AND expires_at > ?",
+        (output_id, now),
+    ).fetchone()
+    return None if row is None else dict(zip(OUTPUT_KEYS, row, strict=True))

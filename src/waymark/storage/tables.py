@@ -33,6 +33,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_injected", ("session_id", "memory_id")),
     ("command_failures", ()),
     ("injections", ()),
+    ("session_steps", ()),
+    ("tool_outputs", ("id",)),
     ("memory_use", ("memory_id",)),
     ("settings", ("key",)),
     ("events", ()),
@@ -46,6 +48,7 @@ LOCAL = {
     "session_ledger": "seq",
     "command_failures": "id",
     "injections": "seq",
+    "session_steps": "seq",
 }
 
 _MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
@@ -64,6 +67,8 @@ SCOPED = {
     "session_injected": f"t.session_id IN ({_SESSIONS})",
     "command_failures": "t.project_id = :p",
     "injections": "t.project_id = :p",
+    "session_steps": f"t.session_id IN ({_SESSIONS})",
+    "tool_outputs": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",

@@ -1,0 +1,224 @@
+"""Claude Code's and Codex's own memory, read and never written.
+
+Claude Code keeps auto memory per project in `<config>/projects/<slug>/memory/`: `MEMORY.md`
+(an index, of which the first 200 lines or 25 KB load at start) and topic files with a small
+frontmatter (`name`, `description`, `type`). Codex keeps opt-in memories in
+`$CODEX_HOME/memories/`: `memory_summary.md` and `MEMORY.md`, sectioned by headings, beside
+rollout summaries and skills (evidence, not imported).
+
+`waymark import --from claude-memory|codex-memories` turns them into memories of the
+project with their source recorded (tag, `source_ref`, a key per file or section), so a
+re-import changes nothing unless the source did (a changed one supersedes). Nothing here
+writes into those folders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from waymark.projects.native import (
+    claude_config_dir,
+    claude_memory_dir,
+    codex_home,
+    codex_memory_dir,
+)
+from waymark.projects.resolve import Project
+
+SOURCES = ("claude-memory", "codex-memories")
+CLAUDE_TYPES = {
+    "user": "preference", "feedback": "preference", "project": "fact", "reference": "fact",
+}  # fmt: skip
+MAX_FILE = 1024 * 1024
+
+
+def rows(source: str, project: Project) -> list[dict[str, Any]]:
+    """The import rows (`waymark import`'s JSON-lines shape) for one native source."""
+    if source == "claude-memory":
+        folder = claude_memory_dir(project)
+        if folder is None:
+            from waymark.errors import InvalidArgument
+
+            raise InvalidArgument("a named project has no folder Claude Code keeps memory for")
+        return _claude_rows(folder)
+    return _codex_rows(codex_memory_dir())
+
+
+def source_folder(source: str, project: Project) -> str | None:
+    return claude_memory_dir(project) if source == "claude-memory" else codex_memory_dir()
+
+
+def imported(conn: Any, project: Project) -> dict[str, int]:
+    """How many active memories of the project came from each native source."""
+    from waymark.storage.memories import count_active_by_key_prefix
+
+    return {s: count_active_by_key_prefix(conn, project.id, s + ":") for s in SOURCES}
+
+
+def _read(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read(MAX_FILE).decode("utf-8", "replace")
+
+
+def _markdown_files(folder: str) -> list[str]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(
+        n
+        for n in os.listdir(folder)
+        if n.endswith(".md") and os.path.isfile(os.path.join(folder, n))
+    )
+
+
+def _claude_rows(folder: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    names = _markdown_files(folder)
+    for name in names:
+        path = os.path.join(folder, name)
+        text = _read(path)
+        if name == "MEMORY.md":
+            out += _index_rows(path, text, names)
+            continue
+        meta, body = _frontmatter(text)
+        if not body.strip():
+            continue
+        title = meta.get("name") or meta.get("description") or name[:-3].replace("_", " ")
+        out.append(
+            {
+                "key": f"claude-memory:{name}",
+                "content": body.strip(),
+                "title": title[:200],
+                "type": CLAUDE_TYPES.get(meta.get("type", ""), "note"),
+                "tags": ["claude-memory"],
+                "source": path,
+            }
+        )
+    return out
+
+
+def _index_rows(path: str, text: str, names: list[str]) -> list[dict[str, Any]]:
+    """MEMORY.md's own lines: a bullet that points at a topic file is that file's (imported
+    with it); any other bullet is a memory of its own, keyed by its text."""
+    out = []
+    for line in text.splitlines():
+        item = line.strip()
+        if not item.startswith(("- ", "* ")):
+            continue
+        item = item[2:].strip()
+        if not item or any(f"({n})" in item or f"]({n}" in item for n in names):
+            continue
+        digest = hashlib.sha256(" ".join(item.split()).encode()).hexdigest()[:16]
+        out.append(
+            {
+                "key": f"claude-memory:MEMORY.md#{digest}",
+                "content": item,
+                "type": "note",
+                "tags": ["claude-memory"],
+                "source": path,
+            }
+        )
+    return out
+
+
+def _frontmatter(text: str) -> tuple[dict[str, str], str]:
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in text[4:end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not line.startswith((" ", "\t")):
+            meta[key.strip()] = value.strip().strip("'\"")
+    return meta, text[end + 4 :].lstrip("-\n")
+
+
+def _codex_rows(folder: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for name in ("memory_summary.md", "MEMORY.md"):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            continue
+        for heading, body in _sections(_read(path)):
+            if not body.strip():
+                continue
+            out.append(
+                {
+                    "key": f"codex-memories:{name}#{heading or '(top)'}"[:500],
+                    "content": body.strip(),
+                    "title": (heading or name)[:200],
+                    "type": "fact",
+                    "tags": ["codex-memories"],
+                    "source": path,
+                }
+            )
+    return out
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """(heading, body) for each `#`..`###` section, the text before the first one too."""
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        level = len(stripped) - len(stripped.lstrip("#"))
+        if 1 <= level <= 3 and stripped[level:].startswith(" "):
+            out.append((stripped.lstrip("#").strip(), []))
+        else:
+            out[-1][1].append(line)
+    return [(h, "\n".join(lines)) for h, lines in out]
+
+
+def import_lines(source: str, project: Project) -> list[str]:
+    return [json.dumps(row) for row in rows(source, project)]
+
+
+# --- what doctor and status report -------------------------------------------------------
+
+
+def native_state(project: Project | None) -> dict[str, Any]:
+    """Whether each client's own memory is on, and how many files it holds here."""
+    claude_dir = claude_memory_dir(project) if project else None
+    claude_on = _claude_auto_memory_on()
+    codex_on = _codex_memories_on()
+    return {
+        "claude-code": {
+            "on": claude_on,
+            "folder": claude_dir,
+            "files": len(_markdown_files(claude_dir)) if claude_dir else 0,
+        },
+        "codex": {
+            "on": codex_on,
+            "folder": codex_memory_dir(),
+            "files": len(_markdown_files(codex_memory_dir())),
+        },
+    }
+
+
+def _claude_auto_memory_on() -> bool:
+    if os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").lower() in ("1", "true", "yes"):
+        return False
+    path = os.path.join(claude_config_dir(), "settings.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return True  # on unless turned off
+    return not (isinstance(data, dict) and data.get("autoMemoryEnabled") is False)
+
+
+def _codex_memories_on() -> bool:
+    path = os.path.join(codex_home(), "config.toml")
+    if not os.path.isfile(path):
+        return False
+    from waymark.errors import WaymarkError
+    from waymark.projects.locate import load_config
+
+    try:
+        data = load_config(path)
+    except WaymarkError:
+        return False
+    features = data.get("features")
+    return bool(isinstance(features, dict) and features.get("memories") is True)
