@@ -64,9 +64,14 @@ def count_rules(conn: Connection, project: Project) -> int:
 
 
 def file_memories(
-    conn: Connection, project: Project, paths: list[str], limit: int = 20
+    conn: Connection,
+    project: Project,
+    paths: list[str],
+    limit: int = 20,
+    exclude: set[str] | frozenset[str] = frozenset(),
 ) -> list[Memory]:
-    """Memories scoped to the given files, their symbols, or the directories above them."""
+    """Memories scoped to the given files, their symbols, or the directories above them;
+    those in `exclude` (ids a session was shown) are dropped before any row is read whole."""
     named = pathnames.normalise(project, paths)
     targets: list[str] = []
     for path in named:
@@ -75,7 +80,11 @@ def file_memories(
         return []
     # Ranked on what memories_by_target holds; only the chosen rows are read whole.
     now = clock.second()
-    found = [r for r in rows.targeted(conn, project.id, targets, named) if not r[5] or r[5] > now]
+    found = [
+        r
+        for r in rows.targeted(conn, project.id, targets, named)
+        if (not r[5] or r[5] > now) and r[4] not in exclude
+    ]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
     chosen = [int(r[0]) for r in found[:limit]]
     by_rowid = rows.by_rowids(conn, chosen)

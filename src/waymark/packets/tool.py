@@ -66,8 +66,10 @@ def tool_packet(
     if agent_id:  # a subagent's context is its own: what it was shown carries its id
         prefix = f"{agent_id}:"
         seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
-    scoped = _scoped(conn, project, rel) if rel else []
-    ask = _guard(conn, project, rel, command, cwd, scoped) if _configured(cwd, project) else None
+    guarded = _configured(cwd, project)
+    # A guard's reason names a memory even when it was shown: only then are the seen read.
+    scoped = _scoped(conn, project, rel, frozenset() if guarded else seen) if rel else []
+    ask = _guard(conn, project, rel, command, cwd, scoped) if guarded else None
     fresh = [m for m in scoped if m.id not in seen]
     approaches = [a for a in _failed_approaches(conn, project, rel) if a[0] not in seen]
     failures: list[tuple[str, str]] = []
@@ -132,10 +134,12 @@ def tool_packet(
     return text, ask
 
 
-def _scoped(conn: Connection, project: Project, rel: list[str]) -> list[Memory]:
+def _scoped(
+    conn: Connection, project: Project, rel: list[str], seen: set[str] | frozenset[str]
+) -> list[Memory]:
     from waymark.packets.briefing import file_memories
 
-    found = file_memories(conn, project, rel, FILE_MEMORIES * 2)
+    found = file_memories(conn, project, rel, FILE_MEMORIES * 2, exclude=seen)
     rank = {t: i for i, t in enumerate(TYPE_ORDER)}
     found.sort(key=lambda m: rank.get(m.type, len(TYPE_ORDER)))  # stable: nearest first within
     return found[:FILE_MEMORIES]
