@@ -123,3 +123,24 @@ def isolated(code: str) -> str:
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
     )
     return done.stdout
+
+
+def call_tool(cwd, name: str, args: dict):
+    """One call of the real MCP server's tool `name`, as a client in `cwd` makes it."""
+    import asyncio
+
+    from mcp import Client
+
+    from waymark.server.app import build_server
+    from waymark.server.state import State
+
+    server, state = build_server(State(cwd=str(cwd)))
+
+    async def go():
+        async with Client(server) as client:
+            return await client.call_tool(name, args)
+
+    try:
+        return asyncio.run(go())
+    finally:
+        state.close()

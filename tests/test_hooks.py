@@ -409,30 +409,39 @@ def test_the_hook_path_imports_nothing_heavy():
     assert isolated(code).strip() == "[]"
 
 
-@pytest.mark.parametrize("name", ["PostToolUse-write", "PostToolUse-bash"])
-def test_a_tool_hook_run_loads_neither_json_nor_re(conn, enabled, repo, name):
-    """Each costs a hook ~6-8 ms; a recorded edit or command needs neither."""
+def modules_loaded(module: str, data: dict, names: tuple[str, ...]):
+    """Run hook `module` on `data` in a fresh `python -I`, as a client does; (the process,
+    which of `names` it had imported by the end)."""
     code = (
         "import sys\n"
-        "sys.argv = ['post_tool_use', 'claude-code']\n"
-        "import waymark.hooks.post_tool_use as hook\n"
+        f"sys.argv = ['{module}', 'claude-code']\n"
+        f"import waymark.hooks.{module} as hook\n"
         "try:\n"
         "    hook.main()\n"
         "except SystemExit:\n"
         "    pass\n"
-        "loaded = ('json', 're', 'typing', 'hashlib', 'dataclasses', 'datetime', 'logging')\n"
-        "print(sorted(m for m in loaded if m in sys.modules), file=sys.stderr)\n"
+        f"print(sorted(m for m in {names!r} if m in sys.modules), file=sys.stderr)\n"
     )
-    data = {**payload("claude-code", name, cwd=str(repo)), "turn_id": uuid.uuid4().hex}
-    if name == "PostToolUse-write":
-        data["tool_input"] = {"file_path": str(repo / "README.md"), "content": "x"}
+    data = {**data, "turn_id": uuid.uuid4().hex}
     done = subprocess.run(
         [sys.executable, "-I", "-c", code],
         input=json.dumps(data).encode(),
         capture_output=True,
         timeout=20,
     )
-    assert done.returncode == 0 and done.stderr.decode().strip() == "[]", done.stderr
+    assert done.returncode == 0, done.stderr
+    return done, done.stderr.decode().strip()
+
+
+@pytest.mark.parametrize("name", ["PostToolUse-write", "PostToolUse-bash"])
+def test_a_tool_hook_run_loads_neither_json_nor_re(conn, enabled, repo, name):
+    """Each costs a hook ~6-8 ms; a recorded edit or command needs neither."""
+    data = payload("claude-code", name, cwd=str(repo))
+    if name == "PostToolUse-write":
+        data["tool_input"] = {"file_path": str(repo / "README.md"), "content": "x"}
+    names = ("json", "re", "typing", "hashlib", "dataclasses", "datetime", "logging")
+    _, loaded = modules_loaded("post_tool_use", data, names)
+    assert loaded == "[]"
     assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1  # it did run
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from conftest import call_tool
 from test_hooks import hook, payload
 from waymark.cli import main
 
@@ -90,26 +91,10 @@ def test_a_bad_output_table_is_a_clear_error_in_the_log_and_the_output_untouched
 
 
 def test_the_mcp_history_tool_returns_a_trimmed_output(conn, enabled, repo):
-    import asyncio
-
-    from mcp import Client
-
-    from waymark.server.app import build_server
-    from waymark.server.state import State
-
     opt_in(repo)
     view = json.loads(run_bash(repo, long_output()).stdout)["hookSpecificOutput"]
     output_id = view["updatedToolOutput"]["stdout"].rsplit("is ", 1)[1].split(":", 1)[0]
-    server, state = build_server(State(cwd=str(repo)))
-
-    async def go():
-        async with Client(server) as client:
-            return await client.call_tool("history", {"id": output_id})
-
-    try:
-        result = asyncio.run(go())
-    finally:
-        state.close()
+    result = call_tool(repo, "history", {"id": output_id})
     assert not result.is_error, result.content
     got = result.structured_content["output"]
     assert got["id"] == output_id and "collecting test_0200" in got["output"]

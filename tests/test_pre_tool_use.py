@@ -4,13 +4,11 @@ command before it runs, once per session, within budget; guards that ask; nothin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import uuid
 
 import pytest
 
-from test_hooks import context_of, hook, payload, remember
+from conftest import call_tool
+from test_hooks import context_of, hook, modules_loaded, payload, remember
 from waymark.handoff import checkpoints, commands
 from waymark.projects import capture
 from waymark.storage import sessions
@@ -248,28 +246,14 @@ def test_read_only_capture_injects_but_records_nothing_and_off_is_silent(conn, e
 
 def test_the_edit_path_loads_neither_json_nor_re_and_nothing_heavy(conn, enabled, repo):
     remember(conn, enabled, "mind the lock", type="warning", scope="file", target="src/pkg/core.py")
-    code = (
-        "import sys\n"
-        "sys.argv = ['pre_tool_use', 'claude-code']\n"
-        "import waymark.hooks.pre_tool_use as hook\n"
-        "try:\n"
-        "    hook.main()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "loaded = ('json', 're', 'typing', 'dataclasses', 'datetime', 'logging', 'pydantic',"
-        " 'mcp', 'fastembed', 'numpy', 'sqlite_vec', 'tomllib')\n"
-        "print(sorted(m for m in loaded if m in sys.modules), file=sys.stderr)\n"
-    )
     data = payload("claude-code", "PreToolUse-write", cwd=str(repo), session_id="imp")
-    data.update(tool_input={"file_path": str(repo / "src/pkg/core.py")}, turn_id=uuid.uuid4().hex)
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", code],
-        input=json.dumps(data).encode(),
-        capture_output=True,
-        timeout=20,
-    )
-    assert done.returncode == 0 and done.stderr.decode().strip() == "[]", done.stderr
-    assert b"mind the lock" in done.stdout
+    data["tool_input"] = {"file_path": str(repo / "src/pkg/core.py")}
+    names = (
+        "json", "re", "typing", "dataclasses", "datetime", "logging", "pydantic", "mcp",
+        "fastembed", "numpy", "sqlite_vec", "tomllib",
+    )  # fmt: skip
+    done, loaded = modules_loaded("pre_tool_use", data, names)
+    assert loaded == "[]" and b"mind the lock" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -367,26 +351,10 @@ def test_a_prompt_packets_receipt_gives_each_hits_score_and_tiers(conn, enabled,
 
 
 def test_the_mcp_recall_tool_explains_a_past_packet(conn, enabled, repo):
-    import asyncio
-
-    from mcp import Client
-
-    from waymark.server.app import build_server
-    from waymark.server.state import State
-
     scoped = remember(conn, enabled, "core.run() holds the GIL", type="warning", scope="file",
                       target="src/pkg/core.py")  # fmt: skip
     assert scoped.id in context(before_edit(repo, session="m1"))
-    server, state = build_server(State(cwd=str(repo)))
-
-    async def go():
-        async with Client(server) as client:
-            return await client.call_tool("recall", {"query": "", "packet": "last"})
-
-    try:
-        result = asyncio.run(go())
-    finally:
-        state.close()
+    result = call_tool(repo, "recall", {"query": "", "packet": "last"})
     assert not result.is_error, result.content
     packets = result.structured_content["packets"]
     assert packets[0]["hook"] == "PreToolUse"

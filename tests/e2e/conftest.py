@@ -87,6 +87,20 @@ class Clients:
         return result
 
 
+def git_project(project_dir: Path, files: dict[str, str]) -> Path:
+    """A git repository with `files` committed: the project a session works in."""
+    import subprocess
+
+    for rel, text in files.items():
+        (project_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project_dir / rel).write_text(text, encoding="utf-8")
+    git = ["git", "-C", str(project_dir), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    return project_dir
+
+
 def enabled_project(clients: Clients, monkeypatch: Any, project_dir: Path) -> Any:
     """Point this test at the clients' data home and enable capture in `project_dir`."""
     from waymark.projects import capture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -11,20 +10,14 @@ from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 
-from .conftest import enabled_project
+from .conftest import enabled_project, git_project
 
 CLIENTS = ["claude", "codex"]
 
 
 def prepare(clients, monkeypatch, run_dir):
     """An enabled git project with a checkpoint, a pinned rule and a file warning."""
-    project_dir = run_dir / "project"
-    (project_dir / "src").mkdir(parents=True)
-    (project_dir / "src" / "billing.py").write_text("def charge(): ...\n", encoding="utf-8")
-    git = ["git", "-C", str(project_dir), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    project_dir = git_project(run_dir / "project", {"src/billing.py": "def charge(): ...\n"})
     conn, project = enabled_project(clients, monkeypatch, project_dir)
     store.remember(
         conn,

@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 
-from .conftest import enabled_project
+from .conftest import enabled_project, git_project
 
 CLIENTS = ["claude", "codex"]
 WARNING = "billing.py: charge() must stay idempotent across retries"
 
 
 def project_with_a_file_warning(clients, monkeypatch, run_dir, toml: str | None = None):
-    project_dir = run_dir / "project"
-    (project_dir / "src").mkdir(parents=True)
-    (project_dir / "src" / "billing.py").write_text("def charge(): ...\n", encoding="utf-8")
-    if toml:
-        (project_dir / ".waymark.toml").write_text(toml, encoding="utf-8")
-    git = ["git", "-C", str(project_dir), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    files = {"src/billing.py": "def charge(): ...\n", **({".waymark.toml": toml} if toml else {})}
+    project_dir = git_project(run_dir / "project", files)
     conn, project = enabled_project(clients, monkeypatch, project_dir)
     store.remember(
         conn,

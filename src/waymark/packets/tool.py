@@ -278,20 +278,10 @@ def _named_files(command: str, where: str | None) -> list[str]:
 
 def _configured(cwd: str | None, project: Project) -> bool:
     """True when a `.waymark.toml` lies between `cwd` and the project root: only then is the
-    guard module loaded and read."""
-    root = project.files
-    if not root:
-        return False
-    here = os.path.realpath(cwd) if cwd else root
-    top = os.path.realpath(root)
-    if not (here == top or here.startswith(top + os.sep)):
-        here = top
-    while True:
-        if os.path.isfile(os.path.join(here, ".waymark.toml")):
-            return True
-        if here == top or os.path.dirname(here) == here:
-            return False
-        here = os.path.dirname(here)
+    guard read."""
+    from waymark.projects.locate import config_files
+
+    return bool(config_files(cwd, project.files))
 
 
 def _short(command: str | None) -> str:

@@ -15,14 +15,12 @@ An ignored edit or command never enters storage.
 
 from __future__ import annotations
 
-import os
 from collections import namedtuple
 
 DEFAULT_IGNORE_PATHS = (
     ".git", "node_modules", "dist", "build", ".venv", "venv", ".virtualenvs", "__pycache__",
 )  # fmt: skip
 DEFAULT_IGNORE_COMMANDS: tuple[str, ...] = ()
-CONFIG_NAME = ".waymark.toml"
 _GLOB = frozenset("*?[")
 
 Rules = namedtuple("Rules", "paths commands source")
@@ -46,21 +44,13 @@ def rules_for(cwd: str | None, root: str | None) -> Rules:
 def nearest_table(cwd: str | None, root: str | None, name: str) -> tuple[str, dict] | None:
     """(file, table) of the first `.waymark.toml` holding a `[name]` table, searched from
     `cwd` up to the project root; None when there is none (or no root)."""
-    if not root:
-        return None
-    here = os.path.realpath(cwd) if cwd else root
-    top = os.path.realpath(root)
-    if not (here == top or here.startswith(top + os.sep)):
-        here = top
-    while True:
-        path = os.path.join(here, CONFIG_NAME)
-        if os.path.isfile(path):
-            table = _table(path, name)
-            if table is not None:
-                return path, table
-        if here == top or os.path.dirname(here) == here:
-            return None
-        here = os.path.dirname(here)
+    from waymark.projects.locate import config_files
+
+    for path in config_files(cwd, root):
+        table = _table(path, name)
+        if table is not None:
+            return path, table
+    return None
 
 
 def _table(path: str, name: str) -> dict | None:

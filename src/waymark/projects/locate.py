@@ -224,3 +224,22 @@ def _read(path: str) -> str | None:
             return f.read()
     except OSError:
         return None
+
+
+def config_files(cwd: str | None, root: str | None) -> list[str]:
+    """The `.waymark.toml` files from `cwd` up to the project root, nearest first (a `cwd`
+    outside the root counts as the root). Only stats: nothing is read."""
+    if not root:
+        return []
+    here = os.path.realpath(cwd) if cwd else root
+    top = os.path.realpath(root)
+    if not (here == top or here.startswith(top + os.sep)):
+        here = top
+    found = []
+    while True:
+        path = os.path.join(here, CONFIG_NAME)
+        if os.path.isfile(path):
+            found.append(path)
+        if here == top or os.path.dirname(here) == here:
+            return found
+        here = os.path.dirname(here)
