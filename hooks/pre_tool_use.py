@@ -79,8 +79,21 @@ def _confirmed_before(session_id: str, key: str) -> bool:
     if os.path.exists(path):
         return True
     os.makedirs(folder, mode=0o700, exist_ok=True)
+    _forget_old(folder)
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     return False
+
+
+GUARD_MARKER_DAYS = 7  # a confirmation outlives any session worth remembering it for
+
+
+def _forget_old(folder: str) -> None:
+    import time
+
+    cutoff = time.time() - GUARD_MARKER_DAYS * 86400
+    for entry in os.scandir(folder):
+        if entry.stat().st_mtime < cutoff:
+            os.unlink(entry.path)
 
 
 def main() -> None:

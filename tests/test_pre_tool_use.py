@@ -360,3 +360,36 @@ def test_the_mcp_recall_tool_explains_a_past_packet(conn, enabled, repo):
     assert packets[0]["hook"] == "PreToolUse"
     assert packets[0]["lines"][0]["item"] == scoped.id
     assert packets[0]["lines"][0]["why"] == "path match: src/pkg/core.py"
+
+
+def test_receipts_are_bounded(conn, enabled, monkeypatch):
+    from waymark.storage import connection as db
+    from waymark.storage import sessions
+
+    monkeypatch.setattr(sessions, "RECEIPTS_KEPT", 1000)
+    sessions.insert_session(
+        conn, "b1", "claude-code", enabled.id, "2026-12-01T00:00:00.000Z", None, None
+    )
+    for i in range(700):  # packets of three lines: seq never lands on a multiple by luck
+        with db.write(conn):
+            lines = [("Rules", f"m{i}-{k}", "pinned", 5) for k in range(3)]
+            sessions.add_receipts(conn, f"p{i}", "2026-12-01T00:00:00.000Z", enabled.id, "b1",
+                                  "SessionStart", "startup", lines)  # fmt: skip
+    kept = conn.execute("SELECT count(*), min(seq), max(seq) FROM injections").fetchone()
+    assert kept[2] == 2100 and kept[0] <= 1000 + 500
+
+
+def test_old_confirmation_markers_are_forgotten(conn, enabled, repo):
+    import os
+    import pathlib
+
+    from waymark import home
+
+    guard(repo, '[guard]\nask_commands = ["git push --force*"]\n')
+    before_run(repo, "git push --force origin main", client="codex")
+    folder = pathlib.Path(home.data_home(), "guard")
+    (old,) = list(folder.iterdir())
+    os.utime(old, (1, 1))  # long ago
+    before_run(repo, "git push --force origin main", session="s9", client="codex")
+    assert old not in list(folder.iterdir()) and len(list(folder.iterdir())) == 1
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"

@@ -285,14 +285,14 @@ def add_receipts(
 ) -> None:
     """One packet's receipts: (section, item, why, tokens) per line; the oldest beyond
     RECEIPTS_KEPT are dropped now and then."""
-    cursor = conn.cursor()
-    cursor.executemany(
+    rows = [(packet, stamp, project_id, session_id, hook, kind, *line) for line in lines]
+    conn.cursor().executemany(
         "INSERT INTO injections (packet, at, project_id, session_id, hook, kind, section, item,"
         " why, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(packet, stamp, project_id, session_id, hook, kind, *line) for line in lines],
+        rows,
     )
     last = conn.last_insert_rowid()
-    if last % 500 == 0:
+    if last // 500 != (last - len(rows)) // 500:  # crossed a multiple of 500: trim
         conn.execute("DELETE FROM injections WHERE seq <= ?", (last - RECEIPTS_KEPT,))
 
 
