@@ -95,3 +95,22 @@ def test_codex_trust_counts_only_waymarks_own_hooks(user_home, capsys):
     found = doctor(capsys)[1]
     assert found["codex hook trust"]["status"] == "ok", found["codex hook trust"]
     assert f"all {len(events)} of Waymark's hooks trusted" in found["codex hook trust"]["detail"]
+
+
+def test_a_bad_project_config_is_named_and_a_good_one_summarised(repo, monkeypatch):
+    from waymark.health.doctor import project_config
+
+    assert project_config(str(repo)) == []  # no .waymark.toml: nothing to say
+    (repo / ".waymark.toml").write_text(
+        '[guard]\nask_paths = ["migrations/"]\n[output]\ntrim_over = 8000\n'
+    )
+    (found,) = project_config(str(repo))
+    assert found["status"] == "ok"
+    assert "guard asks for 1 paths, 0 commands" in found["detail"]
+    assert "over 8,000 characters trimmed, kept 7 days" in found["detail"]
+    (repo / ".waymark.toml").write_text('[guard]\nask_paths = "migrations/"\n')
+    (found,) = project_config(str(repo))
+    assert found["status"] == "fail" and "[guard] ask_paths must be a list" in found["detail"]
+    (repo / ".waymark.toml").write_text("[guard\n")
+    (found,) = project_config(str(repo))
+    assert found["status"] == "fail" and "not valid TOML" in found["detail"]

@@ -33,6 +33,7 @@ def run_all(
     if client_checks is not None:
         for client in ("claude-code", "codex"):
             out += client_checks(client)
+    out += project_config()
     out += native_memory()
     out += [*model(), warm_server(), timed_hook()]
     return out
@@ -159,6 +160,38 @@ def database() -> list[dict[str, str]]:
         else:
             out.append(finding("permissions", OK, "data folder 0700, database 0600"))
     return out
+
+
+def project_config(cwd: str | None = None) -> list[dict[str, str]]:
+    """The `.waymark.toml` tables the hooks read here ([capture], [guard], [output]), read as
+    the hooks read them: a hook fails open on a bad one (a line in its log), so say it here."""
+    from waymark.errors import WaymarkError
+    from waymark.handoff import outputs
+    from waymark.projects import guard, ignore
+    from waymark.projects.locate import config_files, load_config, locate
+
+    where = cwd or os.getcwd()
+    try:
+        found = locate(where)
+    except WaymarkError as exc:  # the file that would name the project does not parse
+        return [finding("project config", FAIL, exc.message, "fix the file; hooks skip it")]
+    files = config_files(where, found.root)
+    if not files:
+        return []
+    try:
+        for path in files:
+            load_config(path)  # TOML itself, naming the line
+        rules = ignore.rules_for(where, found.root)
+        protect = guard.guard_for(where, found.root)
+        trim = outputs.rules_for(where, found.root)
+    except WaymarkError as exc:
+        return [finding("project config", FAIL, exc.message, "fix the file; hooks skip it")]
+    said = [f"capture ignores {len(rules.paths)} path and {len(rules.commands)} command patterns"]
+    if protect.paths or protect.commands:
+        said.append(f"guard asks for {len(protect.paths)} paths, {len(protect.commands)} commands")
+    if trim:
+        said.append(f"shell output over {trim[0]:,} characters trimmed, kept {trim[1]} days")
+    return [finding("project config", OK, f"{', '.join(files)}: " + "; ".join(said))]
 
 
 def native_memory(cwd: str | None = None) -> list[dict[str, str]]:
