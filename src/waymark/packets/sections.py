@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.packets.render import fence_text
@@ -34,17 +36,20 @@ def memory_line(m: Memory) -> str:
     )
 
 
-def checkpoint(
-    conn: Connection, project: Project, branch: str | None = None
-) -> tuple[list[str], list[str]]:
-    """(checkpoint lines, lesson lines) of the active checkpoint: next action first; one
-    saved on another branch than `branch` (the one checked out now) says so."""
+Checkpoint = namedtuple("Checkpoint", "id lines next_action lessons lesson_notes")
+
+
+def checkpoint(conn: Connection, project: Project, branch: str | None = None) -> Checkpoint:
+    """The active checkpoint's id and lines (next action first; one saved on another branch
+    than `branch`, the one checked out now, says so), and its lessons with their receipts'
+    notes (which checkpoint each came from)."""
     from waymark.handoff.checkpoints import past_lessons
     from waymark.packets.briefing import checkpoint_section
 
     section = checkpoint_section(conn, project)
     if section is None:
-        return [], [_past(lesson) for lesson in past_lessons(conn, project, branch=branch)]
+        past = past_lessons(conn, project, branch=branch)
+        return Checkpoint(None, [], [], [_past(x) for x in past], _past_notes(past))
     lines = []
     if section["next_action"]:
         lines.append(f"Next action: {fence_text(section['next_action'])}")
@@ -71,9 +76,16 @@ def checkpoint(
         f"- {'(historical) ' if lesson.get('historical') else ''}{fence_text(_lesson(lesson))}"
         for lesson in section["lessons"]
     ]
+    notes = [(section["id"], "lesson of the active checkpoint")] * len(lessons)
     own = {json.dumps(_bare(lesson), sort_keys=True) for lesson in section["lessons"]}
-    lessons += [_past(lesson) for lesson in past_lessons(conn, project, own, branch=branch)]
-    return lines, lessons
+    past = past_lessons(conn, project, own, branch=branch)
+    lessons += [_past(lesson) for lesson in past]
+    nxt = [lines[0]] if section["next_action"] else []
+    return Checkpoint(section["id"], lines, nxt, lessons, notes + _past_notes(past))
+
+
+def _past_notes(past: list[dict]) -> list[tuple[str | None, str]]:
+    return [(lesson["source"], "lesson of a completed checkpoint") for lesson in past]
 
 
 def _past(lesson: dict) -> str:

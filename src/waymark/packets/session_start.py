@@ -119,8 +119,6 @@ def packet(
 
     checkpoint = sections.checkpoint(conn, project, branch)
     rules = sections.rules(conn, project)
-    at = next((line for line in checkpoint[0] if line.startswith("(checkpoint ")), "")
-    held = at.split()[1].rstrip(",") if at else None  # the active checkpoint's id
     said = notice(conn, project.id) if full else None
     parts = [
         Section("Project", [said] if said else [], 80),
@@ -131,12 +129,12 @@ def packet(
         ),
         Section(
             "Active checkpoint",
-            checkpoint[0],
+            checkpoint.lines,
             650,
             0,
-            [(held, "active checkpoint")] * len(checkpoint[0]),
+            [(checkpoint.id, "active checkpoint")] * len(checkpoint.lines),
         ),
-        Section("Lessons", checkpoint[1], 300, 0, _lesson_notes(checkpoint[1], held)),
+        Section("Lessons", checkpoint.lessons, 300, 0, checkpoint.lesson_notes),
         Section("Rules", rules[0], 450, rules[2], rules[1]),
     ]
     if not full:  # after a compaction: what this session already did and tried
@@ -153,20 +151,6 @@ def packet(
     budget = settings.get(conn, "packet.session_start_tokens")
     text = render("session-start", parts, budget)
     return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
-
-
-def _lesson_notes(lines: list[str], held: str | None) -> list[tuple[str | None, str]]:
-    """A lesson line's receipt: its checkpoint, the active one's or a finished one's."""
-    out: list[tuple[str | None, str]] = []
-    for line in lines:
-        if line.startswith("- (historical, from checkpoint "):
-            out.append((line.split()[4].rstrip(","), "lesson of a completed checkpoint"))
-        else:
-            out.append((held, "lesson of the active checkpoint"))
-    return out
-
-
-SUBAGENT_MODES = ("small", "none")
 
 
 def subagent_packet(
@@ -188,12 +172,12 @@ def subagent_packet(
     if settings.get(conn, "packet.subagent") != "small":
         return None
     checkpoint = sections.checkpoint(conn, project)
-    at = next((line for line in checkpoint[0] if line.startswith("(checkpoint ")), "")
-    held = at.split()[1].rstrip(",") if at else None
-    nxt = [line for line in checkpoint[0] if line.startswith("Next action:")]
+    nxt = checkpoint.next_action
     rules = sections.rules(conn, project)
     parts = [
-        Section("Active checkpoint", nxt, 150, 0, [(held, "active checkpoint")] * len(nxt)),
+        Section(
+            "Active checkpoint", nxt, 150, 0, [(checkpoint.id, "active checkpoint")] * len(nxt)
+        ),
         Section("Rules", rules[0], 400, rules[2], rules[1]),
     ]
     text = render("subagent", parts, settings.get(conn, "packet.subagent_tokens"))
