@@ -37,7 +37,7 @@ MAX_FILE = 1024 * 1024
 def rows(source: str, project: Project) -> list[dict[str, Any]]:
     """The import rows (`waymark import`'s JSON-lines shape) for one native source."""
     if source == "claude-memory":
-        folder = claude_memory_dir(project)
+        folder = claude_memory_dir(project.files or project.root)
         if folder is None:
             from waymark.errors import InvalidArgument
 
@@ -47,7 +47,9 @@ def rows(source: str, project: Project) -> list[dict[str, Any]]:
 
 
 def source_folder(source: str, project: Project) -> str | None:
-    return claude_memory_dir(project) if source == "claude-memory" else codex_memory_dir()
+    if source == "claude-memory":
+        return claude_memory_dir(project.files or project.root)
+    return codex_memory_dir()
 
 
 def imported(conn: Any, project: Project) -> dict[str, int]:
@@ -178,9 +180,10 @@ def import_lines(source: str, project: Project) -> list[str]:
 # --- what doctor and status report -------------------------------------------------------
 
 
-def native_state(project: Project | None) -> dict[str, Any]:
-    """Whether each client's own memory is on, and how many files it holds here."""
-    claude_dir = claude_memory_dir(project) if project else None
+def native_state(root: str | None) -> dict[str, Any]:
+    """Whether each client's own memory is on, and how many files it holds for the project
+    at `root`."""
+    claude_dir = claude_memory_dir(root)
     claude_on = _claude_auto_memory_on()
     codex_on = _codex_memories_on()
     return {

@@ -183,7 +183,7 @@ def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict
     """The command passed now: each earlier failure is marked passed, with the files this
     session edited since the failure (or since it began) as the fix."""
     oldest = min(f["failed_at"] for f in failures)
-    fixed = sessions.edited_since(conn, session_id, oldest, FIX_FILES)
+    fixed = sessions.files_changed(conn, session_id, FIX_FILES, since=oldest)
     sessions.mark_command_passed(
         conn, [f["id"] for f in failures], stamp, session_id, json.dumps(fixed) if fixed else None
     )

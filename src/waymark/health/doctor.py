@@ -199,11 +199,7 @@ def native_memory(cwd: str | None = None) -> list[dict[str, str]]:
     `waymark import --from` reads it)."""
     from waymark.data import native
     from waymark.projects.locate import locate
-    from waymark.projects.resolve import Project
-
-    where = locate(cwd or os.getcwd())
-    here = Project(id="", kind="path", name=None, root=where.root, how=where.how)
-    state = native.native_state(here)
+    state = native.native_state(locate(cwd or os.getcwd()).root)
     out = []
     for client, source in (("claude-code", "claude-memory"), ("codex", "codex-memories")):
         s = state[client]

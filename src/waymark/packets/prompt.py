@@ -57,7 +57,7 @@ def prompt_packet(
     from waymark.packets import sections
     from waymark.packets.briefing import file_memories
     from waymark.packets.render import Section, render
-    from waymark.projects import pathnames
+    from waymark.projects import git, pathnames
     from waymark.recall import ranked
     from waymark.recall.floor import relevant_hit
     from waymark.storage import sessions
@@ -76,7 +76,7 @@ def prompt_packet(
         limit=CANDIDATES,
         paths=named,
         scan_paths=False,  # `named` holds the paths the prompt mentions
-        current_branch=_branch(project),
+        current_branch=git.branch(project.files),
         semantic=(lambda: _first(neighbours())) if neighbours else None,
         settings=ranked.settings_for(conn)._replace(
             query_max_share=PROMPT_MAX_SHARE,
@@ -122,18 +122,6 @@ def prompt_packet(
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
         )  # fmt: skip
     return text
-
-
-def _branch(project: Project) -> str | None:
-    """The branch checked out, read from HEAD (`projects.git` is more than a prompt needs)."""
-    if not project.files:
-        return None
-    from waymark.projects.locate import git_branch
-
-    try:
-        return git_branch(project.files)
-    except OSError:
-        return None
 
 
 def why_recalled(hit: Any) -> str:

@@ -27,8 +27,8 @@ def claude_slug(path: str) -> str:
     return "".join(c if c.isascii() and c.isalnum() else "-" for c in os.path.abspath(path))
 
 
-def claude_memory_dir(project: Project) -> str | None:
-    root = project.files or project.root
+def claude_memory_dir(root: str | None) -> str | None:
+    """Claude Code's auto-memory folder for the project at `root` (None without a root)."""
     if not root:
         return None
     return os.path.join(claude_config_dir(), "projects", claude_slug(root), "memory")
@@ -62,7 +62,7 @@ def instruction_files(project: Project) -> list[str]:
             found.append(os.path.join(root, rel))
     found.append(os.path.join(claude_config_dir(), "CLAUDE.md"))
     found.append(os.path.join(codex_home(), "AGENTS.md"))
-    memory = claude_memory_dir(project)
+    memory = claude_memory_dir(root)
     if memory:
         found.append(os.path.join(memory, "MEMORY.md"))
     return [p for p in found if os.path.isfile(p)]

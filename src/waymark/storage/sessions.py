@@ -93,14 +93,16 @@ def edited(conn: Connection, session_id: str) -> set[str]:
     }
 
 
-def files_changed(conn: Connection, session_id: str, limit: int = 20) -> list[str]:
-    """The session's edited paths, most recently edited first."""
+def files_changed(
+    conn: Connection, session_id: str, limit: int = 20, since: str = ""
+) -> list[str]:
+    """The session's edited paths (at or after `since`), most recently edited first."""
     return [
         str(r[0])
         for r in conn.execute(
-            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
+            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit' AND at >= ?"
             " GROUP BY path ORDER BY max(seq) DESC LIMIT ?",
-            (session_id, limit),
+            (session_id, since, limit),
         )
     ]
 
@@ -256,18 +258,6 @@ def mark_command_passed(
             " WHERE id = ? AND passed_at IS NULL",
             (stamp, session_id, fix, failure_id),
         )
-
-
-def edited_since(conn: Connection, session_id: str, since: str, limit: int) -> list[str]:
-    """The session's edited paths at or after `since`, most recent first."""
-    return [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT path FROM session_ledger WHERE session_id = ? AND kind = 'edit' AND at >= ?"
-            " GROUP BY path ORDER BY max(seq) DESC LIMIT ?",
-            (session_id, since, limit),
-        )
-    ]
 
 
 RECEIPTS_KEPT = 50_000  # lines, over every project: months of ordinary use
