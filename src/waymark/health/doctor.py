@@ -199,6 +199,7 @@ def native_memory(cwd: str | None = None) -> list[dict[str, str]]:
     `waymark import --from` reads it)."""
     from waymark.data import native
     from waymark.projects.locate import locate
+
     state = native.native_state(locate(cwd or os.getcwd()).root)
     out = []
     for client, source in (("claude-code", "claude-memory"), ("codex", "codex-memories")):

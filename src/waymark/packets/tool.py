@@ -69,19 +69,15 @@ def tool_packet(
     guarded = _configured(cwd, project)
     # A guard's reason names a memory even when it was shown: only then are the seen read.
     scoped = _scoped(conn, project, rel, frozenset() if guarded else seen) if rel else []
-    ask = _guard(conn, project, rel, command, cwd, scoped) if guarded else None
+    naming = _warnings_naming(conn, project, command) if command else []
+    ask = _guard(project, rel, command, cwd, scoped, naming) if guarded else None
     fresh = [m for m in scoped if m.id not in seen]
     approaches = [a for a in _failed_approaches(conn, project, rel) if a[0] not in seen]
     failures: list[tuple[str, str]] = []
-    warnings: list[Memory] = []
     if command:
         failures = [f for f in _failures(conn, project, command) if f[0] not in seen]
-        shown = {m.id for m in fresh}
-        warnings = [
-            m
-            for m in _warnings_naming(conn, project, command)
-            if m.id not in seen and m.id not in shown
-        ]
+    shown = {m.id for m in fresh}
+    warnings = [m for m in naming if m.id not in seen and m.id not in shown]
     if not (fresh or approaches or failures or warnings):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
@@ -222,12 +218,12 @@ def _phrase(command: str) -> str:
 
 
 def _guard(
-    conn: Connection,
     project: Project,
     rel: list[str],
     command: str | None,
     cwd: str | None,
     scoped: list[Memory],
+    naming: list[Memory],
 ) -> Ask | None:
     from waymark.projects import guard
 
@@ -243,10 +239,9 @@ def _guard(
     if command:
         pattern = guard.protected_command(command, rules)
         if pattern is not None:
-            warnings = _warnings_naming(conn, project, command)
             return (
                 f"command:{commands.normal(command)[:200]}",
-                _reason(f"`{_short(command)}` is", pattern, source, next(iter(warnings), None)),
+                _reason(f"`{_short(command)}` is", pattern, source, next(iter(naming), None)),
             )
     return None
 

@@ -93,9 +93,7 @@ def edited(conn: Connection, session_id: str) -> set[str]:
     }
 
 
-def files_changed(
-    conn: Connection, session_id: str, limit: int = 20, since: str = ""
-) -> list[str]:
+def files_changed(conn: Connection, session_id: str, limit: int = 20, since: str = "") -> list[str]:
     """The session's edited paths (at or after `since`), most recently edited first."""
     return [
         str(r[0])
