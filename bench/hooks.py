@@ -3,7 +3,7 @@
 For each size: a git repository whose files the memories scope to, capture enabled, the
 synthetic corpus (bench/corpus.py) loaded into that path project with pinned rules, an active
 checkpoint and pseudo-random vectors. Each hook runs as
-`python -I -m waymark.hooks.<module> claude-code` (SessionStart startup, UserPromptSubmit
+`python -I -c "from waymark.hooks.<module> import main;main()" claude-code`, as installed (SessionStart startup, UserPromptSubmit
 with varied prompts, PreToolUse before Bash and before Write, PostToolUse after Bash and after
 Write), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
@@ -37,6 +37,7 @@ import uuid
 from typing import IO
 
 import corpus
+from waymark.base import launch
 from waymark.handoff import checkpoints, ledger
 from waymark.memories import store
 from waymark.memories.draft import make_draft
@@ -241,7 +242,7 @@ def run_hooks(env: dict, hooks: list[str], runs: int, rng: random.Random) -> dic
     for n in range(WARMUP + runs):
         for k in range(len(hooks)):
             hook = hooks[(n + k) % len(hooks)]
-            argv = [sys.executable, "-I", "-m", f"waymark.hooks.{MODULES[hook]}", "claude-code"]
+            argv = launch.argv(sys.executable, MODULES[hook], "claude-code")
             floor_s, _ = timed(floor, None)
             hook_s, done = timed(argv, data[hook][n])
             if n < WARMUP:

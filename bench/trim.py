@@ -21,6 +21,7 @@ import sys
 import tempfile
 import uuid
 
+from waymark.base import launch
 from waymark.base.tokens import estimate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ def replay(trim_over: int) -> int:
         data = json.loads(line.replace("@PROJECT@", str(project)))
         data["turn_id"] = uuid.uuid4().hex
         done = subprocess.run(
-            [sys.executable, "-I", "-m", "waymark.hooks.post_tool_use", "claude-code"],
+            launch.argv(sys.executable, "post_tool_use", "claude-code"),
             input=json.dumps(data).encode(),
             capture_output=True,
             env=env,

@@ -6,11 +6,11 @@ after that is client-free. A namedtuple: hooks cannot afford `dataclasses`.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from waymark.base.record import record
 
 CLIENTS = ("claude-code", "codex")
 
-_Fields = namedtuple(
+_Fields = record(
     "_Fields",
     "client name session_id cwd source prompt tool_name tool_input tool_response failed"
     " exit_code error stop_hook_active reason agent_id agent_type",

@@ -2,7 +2,7 @@
 of the session's work map; where the project opted in (`[output]`), keep a long shell output
 out of the model's context (`waymark.handoff.outputs`).
 
-python -I -m waymark.hooks.post_tool_use claude-code|codex
+python -I -c "from waymark.hooks.post_tool_use import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """PostToolUseFailure (Claude Code): a failed tool call, with its exit code and error tail.
 
-python -I -m waymark.hooks.post_tool_use_failure claude-code
+python -I -c "from waymark.hooks.post_tool_use_failure import main;main()" claude-code
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """PreCompact: compaction with unsaved work leaves a "handoff needed" marker.
 
-python -I -m waymark.hooks.pre_compact claude-code|codex
+python -I -c "from waymark.hooks.pre_compact import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

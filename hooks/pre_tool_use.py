@@ -4,7 +4,7 @@ unless the project's `.waymark.toml` `[guard]` protects the path or command: the
 confirmation the client's way (Claude Code: `permissionDecision: "ask"`; Codex, which has no
 "ask" for hooks, is told no once with the reason and let through when the call is repeated).
 
-    python -I -m waymark.hooks.pre_tool_use claude-code|codex
+    python -I -c "from waymark.hooks.pre_tool_use import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ class Context:
         if self._conn is None:
             from waymark.storage import connection as db
 
-            self._conn = db.connect(busy_ms=BUSY_MS)
+            self._conn = db.connect(busy_ms=BUSY_MS, checkpoint_on_close=False)
         return self._conn
 
     @property

@@ -1,7 +1,7 @@
 """SessionEnd: close the ledger (end time, reason, HEAD) well within the client's budget
 (Claude Code gives all SessionEnd hooks 1.5 s; Codex 3 s).
 
-    python -I -m waymark.hooks.session_end claude-code|codex
+    python -I -c "from waymark.hooks.session_end import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

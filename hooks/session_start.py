@@ -1,6 +1,6 @@
 """SessionStart: the project's memory up front (the packet is `waymark.packets.session_start`).
 
-python -I -m waymark.hooks.session_start claude-code|codex
+python -I -c "from waymark.hooks.session_start import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

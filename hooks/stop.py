@@ -1,7 +1,7 @@
 """Stop: ask once for a handoff when the session changed files without saving a checkpoint
 (the rule is `waymark.handoff.stop`).
 
-    python -I -m waymark.hooks.stop claude-code|codex
+    python -I -c "from waymark.hooks.stop import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

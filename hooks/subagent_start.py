@@ -4,7 +4,7 @@ parent's session id and the subagent's `agent_id`; what the subagent edits count
 parent's handoff, and a subagent's stop never asks for one (Waymark registers no
 SubagentStop).
 
-    python -I -m waymark.hooks.subagent_start claude-code|codex
+    python -I -c "from waymark.hooks.subagent_start import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """UserPromptSubmit: the few memories that matter for this prompt (the packet is
 `waymark.packets.prompt`). The prompt is never stored.
 
-    python -I -m waymark.hooks.user_prompt_submit claude-code|codex
+    python -I -c "from waymark.hooks.user_prompt_submit import main;main()" claude-code|codex
 """
 
 from __future__ import annotations

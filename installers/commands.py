@@ -12,6 +12,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from waymark.base import launch
+
 CLAUDE = "claude-code"
 CODEX = "codex"
 CLIENTS = (CLAUDE, CODEX)
@@ -45,8 +47,10 @@ HOOKS = (
 )
 CLAUDE_ONLY = {"PostToolUseFailure"}
 
-# A hook handler is Waymark's when its command runs one of Waymark's hook modules.
-HOOK_SIGNATURE = re.compile(r"(^|\s)-m\s+waymark\.hooks\.[A-Za-z_]+(\s|$)")
+# A hook handler is Waymark's when its command runs one of Waymark's hook modules: today's
+# `-c "from waymark.hooks.<module> import main;main()"`, or the `-m waymark.hooks.<module>` of
+# installs before it (so upgrading and uninstalling still find those).
+HOOK_SIGNATURE = re.compile(r"(^|\s)(-m\s+|-c\s+[\"']?from\s+)waymark\.hooks\.[A-Za-z_]+(\s|$)")
 NOTIFY_MODULE = "waymark.hooks.notify"
 MCP_NAME = "waymark"
 MCP_ARGS = ["-m", "waymark", "mcp"]
@@ -91,11 +95,11 @@ def cmd_word(path: str) -> str:
 def hook_command(python: str, module: str, client: str, *, windows: bool = False) -> str:
     """The shell command (bash) a client runs for one hook event."""
     exe = python.replace("\\", "/") if windows else python
-    return f"{posix_quote(exe)} -I -m waymark.hooks.{module} {client}"
+    return f'{posix_quote(exe)} -I -c "{launch.program(module)}" {client}'
 
 
 def hook_command_windows(python: str, module: str, client: str) -> str:
-    return f"{cmd_word(python)} -I -m waymark.hooks.{module} {client}"
+    return f'{cmd_word(python)} -I -c "{launch.program(module)}" {client}'
 
 
 def is_waymark_hook(handler: object) -> bool:

@@ -292,7 +292,6 @@ def older_database(applied: int) -> None:
     # Its own MonkeyPatch: undoing the test's would also undo WAYMARK_HOME.
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:applied])
-        mp.setattr(db, "MIGRATIONS", migrations.MIGRATIONS[:applied])
         mp.setattr(db, "SCHEMA_VERSION", applied)
         conn = db.connect()
         conn.execute(

@@ -17,6 +17,7 @@ import textwrap
 import apsw
 import pytest
 
+from waymark.base import launch
 from waymark.errors import DatabaseCorrupt, DiskFull
 from waymark.memories import store
 from waymark.memories.draft import make_draft
@@ -45,7 +46,7 @@ def session_start(repo) -> subprocess.CompletedProcess:
         "source": "startup",
     }
     return subprocess.run(
-        [PY, "-I", "-m", "waymark.hooks.session_start", "claude-code"],
+        launch.argv(PY, "session_start", "claude-code"),
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -269,7 +270,7 @@ def test_a_read_only_home_reads_refuses_writes_and_doctor_keeps_the_database(rep
             (waymark("remember", "--content", "refused", "--json"), None, here),
             (waymark("remember", "--content", "refused"), None, here),
             (waymark("doctor", "--json"), None, here),
-            ([PY, "-I", "-m", "waymark.hooks.session_start", "claude-code"], payload, here),
+            (launch.argv(PY, "session_start", "claude-code"), payload, here),
         ],
     )
     status, listed, recalled, proj, write_json, write_text, doctor, hook = results
@@ -343,6 +344,7 @@ def test_a_full_disk_says_disk_full_everywhere_and_leaves_nothing_half_written(r
 
 
 def test_the_mcp_server_checks_the_file_in_the_background(repo, waymark_home):
+    import threading
     import time
 
     from waymark.server.state import State
@@ -359,6 +361,10 @@ def test_the_mcp_server_checks_the_file_in_the_background(repo, waymark_home):
             time.sleep(0.05)
     finally:
         state.close()
+        # The model thread outlives close(); left running it would open the next test's store.
+        for thread in threading.enumerate():
+            if thread.name in ("waymark-model", "waymark-check"):
+                thread.join(timeout=60)
     assert os.path.exists(marker)
     refused = cli("remember", "--content", "not into a damaged file", "--json", cwd=repo)
     assert as_json(refused)["code"] == "database_corrupt"

@@ -15,6 +15,7 @@ from waymark.installers.commands import HOOKS
 
 from conftest import git_env, isolated
 from waymark import home
+from waymark.base import launch
 from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
@@ -51,7 +52,7 @@ def hook(
     )
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-I", "-m", f"waymark.hooks.{MODULES[event]}", client],
+        launch.argv(sys.executable, MODULES[event], client),
         input=data,
         capture_output=True,
         timeout=timeout,
@@ -402,12 +403,15 @@ def test_the_hook_path_imports_nothing_heavy():
         "import waymark.hooks.session_start, waymark.hooks.user_prompt_submit, "
         "waymark.hooks.stop, waymark.hooks.post_tool_use, waymark.hooks.session_end, "
         "waymark.hooks.pre_tool_use, waymark.hooks.subagent_start, waymark.packets.tool, "
-        "waymark.packets.receipts, waymark.handoff.outputs, waymark.projects.native, "
+        "waymark.handoff.outputs, waymark.projects.native, "
         "waymark.packets.sections, waymark.handoff.ledger, waymark.recall.ranked, waymark.recall.semantic, "
         "waymark.recall.warm, waymark.packets.briefing, waymark.handoff.checkpoints\n"
         "print(sorted(m for m in ('pydantic', 'mcp', 'fastembed', 'numpy', 'sqlite_vec',"
-        " 'onnxruntime') if m in sys.modules))"
+        " 'onnxruntime', 'typing', 'dataclasses', 'contextlib', 'functools', 'json', 're')"
+        " if m in sys.modules))"
     )
+    # The last six are stdlib, but each costs a hook process 1-8 ms (contextlib and functools
+    # are what `-m`'s runpy would bring in, which is why hooks are launched with `-c`).
     assert isolated(code).strip() == "[]"
 
 
@@ -617,7 +621,7 @@ def test_one_stop_delivered_twice_at_once_asks_once(conn, enabled, repo):
         data = payload("claude-code", "Stop", cwd=str(repo), session_id=session)
         procs = [
             subprocess.Popen(
-                [sys.executable, "-I", "-m", "waymark.hooks.stop", "claude-code"],
+                launch.argv(sys.executable, "stop", "claude-code"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
@@ -650,7 +654,7 @@ def test_a_session_without_session_start_does_not_hide_what_changed_since(
 
 def test_session_end_gives_up_on_a_stdin_that_never_closes_within_its_budget(enabled, repo):
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-m", "waymark.hooks.session_end", "claude-code"],
+        launch.argv(sys.executable, "session_end", "claude-code"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )

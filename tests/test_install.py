@@ -91,7 +91,7 @@ def check_claude(home, py=PY):
         (handler,) = groups[0]["hooks"]
         assert handler == {
             "type": "command",
-            "command": f'"{py}" -I -m waymark.hooks.{module} claude-code',
+            "command": f'"{py}" -I -c "from waymark.hooks.{module} import main;main()" claude-code',
             "timeout": timeout,
         }
         matcher = "startup|resume|clear|compact" if event == "SessionStart" else None
@@ -114,7 +114,9 @@ def check_codex(home, py=PY):
     hooks = json.loads((home / ".codex" / "hooks.json").read_text(encoding="utf-8-sig"))
     assert set(hooks) == {"hooks"}
     for event, (module, _) in CODEX_EVENTS.items():
-        assert hook_commands(hooks, event) == [f'"{py}" -I -m waymark.hooks.{module} codex']
+        assert hook_commands(hooks, event) == [
+            f'"{py}" -I -c "from waymark.hooks.{module} import main;main()" codex'
+        ]
     assert "PostToolUseFailure" not in hooks["hooks"]
     return config, hooks
 
@@ -440,7 +442,13 @@ def test_hook_commands_survive_the_shell_with_awkward_paths(tmp_path):
     write(fake, '#!/bin/sh\nprintf "%s\\n" "$0" "$@"\n', 0o755)
     command = commands.hook_command(str(fake), "stop", "codex")
     out = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == [str(fake), "-I", "-m", "waymark.hooks.stop", "codex"]
+    assert out.stdout.splitlines() == [
+        str(fake),
+        "-I",
+        "-c",
+        "from waymark.hooks.stop import main;main()",
+        "codex",
+    ]
     assert commands.is_waymark_hook({"command": command})
 
 
@@ -451,11 +459,15 @@ def test_windows_commands_use_forward_slashes_for_bash_and_cmd_quoting_only_when
     handler = group["hooks"][0]
     assert handler["command"] == (
         '"C:/Users/Jo Do/AppData/Local/waymark/env/Scripts/python.exe"'
-        " -I -m waymark.hooks.session_start codex"
+        ' -I -c "from waymark.hooks.session_start import main;main()" codex'
     )
-    assert handler["commandWindows"] == f'"{spaced}" -I -m waymark.hooks.session_start codex'
+    assert handler["commandWindows"] == (
+        f'"{spaced}" -I -c "from waymark.hooks.session_start import main;main()" codex'
+    )
     (_, group), *_ = commands.hook_groups(plain, "codex", windows=True)
-    assert group["hooks"][0]["commandWindows"] == f"{plain} -I -m waymark.hooks.session_start codex"
+    assert group["hooks"][0]["commandWindows"] == (
+        f'{plain} -I -c "from waymark.hooks.session_start import main;main()" codex'
+    )
     (_, group), *_ = commands.hook_groups(plain, "claude-code", windows=True)
     assert "commandWindows" not in group["hooks"][0]
     (_, group), *_ = commands.hook_groups(PY, "codex", windows=False)

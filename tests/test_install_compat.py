@@ -118,8 +118,8 @@ def test_the_mcp_server_an_old_install_registered_still_answers(old_install):
 
 
 def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_install, capsys):
-    """The old install predates PreToolUse and SubagentStart: a re-run adds them and touches
-    nothing else."""
+    """The old install predates PreToolUse and SubagentStart and ran hooks with `-m`: a re-run
+    adds those two, moves the old hooks to today's `-c` launch, and touches nothing else."""
     before = {rel: (old_install / rel).read_bytes() for rel in FILES}
     old_claude = claude_commands(old_install)
     assert main(["install", "--json"]) == 0
@@ -132,7 +132,11 @@ def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_in
             assert (old_install / rel).read_bytes() == before[rel]
     new_claude = claude_commands(old_install)
     assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart"}
-    assert {e: c for e, c in new_claude.items() if e in old_claude} == old_claude
+    for event, command in old_claude.items():
+        module = command.split("-m waymark.hooks.")[1].split()[0]
+        assert new_claude[event] == command.replace(
+            f"-m waymark.hooks.{module}", f'-c "from waymark.hooks.{module} import main;main()"'
+        )
     codex = json.loads((old_install / ".codex/hooks.json").read_text("utf-8"))["hooks"]
     assert "PreToolUse" in codex
     assert main(["install", "--json"]) == 0  # and a second re-run finds nothing to change

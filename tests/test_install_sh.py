@@ -49,7 +49,9 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     assert (home / ".local" / "bin" / "waymark").resolve() == (prefix / "bin" / "waymark")
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
     stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert stop == f'"{python}" -I -m waymark.hooks.stop claude-code'  # the venv's own python
+    assert stop == (
+        f'"{python}" -I -c "from waymark.hooks.stop import main;main()" claude-code'
+    )  # the venv's own python
     user = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
     assert user["mcpServers"]["waymark"]["command"] == str(python)
     config = tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))

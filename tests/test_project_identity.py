@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from conftest import git_env
+from waymark.base import launch
 
 PY = sys.executable
 
@@ -39,7 +40,7 @@ def session_start(cwd, session: str) -> str:
         "source": "startup",
     }
     done = subprocess.run(
-        [PY, "-I", "-m", "waymark.hooks.session_start", "claude-code"],
+        launch.argv(PY, "session_start", "claude-code"),
         input=json.dumps(payload),
         capture_output=True,
         text=True,

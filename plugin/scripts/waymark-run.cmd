@@ -14,5 +14,5 @@ if "%~1"=="mcp" (
   "%PY%" -m waymark mcp
   exit /b %ERRORLEVEL%
 )
-"%PY%" -I -m "waymark.hooks.%~1" %2
+"%PY%" -I -c "from waymark.hooks.%~1 import main;main()" %2
 exit /b 0

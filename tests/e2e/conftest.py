@@ -52,7 +52,7 @@ class Clients:
     def hooks(self, client: str) -> dict[str, Any]:
         """Waymark's hooks in the clients' shared hooks schema, as `waymark install` writes
         them (its events, matchers and timeouts), run by this interpreter."""
-        from waymark.installers.commands import CLAUDE_ONLY, HOOKS
+        from waymark.installers.commands import CLAUDE_ONLY, HOOKS, hook_command
 
         name = "claude-code" if client == "claude" else "codex"
         out: dict[str, Any] = {}
@@ -62,7 +62,7 @@ class Clients:
             handler = {
                 "type": "command",
                 "timeout": 10,
-                "command": f'"{sys.executable}" -I -m waymark.hooks.{spec.module} {name}',
+                "command": hook_command(sys.executable, spec.module, name),
             }
             group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher else {}
             out[spec.event] = [{**group, "hooks": [handler]}]

@@ -9,10 +9,9 @@ clients never overwrite each other. A save that writes a revision clears the pro
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from waymark.base import clock, tokens
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.base.record import record
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.handoff import evidence
 from waymark.handoff import revision as handoff
@@ -34,7 +33,7 @@ STATUSES = ("active", "completed", "abandoned")
 # Namedtuples, not dataclasses: the SessionStart hook reads checkpoints and cannot afford
 # the `dataclasses` import.
 class Revision(
-    namedtuple(
+    record(
         "_Revision",
         "id checkpoint_id seq operation status body tokens actor client session_id created_at"
         " git_branch",
@@ -49,7 +48,7 @@ class Revision(
         return self._asdict()
 
 
-class Checkpoint(namedtuple("_Checkpoint", "id project_id status revision created_at updated_at")):
+class Checkpoint(record("_Checkpoint", "id project_id status revision created_at updated_at")):
     """A task's checkpoint with its current revision."""
 
     __slots__ = ()
@@ -63,7 +62,7 @@ class Checkpoint(namedtuple("_Checkpoint", "id project_id status revision create
 
 # Who is saving: actor, client and session, kept on each revision.
 # Who saved a revision, from which session, on which branch (each None when not known).
-Origin = namedtuple(
+Origin = record(
     "Origin", "actor client session_id git_branch", defaults=("agent", None, None, None)
 )
 AGENT = Origin()

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from waymark import __version__, home
+from waymark.base import launch
 from waymark.recall import embed
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -317,7 +318,7 @@ def timed_hook() -> dict[str, str]:
     started = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-m", "waymark.hooks.session_start", "claude-code"],
+            launch.argv(sys.executable, "session_start", "claude-code"),
             input=payload,
             capture_output=True,
             timeout=20,

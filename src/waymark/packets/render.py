@@ -9,8 +9,7 @@ database generation give byte-identical text and prompt caches stay warm.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from waymark.base.record import record
 from waymark.base.tokens import estimate
 
 TYPE_CHECKING = False  # typing costs a hook ~3 ms
@@ -28,7 +27,7 @@ HEADER = (
 
 # `more`: items of the section that were not even read (counted among those left out).
 # `notes`: for each item, (the record it shows or None, why it was chosen): the receipt.
-Section = namedtuple("Section", "title items budget more notes", defaults=(0, None))
+Section = record("Section", "title items budget more notes", defaults=(0, None))
 
 
 def render(kind: str, sections: list[Section], budget: int) -> str:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.base.record import record
 from waymark.packets.render import fence_text
 from waymark.storage import checkpoints as handoffs
 from waymark.storage import connection as db
@@ -36,7 +35,7 @@ def memory_line(m: Memory) -> str:
     )
 
 
-Checkpoint = namedtuple("Checkpoint", "id lines next_action lessons lesson_notes")
+Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes")
 
 
 def checkpoint(conn: Connection, project: Project, branch: str | None = None) -> Checkpoint:

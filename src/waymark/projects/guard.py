@@ -13,11 +13,10 @@ project asks.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from waymark.base.record import record
 from waymark.projects import ignore
 
-Guard = namedtuple("Guard", "paths commands source")
+Guard = record("Guard", "paths commands source")
 NONE = Guard((), (), None)
 
 

@@ -15,7 +15,7 @@ An ignored edit or command never enters storage.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from waymark.base.record import record
 
 DEFAULT_IGNORE_PATHS = (
     ".git", "node_modules", "dist", "build", ".venv", "venv", ".virtualenvs", "__pycache__",
@@ -23,7 +23,7 @@ DEFAULT_IGNORE_PATHS = (
 DEFAULT_IGNORE_COMMANDS: tuple[str, ...] = ()
 _GLOB = frozenset("*?[")
 
-Rules = namedtuple("Rules", "paths commands source")
+Rules = record("Rules", "paths commands source")
 DEFAULTS = Rules(DEFAULT_IGNORE_PATHS, DEFAULT_IGNORE_COMMANDS, None)
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import namedtuple
 
+from waymark.base.record import record
 from waymark.errors import ProjectError
 
 CONFIG_NAME = ".waymark.toml"
@@ -30,7 +30,7 @@ _HEX = frozenset("0123456789abcdef")
 #   config_path  the .waymark.toml that named it
 #   git_dir      the main repository's common git dir, when git
 #   top          the working tree holding the path: a worktree's own top, else == root
-Location = namedtuple("Location", "root how name config_path git_dir top")
+Location = record("Location", "root how name config_path git_dir top")
 
 
 def locate(path: str | os.PathLike[str]) -> Location:

@@ -8,9 +8,9 @@ the database, so nothing is written into the user's repository. A `.waymark.toml
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 
 from waymark.base import clock
+from waymark.base.record import record
 from waymark.errors import NotFound, ProjectError
 from waymark.projects.locate import Location, locate
 from waymark.storage import connection as db
@@ -38,7 +38,7 @@ def valid_name(name: str) -> bool:
     return 0 < len(name) <= 100 and all(c in NAME_CHARS for c in name)
 
 
-_ProjectFields = namedtuple("_ProjectFields", "id kind name root how tree", defaults=(None,))
+_ProjectFields = record("_ProjectFields", "id kind name root how tree", defaults=(None,))
 
 
 class Project(_ProjectFields):

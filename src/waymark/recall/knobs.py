@@ -7,7 +7,7 @@ types. A namedtuple, used as Settings(half_life_days=30, ...): hooks cannot affo
 
 from __future__ import annotations
 
-from collections import namedtuple
+from waymark.base.record import record
 
 # Title, content, tags, target. FTS5's bm25() fixes k1 = 1.2; scaling every weight by c acts
 # as k1 = 1.2 / c, so x4 means k1 = 0.3: a memory is short, and saying a word twice or at
@@ -30,7 +30,7 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   fuzzy_below          typo repair runs when the words as typed found fewer memories
 #   query_max_rows       words stop, rarest first, past this many postings (0: no limit)
 #   branch_boost         a decision written on the branch checked out now: +15%
-Settings = namedtuple(
+Settings = record(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
@@ -67,4 +67,4 @@ DEFAULT = Settings()
 
 
 # What the multipliers read (fusion.multipliers): enough to rank a candidate without its text.
-Light = namedtuple("Light", "id type priority pinned scope_type scope_target event_time git_branch")
+Light = record("Light", "id type priority pinned scope_type scope_target event_time git_branch")

@@ -19,10 +19,9 @@ depend on query order.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.base.record import record
 from waymark.memories.record import check_types
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
@@ -59,7 +58,7 @@ def settings_for(conn: Connection) -> Settings:
     return DEFAULT._replace(half_life_days=float(settings.get(conn, "recall.half_life_days")))
 
 
-class Hit(namedtuple("_Hit", "memory score explain")):
+class Hit(record("_Hit", "memory score explain")):
     """One result: the memory, its final score, and the breakdown that produced it."""
 
     __slots__ = ()

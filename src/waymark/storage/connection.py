@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import contextmanager
 
 import apsw
 
@@ -32,14 +31,15 @@ from waymark.storage.faults import (
     opened_full,
     translate,
 )
-from waymark.storage.migrations import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False  # importing typing costs a hook ~2 ms
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 BUSY_TIMEOUT_MS = 10_000
+# The schema this Waymark writes: len(migrations.MIGRATIONS), which a test checks. A constant
+# here so that opening an up-to-date file (every hook) never loads the migrations' SQL.
+SCHEMA_VERSION = 17
 
 
 _new_files: dict[str, bool] = {}  # files this process created (empty until the schema lands)
@@ -49,11 +49,19 @@ Corrupt = apsw.CorruptError
 
 
 def connect(
-    path: str | None = None, *, migrate: bool = True, busy_ms: int = BUSY_TIMEOUT_MS
+    path: str | None = None,
+    *,
+    migrate: bool = True,
+    busy_ms: int = BUSY_TIMEOUT_MS,
+    checkpoint_on_close: bool = True,
 ) -> apsw.Connection:
     """Open (creating if needed) the database at `path`, default the data home's file.
 
-    Hooks pass a short `busy_ms`: a locked database must not hold up the client.
+    Hooks pass a short `busy_ms` (a locked database must not hold up the client) and
+    `checkpoint_on_close=False`: the last connection to close otherwise copies the whole
+    write-ahead log into the file, about 2 ms of a hook's write. The log stays (with its -shm,
+    which is what lets a read-only home still read it); SQLite checkpoints it whenever it
+    passes 1,000 pages, and the next CLI command or MCP server to close does too.
     """
     if path is None:
         home.ensure_home()
@@ -77,6 +85,8 @@ def connect(
         conn.execute("PRAGMA synchronous = NORMAL")
         # Erased payloads are overwritten on disk, not just unlinked from the b-tree.
         conn.execute("PRAGMA secure_delete = ON")
+        if not checkpoint_on_close:
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         if migrate:
             apply_migrations(conn, path)
     except apsw.ReadOnlyError:
@@ -222,6 +232,8 @@ def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
             from waymark.storage.backup import before_migration  # only a migration pays
 
             before_migration(path, version, SCHEMA_VERSION)
+        from waymark.storage.migrations import MIGRATIONS
+
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -249,67 +261,90 @@ def _too_new(path: str, version: int) -> SchemaTooNew:
     )
 
 
-@contextmanager
-def write(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """One write transaction, taken up front (BEGIN IMMEDIATE), committed or rolled back."""
-    path = conn.filename
-    if path and os.path.exists(path + DAMAGED_SUFFIX):
-        raise corrupt_error(path, damage_noted(path) or "damage found earlier")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except apsw.Error as exc:
-        mapped = translate(exc, path)
-        if mapped is None:
-            raise
-        raise mapped from exc
-    try:
-        yield conn
-    except BaseException as exc:
-        if conn.in_transaction:  # SQLite rolls back by itself after a full disk or damage
-            conn.execute("ROLLBACK")
-        mapped = translate(exc, path) if isinstance(exc, apsw.Error) else None
-        if mapped is None:
-            raise
-        raise mapped from exc
-    try:
-        conn.execute("COMMIT")
-    except apsw.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        mapped = translate(exc, path)
-        if mapped is None:
-            raise
-        raise mapped from exc
+class write:
+    """One write transaction, taken up front (BEGIN IMMEDIATE), committed or rolled back:
+    `with write(conn):`. A class, not `contextlib`: hooks cannot afford its import."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> apsw.Connection:
+        conn = self.conn
+        path = conn.filename
+        if path and os.path.exists(path + DAMAGED_SUFFIX):
+            raise corrupt_error(path, damage_noted(path) or "damage found earlier")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except apsw.Error as exc:
+            mapped = translate(exc, path)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        return conn
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        conn = self.conn
+        path = conn.filename
+        if exc is not None:
+            if conn.in_transaction:  # SQLite rolls back by itself after a full disk or damage
+                conn.execute("ROLLBACK")
+            mapped = translate(exc, path) if isinstance(exc, apsw.Error) else None
+            if mapped is None:
+                return  # re-raised as it is
+            raise mapped from exc
+        try:
+            conn.execute("COMMIT")
+        except apsw.Error as error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            mapped = translate(error, path)
+            if mapped is None:
+                raise
+            raise mapped from error
 
 
-@contextmanager
-def deadline(conn: apsw.Connection, seconds: float) -> Iterator[None]:
-    """Interrupt any statement of `conn` that runs past `seconds`."""
-    limit = time.monotonic() + seconds
-    conn.set_progress_handler(lambda: time.monotonic() > limit, 1000)
-    try:
-        yield
-    except apsw.InterruptError as exc:
-        raise QueryTimeout(f"query took longer than {seconds:g} s and was stopped") from exc
-    finally:
-        conn.set_progress_handler(None)
+class deadline:
+    """Interrupt any statement of `conn` that runs past `seconds`: `with deadline(conn, s):`."""
+
+    __slots__ = ("conn", "seconds")
+
+    def __init__(self, conn: apsw.Connection, seconds: float) -> None:
+        self.conn, self.seconds = conn, seconds
+
+    def __enter__(self) -> None:
+        limit = time.monotonic() + self.seconds
+        self.conn.set_progress_handler(lambda: time.monotonic() > limit, 1000)
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        self.conn.set_progress_handler(None)
+        if isinstance(exc, apsw.InterruptError):
+            raise QueryTimeout(
+                f"query took longer than {self.seconds:g} s and was stopped"
+            ) from exc
 
 
-@contextmanager
-def read(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """One read snapshot across several statements (BEGIN ... COMMIT)."""
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    finally:
-        conn.execute("COMMIT")
+class read:
+    """One read snapshot across several statements (BEGIN ... COMMIT): `with read(conn):`."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> apsw.Connection:
+        self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
+        self.conn.execute("COMMIT")
 
 
-@contextmanager
-def savepoint(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """A savepoint: one consistent read that nests inside a caller's transaction."""
-    with conn:
-        yield conn
+def savepoint(conn: apsw.Connection) -> apsw.Connection:
+    """A savepoint: one consistent read that nests inside a caller's transaction
+    (`with savepoint(conn):`; apsw's connection is that context manager itself)."""
+    return conn
 
 
 def generation(conn: apsw.Connection) -> tuple[int, int]:

@@ -7,9 +7,8 @@ costs a short-lived process about 8 ms to import.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.base.record import record
 
 TYPE_CHECKING = False  # typing costs a hook ~3 ms
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class Memory(
-    namedtuple(
+    record(
         "_Memory",
         "id project_id type title content scope_type scope_target tags priority pinned status"
         " actor client session_id source_ref evidence git_branch valid_until event_time"
