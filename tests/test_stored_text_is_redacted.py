@@ -15,10 +15,12 @@ import subprocess
 import sys
 
 from waymark.cli import main
+from waymark.curation import candidates
 from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 from waymark.projects import capture
+from waymark.storage import connection as db
 
 # Columns filled with text from outside: each is written with a secret below.
 FREE_TEXT = {
@@ -31,6 +33,7 @@ FREE_TEXT = {
     "command_failures": {"head", "command", "error_tail", "fix"},
     "session_steps": {"target"},
     "tool_outputs": {"command", "output"},
+    "candidates": {"fields", "evidence", "reason", "review_note"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -62,6 +65,9 @@ STRUCTURAL = {
                    "why"},
     "session_steps": {"session_id", "at", "tool", "outcome"},
     "tool_outputs": {"id", "project_id", "session_id", "at", "expires_at", "tool"},
+    "candidates": {"id", "project_id", "kind", "action", "sources", "fingerprint", "status",
+                   "memory_id", "reviewed_by", "reviewed_at", "session_id", "created_at",
+                   "updated_at"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 
@@ -144,6 +150,14 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         conn, project, kind="failure", summary=f"401 with {s['slack']}",
         source_key=f"run-{s['aws']}", checkpoint_id=cp.id,
     )  # fmt: skip
+    # The review queue: a proposal and its rejection note.
+    with db.write(conn):
+        proposed, _ = candidates.propose(
+            conn, project.id, kind="import", reason=f"read {s['aws']}",
+            fingerprint=f"k {s['github']}", evidence=[{"path": f"notes/{s['openai']}.md"}],
+            fields={"type": "fact", "content": f"uses {s['slack']}", "title": s["github"]},
+        )  # fmt: skip
+    candidates.reject(conn, project, proposed["id"], note=f"no: {s['openai']}")
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}

@@ -111,6 +111,11 @@ def record_tool(
                 sessions.add_command_failure(
                     conn, project.id, session_id, stamp, head, same[0], exit_code, tail
                 )
+    if passed and command is not None:  # a fix is rare: only it pays for the proposal
+        from waymark.curation.failures import propose_lesson
+
+        with db.write(conn):  # its own transaction: a failed proposal loses no ledger write
+            propose_lesson(conn, project.id, session_id, earlier_failures(conn, project, command))
     return True
 
 

@@ -23,22 +23,27 @@ SIMILAR_THRESHOLD = 88
 
 def remember(conn: Connection, project: Project, draft: Draft) -> Saved:
     """Store `draft`, or return the exact active duplicate that already holds it."""
-    project_id = None if draft.scope_type == "global" else project.id
     with db.write(conn):
-        same = rows.find_duplicate(
-            conn,
-            project_id,
-            content_hash(draft.content),
-            draft.type,
-            draft.scope_type,
-            draft.scope_target,
-        )
-        if same is not None:
-            return Saved(same, created=False, similar=[], redactions=draft.redactions)
-        if draft.key is not None:
-            _refuse_taken_key(conn, project_id, draft.key)
-        similar = _similar(conn, project_id, draft.content)
-        memory = insert(conn, project, draft)
+        return remember_in(conn, project, draft)
+
+
+def remember_in(conn: Connection, project: Project, draft: Draft) -> Saved:
+    """`remember` inside the caller's transaction."""
+    project_id = None if draft.scope_type == "global" else project.id
+    same = rows.find_duplicate(
+        conn,
+        project_id,
+        content_hash(draft.content),
+        draft.type,
+        draft.scope_type,
+        draft.scope_target,
+    )
+    if same is not None:
+        return Saved(same, created=False, similar=[], redactions=draft.redactions)
+    if draft.key is not None:
+        _refuse_taken_key(conn, project_id, draft.key)
+    similar = _similar(conn, project_id, draft.content)
+    memory = insert(conn, project, draft)
     return Saved(memory, created=True, similar=similar, redactions=draft.redactions)
 
 
@@ -146,6 +151,26 @@ def replace_active(conn: Connection, project: Project, old_id: str, draft: Draft
     return memory
 
 
+def also_superseded(
+    conn: Connection, project: Project, memory_id: str, by: str, *, actor: str = "user"
+) -> None:
+    """Inside the caller's transaction: one more active memory that `by` replaces (a merge of
+    several into one; `by.supersedes` names the first)."""
+    memory_id = full_id(conn, memory_id)
+    memory = _get_in(conn, project, memory_id)
+    if memory.status != "active":
+        raise Conflict(
+            f"memory {memory_id} is {memory.status}; only an active memory can be merged",
+            id=memory_id,
+            status=memory.status,
+        )
+    rows.mark_superseded(conn, memory_id, by, clock.now())
+    log_event(
+        conn, "supersede", project_id=memory.project_id, memory_id=by, actor=actor,
+        supersedes=memory_id,
+    )  # fmt: skip
+
+
 def archive(
     conn: Connection,
     project: Project,
@@ -155,24 +180,36 @@ def archive(
     reason: str | None = None,
 ) -> Memory:
     """Retire an active memory; it stays readable and can be listed with include_inactive."""
-    memory_id = full_id(conn, memory_id)
     with db.write(conn):
-        memory = _get_in(conn, project, memory_id)
-        if memory.status != "active":
-            raise Conflict(
-                f"memory {memory_id} is {memory.status}, not active",
-                id=memory_id,
-                status=memory.status,
-            )
-        rows.mark_archived(conn, memory_id, clock.now())
-        log_event(
-            conn,
-            "archive",
-            project_id=memory.project_id,
-            memory_id=memory_id,
-            actor=actor,
-            reason=redact.scrub(mend(reason))[0] if reason else None,
+        return archive_in(conn, project, memory_id, actor=actor, reason=reason)
+
+
+def archive_in(
+    conn: Connection,
+    project: Project,
+    memory_id: str,
+    *,
+    actor: str = "user",
+    reason: str | None = None,
+) -> Memory:
+    """`archive` inside the caller's transaction."""
+    memory_id = full_id(conn, memory_id)
+    memory = _get_in(conn, project, memory_id)
+    if memory.status != "active":
+        raise Conflict(
+            f"memory {memory_id} is {memory.status}, not active",
+            id=memory_id,
+            status=memory.status,
         )
+    rows.mark_archived(conn, memory_id, clock.now())
+    log_event(
+        conn,
+        "archive",
+        project_id=memory.project_id,
+        memory_id=memory_id,
+        actor=actor,
+        reason=redact.scrub(mend(reason))[0] if reason else None,
+    )
     return get(conn, memory_id)
 
 

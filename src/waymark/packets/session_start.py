@@ -115,13 +115,21 @@ def packet(
     last, so git runs while the database is read."""
     from waymark import settings
     from waymark.packets import sections
+    from waymark.storage.candidates import count_candidates
     from waymark.storage.projects import notice
 
     checkpoint = sections.checkpoint(conn, project, branch)
     rules = sections.rules(conn, project)
     said = notice(conn, project.id) if full else None
+    waiting = count_candidates(conn, project.id) if full else 0
+    heard = [said] if said else []
+    if waiting:  # how many, never their text: that waits for a review
+        heard.append(
+            f"{waiting} proposed {'memory waits' if waiting == 1 else 'memories wait'}"
+            " for review (`waymark candidates`)"
+        )
     parts = [
-        Section("Project", [said] if said else [], 80),
+        Section("Project", heard, 80),
         Section(
             "Handoff needed",
             sections.pending_handoffs(conn, project, session_id) if full else [],

@@ -394,6 +394,38 @@ CREATE TABLE tool_outputs (
 CREATE INDEX tool_outputs_by_expiry ON tool_outputs (expires_at);
 """
 
+M018_CANDIDATES = """
+-- The review queue: what Waymark infers (a command's repeated failure and fix, an import
+-- from a client's own memory, a consolidation, feedback that a memory is stale) waits here
+-- until a person or agent approves it; nothing here is recalled. `fields` are the proposed
+-- memory's fields as JSON (redacted when proposed, validated again on approval); `action`
+-- is what approval does: add a memory, supersede the `sources`, or archive them.
+-- `fingerprint` (a SHA-256) names the inference, so the same one is proposed once per project
+-- and a rejected one is not proposed again.
+CREATE TABLE candidates (
+    id           TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    kind         TEXT NOT NULL,
+    action       TEXT NOT NULL CHECK (action IN ('add', 'supersede', 'archive')),
+    fields       TEXT NOT NULL,
+    sources      TEXT NOT NULL DEFAULT '[]',
+    evidence     TEXT NOT NULL DEFAULT '[]',
+    reason       TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (status IN ('pending', 'approved', 'rejected')),
+    memory_id    TEXT REFERENCES memories(id),
+    review_note  TEXT,
+    reviewed_by  TEXT,
+    reviewed_at  TEXT,
+    session_id   TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    UNIQUE (project_id, fingerprint)
+);
+CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -413,6 +445,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m015_injections", M015_INJECTIONS),
     ("m016_session_steps", M016_SESSION_STEPS),
     ("m017_tool_outputs", M017_TOOL_OUTPUTS),
+    ("m018_candidates", M018_CANDIDATES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -98,6 +98,7 @@ PROJECT_TABLES = (
     ("command_failures", "project_id = ?"),
     ("injections", "project_id = ?"),
     ("tool_outputs", "project_id = ?"),
+    ("candidates", "project_id = ?"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),
     ("checkpoint_revisions", "checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = ?)"),

@@ -35,6 +35,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("injections", ()),
     ("session_steps", ()),
     ("tool_outputs", ("id",)),
+    ("candidates", ("id",)),
     ("memory_use", ("memory_id",)),
     ("settings", ("key",)),
     ("events", ()),
@@ -69,6 +70,7 @@ SCOPED = {
     "injections": "t.project_id = :p",
     "session_steps": f"t.session_id IN ({_SESSIONS})",
     "tool_outputs": "t.project_id = :p",
+    "candidates": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",

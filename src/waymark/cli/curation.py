@@ -1,0 +1,112 @@
+"""`waymark candidates` and `waymark review`: the review queue, for people."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from waymark.cli.common import Context, add_command, bounded, emit
+from waymark.curation import candidates
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "candidates",
+        common,
+        handler=cmd_candidates,
+        help="what Waymark proposes to remember, waiting for review (nothing here is recalled)",
+        example="waymark candidates --kind failure_fix",
+    )
+    p.add_argument(
+        "--status",
+        action="append",
+        choices=candidates.STATUSES,
+        help="repeatable (default: pending)",
+    )
+    p.add_argument("--all", action="store_true", help="every status")
+    p.add_argument("--kind", choices=candidates.KINDS)
+    p.add_argument("--limit", type=bounded(1, 200), default=50, help="1-200 (default 50)")
+    p.add_argument("--offset", type=bounded(0, 100_000), default=0)
+    p = add_command(
+        commands,
+        "review",
+        common,
+        handler=cmd_review,
+        help="approve a candidate (it becomes a memory, or changes the ones it names) or "
+        "reject it (it is not proposed again)",
+        example='waymark review cand_01JD... --approve --reason "seen it fail twice"',
+    )
+    p.add_argument("id", help="the candidate (cand_..., or a unique start of it)")
+    decision = p.add_mutually_exclusive_group(required=True)
+    decision.add_argument("--approve", action="store_true")
+    decision.add_argument("--reject", action="store_true")
+    p.add_argument("--reason", help="kept with the decision")
+
+
+def cmd_candidates(args: argparse.Namespace, ctx: Context) -> int:
+    project = ctx.read_project()
+    statuses = candidates.STATUSES if args.all else tuple(args.status or ("pending",))
+    found = (
+        []
+        if project is None
+        else candidates.pending(
+            ctx.conn,
+            project,
+            statuses=statuses,
+            kind=args.kind,
+            limit=args.limit,
+            offset=args.offset,
+        )
+    )
+    counts = (
+        candidates.counts(ctx.conn, project.id)
+        if project
+        else dict.fromkeys(candidates.STATUSES, 0)
+    )
+    emit({"results": found, "counts": counts}, ctx.as_json, _text(found, counts, statuses))
+    return 0
+
+
+def _text(found: list[dict], counts: dict[str, int], statuses: tuple[str, ...]) -> str:
+    if not found:
+        waiting = counts.get("pending", 0)
+        return f"no {'/'.join(statuses)} candidates" + (
+            f" ({waiting} pending: `waymark candidates`)"
+            if waiting and "pending" not in statuses
+            else ""
+        )
+    lines = []
+    for c in found:
+        lines.append(f"{c['id']}  {c['kind']}  {c['action']}  [{c['status']}]  {c['title']}")
+        lines.append(f"    why: {c['reason']}")
+        if c["sources"]:
+            lines.append(f"    changes: {', '.join(c['sources'])}")
+        for e in c["evidence"][:3]:
+            lines.append("    evidence: " + ", ".join(f"{k}={v}" for k, v in e.items()))
+        if c["memory_id"]:
+            lines.append(f"    became: {c['memory_id']}")
+    lines.append(
+        f"{counts['pending']} pending, {counts['approved']} approved, {counts['rejected']} rejected;"
+        " `waymark review ID --approve|--reject`"
+    )
+    return "\n".join(lines)
+
+
+def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
+    project = ctx.project(create=False)
+    if args.approve:
+        done = candidates.approve(ctx.conn, project, args.id, actor="user", note=args.reason)
+        memory = done["memory"]
+        if memory is None:
+            text = f"approved {done['candidate']['id']}: archived {', '.join(done['changed'])}"
+        else:
+            how = "added" if done["created"] else "kept the existing"
+            text = f"approved {done['candidate']['id']}: {how} memory {memory['id']}"
+            if done["changed"]:
+                text += f" (replaces {', '.join(done['changed'])})"
+    else:
+        done = candidates.reject(ctx.conn, project, args.id, actor="user", note=args.reason)
+        text = f"rejected {done['candidate']['id']}: it will not be proposed again"
+    emit(done, ctx.as_json, text)
+    return 0

@@ -1,0 +1,332 @@
+"""The review queue: candidates Waymark proposes and a person or agent approves or rejects.
+
+A candidate is a proposed change with the evidence it was inferred from: a memory to `add`,
+memories to `supersede` by one merged memory, or memories to `archive`. Proposing is
+idempotent by `fingerprint` (the same inference is one candidate, refreshed while it waits;
+a rejected one is not proposed again). Approving runs the proposal through the same
+validation and redaction as any write, in one transaction with its audit events: twice
+returns the same memory, an exact active duplicate is reused, the evidence travels with it.
+"""
+
+from __future__ import annotations
+
+from waymark.base import clock
+from waymark.errors import Conflict, InvalidArgument, NotFound
+from waymark.storage import candidates as rows
+from waymark.storage import connection as db
+from waymark.storage.events import log_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
+
+PREFIX = "cand_"
+ACTIONS = ("add", "supersede", "archive")
+# What proposes: a command's repeated failure and fix, an import from a client's own memory,
+# a consolidation, feedback that a memory is stale or wrong, an opt-in session summary, an
+# insight from a pattern of errors.
+KINDS = ("failure_fix", "import", "consolidation", "feedback", "summary", "insight")
+STATUSES = ("pending", "approved", "rejected")
+REASON_MAX = 500
+NOTE_MAX = 500
+# The memory fields a proposal may carry (what `make_draft` takes).
+FIELDS = (
+    "type", "content", "title", "scope", "target", "tags", "priority", "pinned", "evidence",
+    "valid_until", "key", "source_ref", "git_branch", "event_time",
+)  # fmt: skip
+
+
+def propose(
+    conn: Connection,
+    project_id: str,
+    *,
+    kind: str,
+    reason: str,
+    fingerprint: str,
+    fields: dict[str, Any] | None = None,
+    action: str = "add",
+    sources: Sequence[str] = (),
+    evidence: Sequence[dict[str, Any]] = (),
+    session_id: str | None = None,
+) -> tuple[dict[str, Any], bool]:
+    """Queue a candidate inside the caller's transaction; (its row, whether it is new).
+
+    Every free-text value is redacted here, so callers may pass what they saw."""
+    import hashlib
+
+    from waymark.base import redact
+    from waymark.base.text import mend
+
+    if kind not in KINDS:
+        raise InvalidArgument(f"unknown candidate kind {kind!r}; valid: {', '.join(KINDS)}")
+    if action not in ACTIONS:
+        raise InvalidArgument(f"unknown action {action!r}; valid: {', '.join(ACTIONS)}")
+    fields = dict(fields or {})
+    unknown = sorted(set(fields) - set(FIELDS))
+    if unknown:
+        raise InvalidArgument(f"a candidate cannot carry {', '.join(unknown)}")
+    if action != "archive" and not (fields.get("type") and fields.get("content")):
+        raise InvalidArgument(f"an {action!r} candidate needs the memory's type and content")
+    if action != "add" and not sources:
+        raise InvalidArgument(f"a {action!r} candidate names the memories it changes")
+    clean_fields, _ = redact.scrub_value(fields)
+    clean_evidence, _ = redact.scrub_value(list(evidence))
+    clean_reason = redact.scrub_cut(mend(reason).strip(), REASON_MAX)[0]
+    assert isinstance(clean_fields, dict) and isinstance(clean_evidence, list)
+    stamp = clock.now()
+    fingerprint = hashlib.sha256(fingerprint.encode("utf-8", "replace")).hexdigest()
+    found = rows.by_fingerprint(conn, project_id, fingerprint)
+    if found is not None:
+        if found["status"] == "pending":
+            rows.refresh_candidate(
+                conn, found["id"], clean_fields, clean_evidence, clean_reason, stamp
+            )
+            found = rows.get_candidate(conn, found["id"])
+            assert found is not None
+        return found, False
+    row = {
+        "id": PREFIX + clock.new_id(),
+        "project_id": project_id,
+        "kind": kind,
+        "action": action,
+        "fields": clean_fields,
+        "sources": list(dict.fromkeys(sources)),
+        "evidence": clean_evidence,
+        "reason": clean_reason,
+        "fingerprint": fingerprint,
+        "status": "pending",
+        "memory_id": None,
+        "review_note": None,
+        "reviewed_by": None,
+        "reviewed_at": None,
+        "session_id": session_id,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    rows.insert_candidate(conn, row)
+    log_event(
+        conn, "propose", project_id=project_id, session_id=session_id, candidate=row["id"],
+        kind=kind, action=action,
+    )  # fmt: skip
+    return row, True
+
+
+def full_id(conn: Connection, given: str) -> str:
+    """The candidate id `given` names: itself, or the one id it starts (the `cand_` prefix
+    and case optional)."""
+    wanted = given.strip()
+    wanted = PREFIX + (wanted[len(PREFIX) :] if wanted.lower().startswith(PREFIX) else wanted)
+    wanted = PREFIX + wanted[len(PREFIX) :].upper()
+    if rows.get_candidate(conn, wanted) is not None:
+        return wanted
+    if len(wanted) - len(PREFIX) >= 4:
+        found = rows.ids_starting(conn, wanted, 6)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise InvalidArgument(
+                f"{given!r} starts several candidate ids ({', '.join(found[:5])}); give more",
+                id=given,
+                candidates=found[:5],
+            )
+    raise NotFound(f"no candidate with id {given!r}", id=given)
+
+
+def get(conn: Connection, project: Project, candidate_id: str) -> dict[str, Any]:
+    found = rows.get_candidate(conn, full_id(conn, candidate_id))
+    assert found is not None
+    if found["project_id"] != project.id:
+        raise NotFound(f"candidate {candidate_id} belongs to another project", id=candidate_id)
+    return found
+
+
+def pending(
+    conn: Connection,
+    project: Project,
+    *,
+    statuses: Sequence[str] = ("pending",),
+    kind: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """The project's candidates (waiting ones by default), newest first, as views."""
+    bad = sorted(set(statuses) - set(STATUSES))
+    if bad:
+        raise InvalidArgument(f"unknown status {bad[0]!r}; valid: {', '.join(STATUSES)}")
+    if kind is not None and kind not in KINDS:
+        raise InvalidArgument(f"unknown candidate kind {kind!r}; valid: {', '.join(KINDS)}")
+    found = rows.list_candidates(
+        conn, project.id, statuses=tuple(statuses), kind=kind, limit=limit, offset=offset
+    )
+    return [view(c) for c in found]
+
+
+def count_waiting(conn: Connection, project_id: str) -> int:
+    return rows.count_candidates(conn, project_id, "pending")
+
+
+def counts(conn: Connection, project_id: str) -> dict[str, int]:
+    found = rows.candidate_counts(conn, project_id)
+    return {status: found.get(status, 0) for status in STATUSES}
+
+
+def title_of(candidate: dict[str, Any]) -> str:
+    fields = candidate["fields"]
+    if fields.get("title"):
+        return str(fields["title"])
+    if fields.get("content"):
+        from waymark.memories.draft import title_from
+
+        return title_from(str(fields["content"]))
+    return f"{candidate['action']} {', '.join(candidate['sources'])}"
+
+
+def view(candidate: dict[str, Any]) -> dict[str, Any]:
+    """What people and agents are shown of a candidate (no fingerprint: it is bookkeeping)."""
+    keep = (
+        "id", "kind", "action", "status", "reason", "sources", "evidence", "fields",
+        "memory_id", "review_note", "reviewed_by", "reviewed_at", "created_at", "updated_at",
+    )  # fmt: skip
+    return {"title": title_of(candidate), **{k: candidate[k] for k in keep}}
+
+
+def approve(
+    conn: Connection,
+    project: Project,
+    candidate_id: str,
+    *,
+    actor: str = "user",
+    note: str | None = None,
+    client: str | None = None,
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """Carry out a candidate: {candidate, memory (the one added or kept, or None for an
+    archive), created, changed (the ids superseded or archived)}. All or nothing."""
+    from waymark.memories import store
+
+    with db.write(conn):
+        found = get(conn, project, candidate_id)
+        if found["status"] == "approved":
+            memory = store.get(conn, found["memory_id"]) if found["memory_id"] else None
+            return {
+                "candidate": view(found),
+                "memory": memory.to_dict() if memory else None,
+                "created": False,
+                "changed": [],
+            }
+        memory, created, changed = _carry_out(conn, project, found, actor, client, session_id)
+        stamp = clock.now()
+        rows.mark_reviewed(
+            conn,
+            found["id"],
+            "approved",
+            memory_id=memory.id if memory else None,
+            note=_note(note),
+            actor=actor,
+            stamp=stamp,
+        )
+        log_event(
+            conn, "approve", project_id=project.id, memory_id=memory.id if memory else None,
+            actor=actor, session_id=session_id, candidate=found["id"], kind=found["kind"],
+            changed=changed,
+        )  # fmt: skip
+        after = rows.get_candidate(conn, found["id"])
+    assert after is not None
+    return {
+        "candidate": view(after),
+        "memory": memory.to_dict() if memory else None,
+        "created": created,
+        "changed": changed,
+    }
+
+
+def _carry_out(
+    conn: Connection,
+    project: Project,
+    candidate: dict[str, Any],
+    actor: str,
+    client: str | None,
+    session_id: str | None,
+) -> tuple[Any, bool, list[str]]:
+    from waymark.memories import store
+
+    action, sources = candidate["action"], list(candidate["sources"])
+    if action == "archive":
+        reason = f"approved candidate {candidate['id']}: {candidate['reason']}"
+        for source in sources:
+            store.archive_in(conn, project, source, actor=actor, reason=reason)
+        return None, False, sources
+    draft = _draft(project, candidate, actor, client, session_id)
+    if action == "add":
+        saved = store.remember_in(conn, project, draft)
+        return saved.memory, saved.created, []
+    memory = store.replace_active(conn, project, sources[0], draft)
+    for source in sources[1:]:  # the merged memory replaces every one it names
+        store.also_superseded(conn, project, source, memory.id, actor=actor)
+    return memory, True, sources
+
+
+def _draft(
+    project: Project, candidate: dict[str, Any], actor: str, client: str | None, session: str | None
+) -> Any:
+    """The proposal as a validated, redacted Draft, its evidence joined by the candidate's."""
+    from waymark.memories.draft import MAX_EVIDENCE, make_draft
+
+    fields = dict(candidate["fields"])
+    evidence = [*fields.pop("evidence", []), *candidate["evidence"]]
+    unique = list({repr(sorted(e.items())): e for e in evidence}.values())[:MAX_EVIDENCE]
+    fields.setdefault("source_ref", f"candidate:{candidate['id']}")
+    return make_draft(
+        project,
+        **fields,
+        evidence=unique,
+        actor=actor,
+        client=client,
+        session_id=session,
+    )
+
+
+def reject(
+    conn: Connection,
+    project: Project,
+    candidate_id: str,
+    *,
+    actor: str = "user",
+    note: str | None = None,
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """Decline a candidate: it stays, rejected, so the same inference is not proposed again.
+    An approved candidate cannot be rejected (forget the memory it made instead)."""
+    with db.write(conn):
+        found = get(conn, project, candidate_id)
+        if found["status"] == "approved":
+            raise Conflict(
+                f"candidate {found['id']} was approved into memory {found['memory_id']};"
+                " forget that memory instead",
+                id=found["id"],
+                memory_id=found["memory_id"],
+            )
+        rows.mark_reviewed(
+            conn, found["id"], "rejected", memory_id=None, note=_note(note), actor=actor,
+            stamp=clock.now(),
+        )  # fmt: skip
+        log_event(
+            conn, "reject", project_id=project.id, actor=actor, session_id=session_id,
+            candidate=found["id"], kind=found["kind"],
+        )  # fmt: skip
+        after = rows.get_candidate(conn, found["id"])
+    assert after is not None
+    return {"candidate": view(after)}
+
+
+def _note(note: str | None) -> str | None:
+    if not note or not note.strip():
+        return None
+    from waymark.base import redact
+    from waymark.base.text import mend
+
+    return redact.scrub_cut(mend(note).strip(), NOTE_MAX)[0]
