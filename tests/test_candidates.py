@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from conftest import call_tool
 from test_hooks import context_of, hook, payload
 from test_pre_tool_use import edited, fail, passed
 from waymark.curation import candidates
@@ -189,3 +190,24 @@ def test_a_command_fixed_the_same_way_twice_proposes_a_lesson_never_a_memory(con
     text = context_of(start)
     assert "1 proposed memory waits for review (`waymark candidates`)" in text
     assert "ImportError" not in text
+
+
+def test_agents_see_candidates_in_status_and_review_them_through_it(conn, project, repo):
+    first, _ = propose(conn, project, "a")
+    second, _ = propose(
+        conn, project, "b", fields={"type": "warning", "content": "Never force-push main"}
+    )
+    shown = call_tool(repo, "status", {}).structured_content["candidates"]
+    assert shown["pending"] == 2
+    assert {c["id"] for c in shown["waiting"]} == {first["id"], second["id"]}
+    assert {"id", "kind", "action", "title", "reason"} == set(shown["waiting"][0])
+    review = {first["id"]: "approve", second["id"]: "reject"}
+    after = call_tool(repo, "status", {"review": review}).structured_content
+    assert after["candidates"] == {"pending": 0, "approved": 1, "rejected": 1, "waiting": []}
+    approved = candidates.get(conn, project, first["id"])
+    assert approved["reviewed_by"] == "agent"
+    assert store.get(conn, approved["memory_id"]).content == "Run the migrations before the tests"
+    bad = call_tool(repo, "status", {"review": {"cand_NOPE1234": "approve"}})
+    assert bad.is_error and '"code": "not_found"' in bad.content[0].text
+    text = cli("status", cwd=repo).stdout
+    assert "candidates  0 waiting for review" in text

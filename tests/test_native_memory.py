@@ -52,15 +52,23 @@ def snapshot(folder) -> dict[str, str]:
     }
 
 
-def test_claude_memory_imports_read_only_once_and_again_only_what_changed(
+def imports(*args: str, capsys) -> dict:
+    assert main(["import", "--from", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_claude_memory_is_proposed_read_only_and_again_only_what_changed(
     conn, repo, clients_home, monkeypatch, capsys
 ):
     folder = claude_memory(clients_home[0], repo)
     before = snapshot(folder)
     monkeypatch.chdir(repo)
-    assert main(["import", "--from", "claude-memory", "--json"]) == 0
-    first = json.loads(capsys.readouterr().out)
-    assert (first["created"], first["folder"]) == (2, str(folder))
+    first = imports("claude-memory", capsys=capsys)
+    assert (first["proposed"], first["folder"]) == (2, str(folder))
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0  # none active yet
+    assert imports("claude-memory", capsys=capsys)["waiting"] == 2  # not proposed twice
+    done = imports("claude-memory", "--approve", capsys=capsys)
+    assert (done["proposed"], done["approved"]) == (0, 2)
     rows = conn.execute(
         "SELECT type, title, content, source_ref, tags FROM memories ORDER BY key"
     ).fetchall()
@@ -68,19 +76,46 @@ def test_claude_memory_imports_read_only_once_and_again_only_what_changed(
     assert rows[1][:2] == ("preference", "Testing")
     assert rows[1][3] == str(folder / "feedback_testing.md")
     assert all("claude-memory" in r[4] for r in rows)
-    assert main(["import", "--from", "claude-memory", "--json"]) == 0
-    again = json.loads(capsys.readouterr().out)
-    assert (again["created"], again["unchanged"]) == (0, 2)
+    again = imports("claude-memory", capsys=capsys)
+    assert (again["proposed"], again["unchanged"]) == (0, 2)
     (folder / "feedback_testing.md").write_text(
         "---\nname: Testing\ntype: feedback\n---\nUse the real database; mocks hid a bug.\n"
     )
-    assert main(["import", "--from", "claude-memory", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["superseded"] == 1
+    changed = imports("claude-memory", capsys=capsys)
+    assert (changed["proposed"], changed["unchanged"]) == (1, 1)
+    (folder / "feedback_testing.md").write_text(
+        "---\nname: Testing\ntype: feedback\n---\nUse the real database: mocks hid two bugs.\n"
+    )
+    assert imports("claude-memory", capsys=capsys)["withdrawn"] == 1  # the older text is gone
+    assert main(["candidates", "--kind", "import", "--json"]) == 0
+    (waiting,) = json.loads(capsys.readouterr().out)["results"]
+    assert waiting["action"] == "supersede" and "two bugs" in waiting["fields"]["content"]
+    assert main(["review", waiting["id"], "--approve", "--json"]) == 0
+    approved = json.loads(capsys.readouterr().out)
+    old = conn.execute("SELECT status FROM memories WHERE id = ?", (waiting["sources"][0],))
+    assert old.fetchone()[0] == "superseded"
+    assert "two bugs" in approved["memory"]["content"]
     assert snapshot(folder) != before  # only because the test edited it...
     assert set(snapshot(folder)) == set(before)  # ...Waymark wrote nothing there
     assert main(["status", "--json"]) == 0
     imported = json.loads(capsys.readouterr().out)["imported"]
     assert imported["claude-memory"] == {"memories": 2, "folder": str(folder)}
+
+
+def test_a_rejected_import_is_not_proposed_again_until_its_source_changes(
+    conn, repo, clients_home, monkeypatch, capsys
+):
+    folder = claude_memory(clients_home[0], repo)
+    monkeypatch.chdir(repo)
+    imports("claude-memory", capsys=capsys)
+    assert main(["candidates", "--json"]) == 0
+    for c in json.loads(capsys.readouterr().out)["results"]:
+        assert main(["review", c["id"], "--reject", "--reason", "not for Waymark"]) == 0
+    capsys.readouterr()
+    again = imports("claude-memory", capsys=capsys)
+    assert (again["proposed"], again["rejected_before"]) == (0, 2)
+    (folder / "feedback_testing.md").write_text("---\nname: Testing\n---\nNew advice.\n")
+    assert imports("claude-memory", capsys=capsys)["proposed"] == 1
 
 
 def test_codex_memories_import_by_section(conn, repo, clients_home, monkeypatch, capsys):
@@ -92,12 +127,10 @@ def test_codex_memories_import_by_section(conn, repo, clients_home, monkeypatch,
     (folder / "MEMORY.md").write_text("# Task group: billing\nrefunds live in billing/refund.py\n")
     (folder / "rollout_summaries" / "x.md").write_text("evidence, not imported")
     monkeypatch.chdir(repo)
-    assert main(["import", "--from", "codex-memories", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["created"] == 3
+    assert imports("codex-memories", "--approve", capsys=capsys)["approved"] == 3
     titles = {r[0] for r in conn.execute("SELECT title FROM memories")}
     assert titles == {"User preferences", "General Tips", "Task group: billing"}
-    assert main(["import", "--from", "codex-memories", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["unchanged"] == 3
+    assert imports("codex-memories", capsys=capsys)["unchanged"] == 3
 
 
 def test_a_rule_claude_md_already_states_is_left_out_of_the_packet(

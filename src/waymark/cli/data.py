@@ -40,8 +40,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--from",
         dest="source",
         choices=("claude-memory", "codex-memories"),
-        help="Claude Code's auto memory of this project, or Codex's memories, read-only; each "
-        "file or section one memory with its source, re-runs changing only what changed",
+        help="Claude Code's auto memory of this project, or Codex's memories, read-only: each "
+        "file or section proposed as a candidate with its source (`waymark candidates`); "
+        "re-runs propose only what changed",
+    )
+    p.add_argument(
+        "--approve",
+        action="store_true",
+        help="with --from: approve every proposal at once instead of reviewing each",
     )
     p = add_command(
         commands,
@@ -132,17 +138,19 @@ def _import_native(args: argparse.Namespace, ctx: Context) -> int:
     if args.file is not None:
         raise InvalidArgument("--from reads the client's own memory: give no FILE")
     project = ctx.project()
-    lines = native.import_lines(args.source, project)
-    report = importer.import_lines(ctx.conn, project, lines)
+    report = native.propose(ctx.conn, project, args.source, approve=args.approve)
     where = native.source_folder(args.source, project)
-    data = report.to_dict() | {"source": args.source, "folder": where}
-    emit(
-        data,
-        ctx.as_json,
-        f"{args.source} ({where}): read {report.read}: {report.created} new, "
-        f"{report.superseded} updated, {report.unchanged} unchanged, {report.removed} left "
-        f"removed, {report.redactions} redactions",
+    data = report | {"source": args.source, "folder": where}
+    text = (
+        f"{args.source} ({where}): read {report['read']}: {report['proposed']} proposed,"
+        f" {report['waiting']} already waiting, {report['unchanged']} unchanged,"
+        f" {report['removed']} left removed, {report['rejected_before']} rejected before"
     )
+    if args.approve:
+        text += f"; approved {report['approved']}"
+    elif report["proposed"] or report["waiting"]:
+        text += "; review them: `waymark candidates --kind import`"
+    emit(data, ctx.as_json, text)
     return 0
 
 

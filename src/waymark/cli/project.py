@@ -199,6 +199,8 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             for source, v in data["imported"].items()
             if v["memories"]
         ],
+        f"candidates  {data['candidates']['pending']} waiting for review"
+        + (" (`waymark candidates`)" if data["candidates"]["pending"] else ""),
     ]
     emit(data, ctx.as_json, "\n".join(lines))
     return 0

@@ -115,6 +115,24 @@ def propose(
     return row, True
 
 
+def withdraw_older(
+    conn: Connection, project_id: str, kind: str, field: str, value: Any, *, keep: str
+) -> int:
+    """Inside the caller's transaction: waiting candidates of `kind` whose proposed `field`
+    equals `value`, other than `keep`, are withdrawn (rejected by Waymark, naming `keep`):
+    their source changed before anyone reviewed them. How many."""
+    withdrawn = 0
+    stamp = clock.now()
+    for other in rows.list_candidates(conn, project_id, kind=kind, limit=10_000):
+        if other["id"] != keep and other["fields"].get(field) == value:
+            rows.mark_reviewed(
+                conn, other["id"], "rejected", memory_id=None, actor="waymark", stamp=stamp,
+                note=f"withdrawn: its source changed before review; see {keep}",
+            )  # fmt: skip
+            withdrawn += 1
+    return withdrawn
+
+
 def full_id(conn: Connection, given: str) -> str:
     """The candidate id `given` names: itself, or the one id it starts (the `cand_` prefix
     and case optional)."""

@@ -6,10 +6,12 @@ frontmatter (`name`, `description`, `type`). Codex keeps opt-in memories in
 `$CODEX_HOME/memories/`: `memory_summary.md` and `MEMORY.md`, sectioned by headings, beside
 rollout summaries and skills (evidence, not imported).
 
-`waymark import --from claude-memory|codex-memories` turns them into memories of the
-project with their source recorded (tag, `source_ref`, a key per file or section), so a
-re-import changes nothing unless the source did (a changed one supersedes). Nothing here
-writes into those folders.
+`waymark import --from claude-memory|codex-memories` proposes each file or section as a
+candidate memory of the project (an inference about what is worth keeping: nothing becomes
+active until it is reviewed, or `--approve` says so), with its source recorded (tag,
+`source_ref`, a key per file or section). A re-import proposes nothing new unless the
+source changed: a changed file proposes a supersession of what was approved from it, and a
+waiting proposal of its older text is withdrawn. Nothing here writes into those folders.
 """
 
 from __future__ import annotations
@@ -44,6 +46,71 @@ def rows(source: str, project: Project) -> list[dict[str, Any]]:
             raise InvalidArgument("a named project has no folder Claude Code keeps memory for")
         return _claude_rows(folder)
     return _codex_rows(codex_memory_dir())
+
+
+def propose(conn: Any, project: Project, source: str, *, approve: bool = False) -> dict[str, Any]:
+    """Queue the source's files and sections as candidates (one transaction); with `approve`
+    approve every one of them that waits, as a person reviewing them all would."""
+    from waymark.curation import candidates
+    from waymark.data.importer import parse_line
+    from waymark.memories.draft import content_hash
+    from waymark.storage import connection as db
+    from waymark.storage.memories import latest_by_key
+
+    report = {
+        "read": 0, "proposed": 0, "waiting": 0, "unchanged": 0, "removed": 0,
+        "rejected_before": 0, "withdrawn": 0, "approved": 0, "redactions": 0,
+    }  # fmt: skip
+    queued: list[str] = []
+    with db.write(conn):
+        for n, row in enumerate(rows(source, project), 1):
+            draft = parse_line(project, json.dumps(row), n)
+            assert draft.key is not None
+            report["read"] += 1
+            report["redactions"] += draft.redactions
+            latest = latest_by_key(conn, project.id, draft.key)
+            digest = content_hash(draft.content)
+            if latest is not None and latest[1] in ("archived", "erased"):
+                report["removed"] += 1  # the user retired it: not proposed again
+                continue
+            if latest is not None and (latest[2], latest[3], latest[4]) == (
+                digest,
+                draft.title,
+                json.dumps(draft.tags),
+            ):
+                report["unchanged"] += 1
+                continue
+            fields = {
+                "type": draft.type, "content": draft.content, "title": draft.title,
+                "tags": draft.tags, "key": draft.key, "source_ref": draft.source_ref,
+            }  # fmt: skip
+            found, new = candidates.propose(
+                conn,
+                project.id,
+                kind="import",
+                reason=f"{source}: {draft.source_ref}",
+                fingerprint=f"import:{draft.key}:{digest}:{draft.title}",
+                fields=fields,
+                action="supersede" if latest is not None else "add",
+                sources=[latest[0]] if latest is not None else [],
+                evidence=[{"path": draft.source_ref}] if draft.source_ref else [],
+            )
+            report["withdrawn"] += candidates.withdraw_older(
+                conn, project.id, "import", "key", draft.key, keep=found["id"]
+            )
+            if new:
+                report["proposed"] += 1
+            elif found["status"] == "rejected":
+                report["rejected_before"] += 1
+                continue
+            else:
+                report["waiting"] += 1
+            if found["status"] == "pending":
+                queued.append(found["id"])
+    for candidate_id in queued if approve else ():
+        candidates.approve(conn, project, candidate_id, actor="user", note="--approve")
+        report["approved"] += 1
+    return report
 
 
 def source_folder(source: str, project: Project) -> str | None:
@@ -171,10 +238,6 @@ def _sections(text: str) -> list[tuple[str, str]]:
         else:
             out[-1][1].append(line)
     return [(h, "\n".join(lines)) for h, lines in out]
-
-
-def import_lines(source: str, project: Project) -> list[str]:
-    return [json.dumps(row) for row in rows(source, project)]
 
 
 # --- what doctor and status report -------------------------------------------------------

@@ -51,6 +51,21 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
         },
         "capture": capture_policy(conn, project, session_id),
         "imported": _imported(conn, project),
+        "candidates": waiting(conn, project),
+    }
+
+
+SHOWN_WAITING = 5
+
+
+def waiting(conn: Connection, project: Project) -> dict[str, Any]:
+    """The review queue: counts by status, and the newest few waiting (id, kind, title)."""
+    from waymark.curation import candidates
+
+    shown = candidates.pending(conn, project, limit=SHOWN_WAITING)
+    return {
+        **candidates.counts(conn, project.id),
+        "waiting": [{k: c[k] for k in ("id", "kind", "action", "title", "reason")} for c in shown],
     }
 
 

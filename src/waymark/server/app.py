@@ -56,13 +56,23 @@ def status_tool(
         Literal["on", "read-only", "off"] | None,
         Field(description="Set this session's mode."),
     ] = None,
+    review: Annotated[
+        dict[str, Literal["approve", "reject"]] | None,
+        Field(description="By candidate id."),
+    ] = None,
     project: ProjectArg = None,
 ) -> Status:
-    """Counts, model, pending handoff, capture mode."""
+    """Counts, model, handoff, capture mode, candidates to review."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
         session = state.session_for(conn, proj)
+        if review:
+            from waymark.curation import candidates
+
+            for candidate_id, decision in review.items():
+                decide = candidates.approve if decision == "approve" else candidates.reject
+                decide(conn, proj, candidate_id, actor="agent", session_id=session)
         if capture is not None:
             if session is None:
                 raise InvalidArgument(

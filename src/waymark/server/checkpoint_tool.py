@@ -23,10 +23,7 @@ def checkpoint(
     ctx: Context,
     operation: Annotated[
         Operation,
-        Field(
-            description="record_lesson: one lesson; record_event: kind, summary, source_key "
-            "(same key, same fact)."
-        ),
+        Field(description="record_event: kind, summary, source_key (same key, same fact)."),
     ],
     checkpoint_id: Annotated[str | None, Field(description="All but create.")] = None,
     expected_revision_id: Annotated[
@@ -46,7 +43,7 @@ def checkpoint(
     evidence: Annotated[
         Items,
         Field(
-            description="[{path, note?}], max 10",
+            description="[{path, note?}]",
         ),
     ] = None,
     next_action: Annotated[str | None, Field(description="Exact next step.")] = None,

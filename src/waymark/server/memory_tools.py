@@ -48,18 +48,16 @@ def _many(value: OneOrMany) -> list[str]:
 def recall_tool(
     ctx: Context,
     query: Annotated[str, Field(description="What you are about to do.")],
-    paths: Annotated[OneOrMany, Field(description="Files or folders in play.")] = None,
+    paths: Annotated[OneOrMany, Field(description="Files in play.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 8,
     types: TypeFilter = None,
     tags: Annotated[list[str] | None, Field(description="All required.")] = None,
     detail: Detail = "summary",
     token_budget: Annotated[int, Field(ge=100, le=20000)] = 1500,
-    include_session: Annotated[
-        bool, Field(description="Also checkpoint, rules, file memories.")
-    ] = True,
+    include_session: Annotated[bool, Field(description="With checkpoint and rules.")] = True,
     explain: bool = False,
     branch: str | None = None,
-    packet: Annotated[str | None, Field(description="Explain a past packet: id or last.")] = None,
+    packet: Annotated[str | None, Field(description="Explain packet ID, or last.")] = None,
     project: ProjectArg = None,
 ) -> Recalled:
     """Memories relevant to a task, best first: before work, in unfamiliar code, before
@@ -175,7 +173,7 @@ def remember(
     target: Annotated[
         str | None,
         Field(
-            description="A path; 'path::Name' for a symbol.",
+            description="path, or path::Name",
         ),
     ] = None,
     tags: OneOrMany = None,
@@ -226,13 +224,11 @@ def remember(
 def forget(
     ctx: Context,
     id: str,
-    mode: Annotated[
-        Literal["archive", "erase"], Field(description="erase keeps only a tombstone.")
-    ] = "archive",
+    mode: Literal["archive", "erase"] = "archive",
     reason: str | None = None,
     project: ProjectArg = None,
 ) -> Memory:
-    """Archive a wrong or stale memory, or erase it (with a reason)."""
+    """Archive a wrong or stale memory, or erase it to a tombstone (with a reason)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)

@@ -181,3 +181,4 @@ class Status(TypedDict):
     semantic: dict[str, Any]
     handoff: dict[str, list[dict[str, str]]]
     capture: dict[str, Any]
+    candidates: dict[str, Any]
