@@ -41,6 +41,21 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     _record_flags(p, required_type=False)
     p = add_command(
         commands,
+        "edit",
+        common,
+        handler=cmd_edit,
+        help="change a memory by exact-text operations, in the order given, all or nothing "
+        "(one new revision; the same edit retried is reported as already applied)",
+        example='waymark edit 01JD... --replace "port 8080" "port 8443" --add "Since v2."',
+    )
+    p.add_argument("id", help="the active memory to edit")
+    p.add_argument("--add", action=_Op, metavar="TEXT", help="append TEXT on a line of its own")
+    p.add_argument("--remove", action=_Op, metavar="TEXT", help="delete TEXT (exactly once)")
+    p.add_argument(
+        "--replace", action=_Op, nargs=2, metavar=("OLD", "NEW"), help="OLD (exactly once) -> NEW"
+    )
+    p = add_command(
+        commands,
         "list",
         common,
         handler=cmd_list,
@@ -107,6 +122,38 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("src")
     p.add_argument("dst")
     p.add_argument("--kind", default="related", choices=links.KINDS)
+
+
+class _Op(argparse.Action):
+    """--add / --remove / --replace, kept in the order given on the command line."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        ops = getattr(namespace, "ops", None) or []
+        kind = self.dest
+        if kind == "add":
+            ops.append({"op": "add", "text": values})
+        elif kind == "remove":
+            ops.append({"op": "remove", "old": values})
+        else:
+            ops.append({"op": "replace", "old": values[0], "text": values[1]})
+        namespace.ops = ops
+
+
+def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.memories import edit
+
+    ops = getattr(args, "ops", None)
+    if not ops:
+        raise InvalidArgument("give at least one --add, --remove or --replace")
+    done = edit.edit(ctx.conn, ctx.project(), args.id, ops, actor="user", client="cli")
+    memory = done["memory"]
+    text = (
+        f"already applied: {memory['id']} holds this edit of {done['supersedes']}"
+        if done["status"] == "already_applied"
+        else f"edited {done['supersedes']} -> {memory['id']} ({len(ops)} operations)"
+    )
+    emit(done, ctx.as_json, text)
+    return 0
 
 
 def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:

@@ -15,6 +15,8 @@ from waymark.storage.memories import Memory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.storage.connection import Connection
 
 SIMILAR_CANDIDATES = 20
@@ -48,9 +50,15 @@ def remember_in(conn: Connection, project: Project, draft: Draft) -> Saved:
 
 
 def insert(
-    conn: Connection, project: Project, draft: Draft, *, supersedes: str | None = None
+    conn: Connection,
+    project: Project,
+    draft: Draft,
+    *,
+    supersedes: str | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> Memory:
-    """Write `draft` as a new active record inside the caller's transaction."""
+    """Write `draft` as a new active record inside the caller's transaction; `audit` names
+    the event (`op`) and adds to its detail."""
     project_id = None if draft.scope_type == "global" else project.id
     memory_id = clock.new_id()
     stamp = clock.now()
@@ -83,15 +91,20 @@ def insert(
         None,
     )
     rows.insert_memory(conn, memory)
+    detail = dict(audit or {})
+    op = detail.pop("op", None) or (
+        "supersede" if supersedes else draft.actor if draft.actor == "import" else "remember"
+    )
     log_event(
         conn,
-        "supersede" if supersedes else draft.actor if draft.actor == "import" else "remember",
+        op,
         project_id=project_id,
         memory_id=memory_id,
         actor=draft.actor,
         session_id=draft.session_id,
         supersedes=supersedes,
         redactions=draft.redactions,
+        **detail,
     )
     return memory
 
@@ -131,7 +144,14 @@ def supersede(conn: Connection, project: Project, old_id: str, draft: Draft) -> 
     return Saved(memory, created=True, similar=[], redactions=draft.redactions)
 
 
-def replace_active(conn: Connection, project: Project, old_id: str, draft: Draft) -> Memory:
+def replace_active(
+    conn: Connection,
+    project: Project,
+    old_id: str,
+    draft: Draft,
+    *,
+    audit: dict[str, Any] | None = None,
+) -> Memory:
     """The supersede itself, inside the caller's transaction."""
     old_id = full_id(conn, old_id)
     old = _get_in(conn, project, old_id)
@@ -146,7 +166,7 @@ def replace_active(conn: Connection, project: Project, old_id: str, draft: Draft
         )
     if draft.key is not None and draft.key != old.key:
         _refuse_taken_key(conn, old.project_id, draft.key)
-    memory = insert(conn, project, draft, supersedes=old_id)
+    memory = insert(conn, project, draft, supersedes=old_id, audit=audit)
     rows.mark_superseded(conn, old_id, memory.id, clock.now())
     return memory
 

@@ -54,7 +54,7 @@ def recall_tool(
     tags: Annotated[list[str] | None, Field(description="All required.")] = None,
     detail: Detail = "summary",
     token_budget: Annotated[int, Field(ge=100, le=20000)] = 1500,
-    include_session: Annotated[bool, Field(description="With checkpoint and rules.")] = True,
+    include_session: bool = True,  # the checkpoint, rules and file memories too
     explain: bool = False,
     branch: str | None = None,
     packet: Annotated[str | None, Field(description="Explain packet ID, or last.")] = None,
@@ -166,8 +166,8 @@ def fit_answer(
 @tool_errors
 def remember(
     ctx: Context,
-    type: MemoryType,
-    content: str,
+    type: MemoryType | None = None,
+    content: str | None = None,
     title: str | None = None,  # default: the content's first line
     scope: Scope = "project",
     target: Annotated[
@@ -185,6 +185,10 @@ def remember(
     valid_until: Annotated[str | None, Field(description="ISO date.")] = None,
     supersedes: str | None = None,  # the id of the memory this one replaces
     key: str | None = None,
+    edit: Annotated[
+        list[dict[str, str]] | None,
+        Field(description="[{op:add|remove|replace, old?, text?}] on supersedes"),
+    ] = None,
     project: ProjectArg = None,
 ) -> Saved:
     """A decision and why, convention, warning or lesson a future session cannot see in
@@ -192,6 +196,13 @@ def remember(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
+        if edit is not None:
+            return cast(Saved, _edit(conn, state, proj, supersedes, edit))
+        if type is None or content is None:
+            missing = [name for name, v in (("type", type), ("content", content)) if v is None]
+            raise InvalidArgument(
+                "remember needs type and content (or edit with supersedes)", fields=missing
+            )
         items = [evidence] if isinstance(evidence, str) else evidence or []
         draft = make_draft(
             proj,
@@ -220,6 +231,22 @@ def remember(
     return cast(Saved, saved.to_dict())
 
 
+def _edit(conn: Any, state: Any, proj: Any, target: str | None, ops: list) -> dict[str, Any]:
+    """An atomic edit of memory `target`, answered in remember's shape (`status` added)."""
+    from waymark.memories import edit
+
+    if target is None:
+        raise InvalidArgument("edit names the memory to change in supersedes")
+    origin = state.origin(conn, proj)
+    done = edit.edit(
+        conn, proj, target, ops, actor="agent", client="mcp", session_id=origin.get("session_id")
+    )
+    state.index_missing(proj.id)
+    created = done["status"] == "applied"
+    return {"memory": done["memory"], "created": created, "similar": [], "redactions": 0,
+            "status": done["status"]}  # fmt: skip
+
+
 @tool_errors
 def forget(
     ctx: Context,
@@ -246,7 +273,7 @@ def history(
     id: str,  # any memory of the chain
     project: ProjectArg = None,
 ) -> History:
-    """A memory's supersession chain, oldest first, linked; or a trimmed output (out_ID)."""
+    """A memory's supersession chain and links; or a trimmed output (out_ID)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
@@ -271,7 +298,7 @@ def relate(
     kind: LinkKind = "related",
     project: ProjectArg = None,
 ) -> Related:
-    """Link two memories; recall brings one with the other."""
+    """Link two memories; recall then brings both."""
     state = state_of(ctx)
     with state.conn() as conn:
         created = links.relate(conn, state.project(conn, project), src, dst, kind, actor="agent")

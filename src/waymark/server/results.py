@@ -106,6 +106,7 @@ class Saved(TypedDict):
     created: bool
     similar: list[str]
     redactions: int
+    status: NotRequired[str]  # an edit: applied or already_applied
 
 
 class Link(TypedDict):

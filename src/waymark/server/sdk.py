@@ -11,7 +11,7 @@
    compact (`compact_input`): no generated titles, no `anyOf` with null for an optional
    argument, one canonical form where an argument also accepts a string, no `items` for a
    list of strings or of items a description shapes, no sanity caps, no default for a flag
-   that is off, whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
+   that is off or a number that is 0, whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ def compact_input(schema: Any) -> Any:
             continue
         if key == "additionalProperties" and value is True:
             continue
-        if key == "default" and value is False:
-            continue  # a flag is off unless set
+        if key == "default" and (value is False or (value == 0 and type(value) is int)):
+            continue  # a flag is off, a number 0, unless set
         if key == "properties":
             out[key] = {name: compact_input(prop) for name, prop in value.items()}
         elif key == "description":

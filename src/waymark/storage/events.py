@@ -91,3 +91,13 @@ def query_events(
         item["detail"] = json.loads(item["detail"]) if item["detail"] else {}
         out.append(item)
     return out
+
+
+def event_with(conn: apsw.Connection, op: str, key: str, value: str) -> str | None:
+    """The memory of the newest `op` event whose detail has `key` equal to `value`."""
+    row: Any = conn.execute(
+        "SELECT memory_id FROM events WHERE op = ? AND json_extract(detail, '$.' || ?) = ?"
+        " ORDER BY seq DESC LIMIT 1",
+        (op, key, value),
+    ).fetchone()
+    return None if row is None else row[0]
