@@ -29,11 +29,20 @@ DEFAULTS: dict[str, Any] = {
     "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
     "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
+    # Retention (curation/retention.py): nothing is archived or purged unless a sweep is asked
+    # for (`waymark forget`) or scheduled here ("daily" or "weekly"; the MCP server runs it).
+    "retention.schedule": "off",
+    "retention.archive_after_days": 120.0,
+    "retention.salience_floor": 0.2,
+    "retention.purge_after_days": 180.0,
 }
 
 
 # Settings that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"packet.subagent": ("small", "none")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "packet.subagent": ("small", "none"),
+    "retention.schedule": ("off", "daily", "weekly"),
+}
 
 
 def get(conn: Connection, key: str) -> Any:

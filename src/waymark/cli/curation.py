@@ -42,6 +42,61 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     decision.add_argument("--approve", action="store_true")
     decision.add_argument("--reject", action="store_true")
     p.add_argument("--reason", help="kept with the decision")
+    _register_retention(commands, common)
+
+
+def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "forget",
+        common,
+        handler=cmd_forget,
+        help="sweep: archive what is expired or unused and of low salience, purge what stayed "
+        "archived long enough (pinned, decisions, conventions and fresh evidence are kept)",
+        example="waymark forget --dry-run",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would change, and why")
+    p = add_command(
+        commands,
+        "unarchive",
+        common,
+        handler=cmd_unarchive,
+        help="bring an archived memory back (a sweep's archive is undone this way)",
+        example="waymark unarchive 01JD...",
+    )
+    p.add_argument("id")
+
+
+def cmd_forget(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import retention
+
+    project = ctx.project(create=False)
+    if args.dry_run:
+        done = retention.plan(ctx.conn, project)
+    else:
+        done = retention.sweep(ctx.conn, project, actor="user")
+    verb = ("would archive", "would purge") if args.dry_run else ("archived", "purged")
+    lines = []
+    for label, key in zip(verb, ("archive", "purge"), strict=True):
+        lines.append(f"{label} {len(done[key])}")
+        lines += [
+            f"  {e['id']}  {e['type']:<10} {e['title'][:60]}  ({e['why']})" for e in done[key]
+        ]
+    if done["kept"]:
+        lines.append("kept whatever their salience: " + ", ".join(
+            f"{n} {why}" for why, n in sorted(done["kept"].items())))  # fmt: skip
+    if not args.dry_run and done["archive"]:
+        lines.append("an archive is undone with `waymark unarchive ID`; a purge is final")
+    emit({**done, "dry_run": args.dry_run}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_unarchive(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.memories import store
+
+    memory = store.unarchive(ctx.conn, ctx.project(create=False), args.id)
+    emit(memory.to_dict(), ctx.as_json, f"unarchived {memory.id}")
+    return 0
 
 
 def cmd_candidates(args: argparse.Namespace, ctx: Context) -> int:

@@ -237,18 +237,44 @@ def erase(
     conn: Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
 ) -> Memory:
     """Drop the payload for good; keep a tombstone with id, time and reason."""
+    with db.write(conn):
+        memory_id = erase_in(conn, project, memory_id, reason=reason, actor=actor)
+    # Push the old pages out of the WAL too; secure_delete already zeroed them in the file.
+    db.checkpoint_wal(conn)
+    return get(conn, memory_id)
+
+
+def erase_in(
+    conn: Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
+) -> str:
+    """`erase` inside the caller's transaction (who then checkpoints the WAL); the full id."""
     if not reason or not reason.strip():
         raise InvalidArgument("erase needs a reason (it is kept on the tombstone)")
     memory_id = full_id(conn, memory_id)
+    memory = _get_in(conn, project, memory_id)
+    if memory.status == "erased":
+        raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
+    kept, _ = redact.scrub_cut(mend(reason.strip()), 500)  # the tombstone outlives the rest
+    rows.erase_payload(conn, memory_id, kept, clock.now())
+    log_event(conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor)
+    return memory_id
+
+
+def unarchive(conn: Connection, project: Project, memory_id: str, *, actor: str = "user") -> Memory:
+    """Bring an archived memory back to active (what archiving, and a sweep, can undo)."""
+    memory_id = full_id(conn, memory_id)
     with db.write(conn):
         memory = _get_in(conn, project, memory_id)
-        if memory.status == "erased":
-            raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
-        kept, _ = redact.scrub_cut(mend(reason.strip()), 500)  # the tombstone outlives the rest
-        rows.erase_payload(conn, memory_id, kept, clock.now())
-        log_event(conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor)
-    # Push the old pages out of the WAL too; secure_delete already zeroed them in the file.
-    db.checkpoint_wal(conn)
+        if memory.status != "archived":
+            raise Conflict(
+                f"memory {memory_id} is {memory.status}, not archived",
+                id=memory_id,
+                status=memory.status,
+            )
+        if memory.key is not None:
+            _refuse_taken_key(conn, memory.project_id, memory.key)
+        rows.mark_active(conn, memory_id, clock.now())
+        log_event(conn, "unarchive", project_id=memory.project_id, memory_id=memory_id, actor=actor)
     return get(conn, memory_id)
 
 

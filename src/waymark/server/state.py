@@ -114,6 +114,26 @@ class State:
             log.warning("warm recall socket unavailable: %s", exc)
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
         threading.Thread(target=self._check_file, name="waymark-check", daemon=True).start()
+        threading.Thread(target=self._scheduled_sweep, name="waymark-sweep", daemon=True).start()
+
+    def _scheduled_sweep(self) -> None:
+        """The retention sweep the user scheduled (`retention.schedule`), when it is due."""
+        from waymark.curation import retention
+
+        try:
+            with self.conn() as conn:
+                try:
+                    project = self.project(conn, None, create=False)
+                except errors.NotFound:
+                    return  # no project here: nothing to sweep
+                if retention.due(conn, project):
+                    done = retention.sweep(conn, project, actor="schedule")
+                    log.info(
+                        "scheduled sweep: %d archived, %d purged",
+                        len(done["archive"]), len(done["purge"]),
+                    )  # fmt: skip
+        except Exception as exc:  # background work: log, never take the server down
+            log.warning("scheduled sweep could not run: %s", exc)
 
     def _check_file(self) -> None:
         """Read every page once per session, in the background: damage no query has touched

@@ -101,3 +101,11 @@ def event_with(conn: apsw.Connection, op: str, key: str, value: str) -> str | No
         (op, key, value),
     ).fetchone()
     return None if row is None else row[0]
+
+
+def last_event_at(conn: apsw.Connection, op: str, project_id: str | None) -> str | None:
+    """When the newest `op` event of the project happened."""
+    row: Any = conn.execute(
+        "SELECT max(at) FROM events WHERE op = ? AND project_id IS ?", (op, project_id)
+    ).fetchone()
+    return None if row is None else row[0]

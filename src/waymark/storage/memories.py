@@ -89,6 +89,35 @@ def mark_archived(conn: Connection, memory_id: str, stamp: str) -> None:
     )
 
 
+def mark_active(conn: Connection, memory_id: str, stamp: str) -> None:
+    conn.execute(
+        "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?", (stamp, memory_id)
+    )
+
+
+def retention_rows(conn: Connection, project_id: str) -> list[dict[str, Any]]:
+    """What a retention sweep weighs, for the project's active and archived memories: the
+    record's kind and flags, its times, and its use (count, last use)."""
+    keys = (
+        "id", "type", "title", "status", "pinned", "priority", "tags", "evidence", "valid_until",
+        "created_at", "event_time", "updated_at", "uses", "last_used",
+    )  # fmt: skip
+    found = conn.execute(
+        "SELECT m.id, m.type, m.title, m.status, m.pinned, m.priority, m.tags, m.evidence,"
+        " m.valid_until, m.created_at, m.event_time, m.updated_at, coalesce(u.uses, 0),"
+        " u.last_used FROM memories m LEFT JOIN memory_use u ON u.memory_rowid = m.rowid"
+        " WHERE m.project_id = ? AND m.status IN ('active', 'archived') ORDER BY m.rowid",
+        (project_id,),
+    ).fetchall()
+    out = []
+    for row in found:
+        item: dict[str, Any] = dict(zip(keys, row, strict=True))
+        item["tags"] = json.loads(str(item["tags"]))
+        item["evidence"] = json.loads(str(item["evidence"]))
+        out.append(item)
+    return out
+
+
 def erase_payload(conn: Connection, memory_id: str, reason: str, stamp: str) -> None:
     """Keep a tombstone: id, times and reason; every payload column emptied."""
     conn.execute(
