@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from waymark.cli import main
-from waymark.curation import candidates
+from waymark.curation import candidates, feedback
 from waymark.handoff import checkpoints
 from waymark.memories import store
 from waymark.memories.draft import make_draft
@@ -34,6 +34,7 @@ FREE_TEXT = {
     "session_steps": {"target"},
     "tool_outputs": {"command", "output"},
     "candidates": {"fields", "evidence", "reason", "review_note"},
+    "memory_feedback": {"terms"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -68,6 +69,7 @@ STRUCTURAL = {
     "candidates": {"id", "project_id", "kind", "action", "sources", "fingerprint", "status",
                    "memory_id", "reviewed_by", "reviewed_at", "session_id", "created_at",
                    "updated_at"},
+    "memory_feedback": {"verdict", "actor", "session_id", "at"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 
@@ -158,6 +160,8 @@ def test_secrets_written_through_every_path_never_reach_the_file(
             fields={"type": "fact", "content": f"uses {s['slack']}", "title": s["github"]},
         )  # fmt: skip
     candidates.reject(conn, project, proposed["id"], note=f"no: {s['openai']}")
+    # Feedback on a recall: the recall's words.
+    feedback.give(conn, project, saved.memory.id, "helpful", query=f"deploy {s['aws']} now")
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}

@@ -65,6 +65,36 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark unarchive 01JD...",
     )
     p.add_argument("id")
+    p = add_command(
+        commands,
+        "feedback",
+        common,
+        handler=cmd_feedback,
+        help="say how a recalled memory served: it moves in ranking a little; stale or wrong "
+        "also proposes its archive for review",
+        example='waymark feedback 01JD... stale --note "the port moved to 8443"',
+    )
+    p.add_argument("id")
+    p.add_argument("verdict", choices=("helpful", "not_helpful", "stale", "wrong"))
+    p.add_argument("--note", help="why (kept with a stale or wrong proposal)")
+    p.add_argument(
+        "--query",
+        help="the recall it answered: helpful or not helpful then moves it for queries like it",
+    )
+
+
+def cmd_feedback(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import feedback
+
+    done = feedback.give(ctx.conn, ctx.project(create=False), args.id, args.verdict, note=args.note)
+    counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in done["counts"].items() if n)
+    text = f"{done['memory_id']}: {counts}"
+    if args.verdict in ("helpful", "not_helpful") and not done["ranks"]:
+        text += " (recorded; give --query for it to move ranking)"
+    if done["candidate"]:
+        text += f"; proposed its archive for review ({done['candidate']})"
+    emit(done, ctx.as_json, text)
+    return 0
 
 
 def cmd_forget(args: argparse.Namespace, ctx: Context) -> int:

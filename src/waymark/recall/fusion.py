@@ -123,9 +123,11 @@ def multipliers(
     s: Settings,
     now: float | None,
     branch: str | None = None,
+    feedback: float = 0.0,
 ) -> dict[str, float]:
     """Each bounded adjustment of a candidate's fused score; `branch` is the one checked out
-    now (a decision written there is preferred)."""
+    now (a decision written there is preferred); `feedback` is the memory's net feedback for
+    this query (`ranked._feedback`), within ±`feedback_boost`."""
     return {
         "recency": _recency(memory, s, now),
         "use": _use(uses, last_used, s, now),
@@ -136,6 +138,7 @@ def multipliers(
         "branch": 1.0 + s.branch_boost
         if branch and memory.type in BRANCH_TYPES and memory.git_branch == branch
         else 1.0,
+        "feedback": 1.0 + s.feedback_boost * math.tanh(feedback / 2.0) if feedback else 1.0,
     }
 
 
@@ -151,6 +154,7 @@ def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:
         * (1.0 + s.priority_step * PRIORITY_LIMIT + s.pin_boost)
         * scope
         * on_branch
+        * (1.0 + s.feedback_boost)
     )
 
 

@@ -30,12 +30,14 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   fuzzy_below          typo repair runs when the words as typed found fewer memories
 #   query_max_rows       words stop, rarest first, past this many postings (0: no limit)
 #   branch_boost         a decision written on the branch checked out now: +15%
+#   feedback_boost       net feedback on a memory moves it at most ±15% (tanh of net/2)
 Settings = record(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
-    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows branch_boost",
+    " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows branch_boost"
+    " feedback_boost",
     defaults=[
         1.0,
         0.8,
@@ -60,6 +62,7 @@ Settings = record(
         1.0,
         5,
         0,
+        0.15,
         0.15,
     ],
 )

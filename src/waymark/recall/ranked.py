@@ -30,6 +30,7 @@ from waymark.recall import lexical as fts
 from waymark.recall.knobs import DEFAULT, FTS_WEIGHTS, Light, Settings
 from waymark.storage import memories as rows
 from waymark.storage import search
+from waymark.storage.events import ranking_feedback as search_feedback
 
 TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
 if TYPE_CHECKING:
@@ -132,15 +133,19 @@ def recall(
     fusion.fuse({"semantic": found}, settings, into=fused)
 
     # Candidates are scored on a few light columns; only the winners are read whole.
+    words = set(fts.tokens(query))
+
     def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
         rows = _light(conn, project, rowids, types, tags, include_inactive, now)
+        said = _feedback(conn, rowids, words)
         out = []
         for rowid in rowids:
             if rowid in rows:
                 light, uses, last_used = rows[rowid]
                 multipliers = fusion.multipliers(
-                    light, uses, last_used, named, settings, now, current_branch
-                )
+                    light, uses, last_used, named, settings, now, current_branch,
+                    said.get(rowid, 0.0),
+                )  # fmt: skip
                 final = fused[rowid]["fused"]
                 for value in multipliers.values():
                     final *= value
@@ -337,6 +342,28 @@ def _light(
     for row in found:
         values: list[Any] = list(row)
         out[int(values[0])] = (Light(*values[1:-2]), int(values[-2] or 0), values[-1])
+    return out
+
+
+FEEDBACK_MATCH = 0.5  # a verdict counts for a query sharing this share of its words
+
+
+def _feedback(conn: Connection, rowids: list[int], words: set[str]) -> dict[int, float]:
+    """rowid -> net feedback for this query: each verdict given on a recall whose words
+    overlap the query's by FEEDBACK_MATCH or more (Jaccard) counts that overlap, helpful up,
+    not helpful down; verdicts on other queries do not count here."""
+    if not words:
+        return {}
+    out = {}
+    for rowid, verdicts in search_feedback(conn, rowids).items():
+        net = 0.0
+        for sign, terms in verdicts:
+            given = set(terms)
+            overlap = len(words & given) / len(words | given) if given else 0.0
+            if overlap >= FEEDBACK_MATCH:
+                net += sign * overlap
+        if net:
+            out[rowid] = net
     return out
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -52,27 +52,20 @@ def build_server(state: State | None = None) -> tuple[Server, State]:
 @tool_errors
 def status_tool(
     ctx: Context,
-    capture: Annotated[
-        Literal["on", "read-only", "off"] | None,
-        Field(description="Set this session's mode."),
-    ] = None,
+    capture: Literal["on", "read-only", "off"] | None = None,  # sets this session's mode
     review: Annotated[
-        dict[str, Literal["approve", "reject"]] | None,
-        Field(description="By candidate id."),
+        dict[str, Literal["approve", "reject", "helpful", "not_helpful", "stale", "wrong"]] | None,
+        Field(description="cand_ id: approve|reject; else feedback"),
     ] = None,
     project: ProjectArg = None,
 ) -> Status:
-    """Counts, model, handoff, capture mode, candidates to review."""
+    """Counts, model, handoff, candidates; sets capture mode, reviews, takes feedback."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
         session = state.session_for(conn, proj)
-        if review:
-            from waymark.curation import candidates
-
-            for candidate_id, decision in review.items():
-                decide = candidates.approve if decision == "approve" else candidates.reject
-                decide(conn, proj, candidate_id, actor="agent", session_id=session)
+        for given, decision in (review or {}).items():
+            _review(conn, proj, given, decision, session, state.recalled.get(given))
         if capture is not None:
             if session is None:
                 raise InvalidArgument(
@@ -85,6 +78,24 @@ def status_tool(
         report = status.report(conn, proj, session_id=session)
         report["semantic"]["server"] = state.model_note
         return cast(Status, report)
+
+
+def _review(
+    conn: Any, proj: Any, given: str, decision: str, session: str | None, query: str | None
+) -> None:
+    """One entry of status's `review`: a candidate approved or rejected, or feedback on a
+    memory (on the recall of `query` that returned it, when this server answered one)."""
+    from waymark.curation import candidates, feedback
+
+    if given.lower().startswith(candidates.PREFIX):
+        if decision not in ("approve", "reject"):
+            raise InvalidArgument(f"a candidate is approved or rejected, not {decision!r}")
+        decide = candidates.approve if decision == "approve" else candidates.reject
+        decide(conn, proj, given, actor="agent", session_id=session)
+    elif decision in ("approve", "reject"):
+        raise InvalidArgument(f"{given} is not a candidate (cand_...): give feedback instead")
+    else:
+        feedback.give(conn, proj, given, decision, query=query, actor="agent", session_id=session)
 
 
 TOOLS = [(status_tool, "status", ADDS)]

@@ -26,12 +26,7 @@ def checkpoint(
         Field(description="record_event: kind, summary, source_key (same key, same fact)."),
     ],
     checkpoint_id: Annotated[str | None, Field(description="All but create.")] = None,
-    expected_revision_id: Annotated[
-        str | None,
-        Field(
-            description="Last seen revision.",
-        ),
-    ] = None,
+    expected_revision_id: str | None = None,  # the revision last seen (stale: a conflict)
     objective: str | None = None,
     progress: str | list[str] | None = None,
     decisions: Annotated[Items, Field(description="[{decision, why}]")] = None,

@@ -88,6 +88,7 @@ def recall_tool(
             current_branch=git.branch(proj.files),
         )
         out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
+        state.note_recalled(query, [hit.memory.id for hit in hits])
         views = []
         for hit in hits:
             view = briefing.memory_view(hit.memory, detail) | {"score": round(hit.score, 5)}
@@ -255,7 +256,7 @@ def forget(
     reason: str | None = None,
     project: ProjectArg = None,
 ) -> Memory:
-    """Archive a wrong or stale memory, or erase it to a tombstone (with a reason)."""
+    """Archive a wrong or stale memory, or erase it (with a reason)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)

@@ -51,6 +51,9 @@ SESSION_WINDOW_S = 120.0  # a client starts its MCP server within this of its Se
 ProjectArg = Annotated[str | None, Field()]  # default: the working directory's project
 
 
+RECALLED_KEPT = 1000
+
+
 class State:
     def __init__(self, *, cwd: str | None = None) -> None:
         self.cwd = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
@@ -61,6 +64,16 @@ class State:
         self.warm: warm.WarmServer | None = None
         self.started = time.time()
         self._sessions: dict[str, str] = {}  # project id -> the client session this serves
+        # memory id -> the query of the latest recall that returned it: feedback on a recalled
+        # memory (status `review`) is feedback on that recall. Bounded, newest kept.
+        self.recalled: dict[str, str] = {}
+
+    def note_recalled(self, query: str, memory_ids: list[str]) -> None:
+        for memory_id in memory_ids:
+            self.recalled.pop(memory_id, None)
+            self.recalled[memory_id] = query
+        while len(self.recalled) > RECALLED_KEPT:
+            self.recalled.pop(next(iter(self.recalled)))
 
     @contextmanager
     def conn(self) -> Iterator[Connection]:

@@ -109,3 +109,47 @@ def last_event_at(conn: apsw.Connection, op: str, project_id: str | None) -> str
         "SELECT max(at) FROM events WHERE op = ? AND project_id IS ?", (op, project_id)
     ).fetchone()
     return None if row is None else row[0]
+
+
+def add_feedback(
+    conn: apsw.Connection,
+    memory_id: str,
+    verdict: str,
+    terms: list[str],
+    stamp: str,
+    actor: str | None,
+    session_id: str | None,
+) -> bool:
+    """One verdict on a memory, with the recall's words; False when no memory has that id."""
+    conn.execute(
+        "INSERT INTO memory_feedback (memory_rowid, verdict, terms, actor, session_id, at)"
+        " SELECT rowid, ?, ?, ?, ?, ? FROM memories WHERE id = ?",
+        (verdict, json.dumps(terms), actor, session_id, stamp, memory_id),
+    )
+    return bool(conn.changes())
+
+
+def feedback_counts(conn: apsw.Connection, memory_id: str) -> dict[str, int]:
+    counts = dict.fromkeys(("helpful", "not_helpful", "stale", "wrong"), 0)
+    for verdict, n in conn.execute(
+        "SELECT f.verdict, count(*) FROM memory_feedback f JOIN memories m"
+        " ON m.rowid = f.memory_rowid WHERE m.id = ? GROUP BY f.verdict",
+        (memory_id,),
+    ):
+        counts[str(verdict)] = int(n)
+    return counts
+
+
+def ranking_feedback(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, list]:
+    """rowid -> [(+1 helpful | -1 not helpful, the recall's words)] of those memories."""
+    out: dict[int, list] = {}
+    for rowid, verdict, terms in conn.execute(
+        "SELECT memory_rowid, verdict, terms FROM memory_feedback WHERE memory_rowid IN"
+        " (SELECT value FROM json_each(?)) AND verdict IN ('helpful', 'not_helpful')"
+        " AND terms != '[]'",
+        (json.dumps(list(rowids)),),
+    ):
+        out.setdefault(int(rowid), []).append(
+            (1 if verdict == "helpful" else -1, json.loads(terms))
+        )
+    return out

@@ -426,6 +426,23 @@ CREATE TABLE candidates (
 CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
 """
 
+M019_FEEDBACK = """
+-- What agents and people said of a memory after a recall: helpful, not helpful, stale or
+-- wrong, one row each, with the recall's words (`terms`, redacted first, JSON) when known.
+-- Ranking moves a memory by one bounded multiplier, and only for a query close to the one
+-- the verdict was given on; stale and wrong also propose the memory's archive for review.
+CREATE TABLE memory_feedback (
+    seq           INTEGER PRIMARY KEY,
+    memory_rowid  INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+    verdict       TEXT NOT NULL CHECK (verdict IN ('helpful', 'not_helpful', 'stale', 'wrong')),
+    terms         TEXT NOT NULL DEFAULT '[]',
+    actor         TEXT,
+    session_id    TEXT,
+    at            TEXT NOT NULL
+);
+CREATE INDEX memory_feedback_by_memory ON memory_feedback (memory_rowid);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -446,6 +463,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m016_session_steps", M016_SESSION_STEPS),
     ("m017_tool_outputs", M017_TOOL_OUTPUTS),
     ("m018_candidates", M018_CANDIDATES),
+    ("m019_feedback", M019_FEEDBACK),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

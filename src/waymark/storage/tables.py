@@ -37,11 +37,14 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tool_outputs", ("id",)),
     ("candidates", ("id",)),
     ("memory_use", ("memory_id",)),
+    ("memory_feedback", ()),
     ("settings", ("key",)),
     ("events", ()),
 )
 # Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
 DERIVED = ("vectors", "memories_fts", "memories_fts_vocab", "schema_migrations")
+# Tables keyed by a memory's rowid: a row travels with the memory's id instead.
+BY_MEMORY_ROWID = ("memory_use", "memory_feedback")
 # Integer keys that only mean something in one file.
 LOCAL = {
     "memories": "rowid",
@@ -50,6 +53,7 @@ LOCAL = {
     "command_failures": "id",
     "injections": "seq",
     "session_steps": "seq",
+    "memory_feedback": "seq",
 }
 
 _MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
@@ -72,6 +76,7 @@ SCOPED = {
     "tool_outputs": "t.project_id = :p",
     "candidates": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
+    "memory_feedback": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",
 }
@@ -85,7 +90,8 @@ def table_exists(conn: Connection, table: str) -> bool:
 
 
 def columns(conn: Connection, table: str) -> list[str]:
-    """The columns a row of `table` travels with (memory_use names its memory by id)."""
+    """The columns a row of `table` travels with (memory_use and memory_feedback name their
+    memory by id)."""
     return list(_source(conn, table)[0])
 
 
@@ -93,10 +99,10 @@ def _source(conn: Connection, table: str) -> tuple[dict[str, str], str]:
     """The exported columns as {name: SQL expression}, and the FROM clause (alias t)."""
     names = [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")')]
     exprs = {n: f't."{n}"' for n in names if n != LOCAL.get(table)}
-    if table != "memory_use":
+    if table not in BY_MEMORY_ROWID:
         return exprs, f'"{table}" t'
     del exprs["memory_rowid"]  # a memory's use travels with the memory's id
-    source = "memory_use t JOIN memories m ON m.rowid = t.memory_rowid"
+    source = f"{table} t JOIN memories m ON m.rowid = t.memory_rowid"
     return {"memory_id": "m.id", **exprs}, source
 
 
@@ -146,12 +152,12 @@ def project_holding(conn: Connection, column: str, value: str) -> str | None:
 def insert_row(conn: Connection, table: str, row: dict[str, Any]) -> None:
     """Insert an exported row as it is; a clash with a row here is a Conflict."""
     row = dict(row)
-    if table == "memory_use":
+    if table in BY_MEMORY_ROWID:
         found = conn.execute(
             "SELECT rowid FROM memories WHERE id = ?", (row["memory_id"],)
         ).fetchone()
         if found is None:
-            raise LookupError(f"memory_use names memory {row['memory_id']} that is not here")
+            raise LookupError(f"{table} names memory {row['memory_id']} that is not here")
         row = {"memory_rowid": found[0], **{k: v for k, v in row.items() if k != "memory_id"}}
     names = ", ".join(f'"{c}"' for c in row)
     marks = ", ".join("?" * len(row))
