@@ -51,16 +51,20 @@ def main() -> int:
 
     conn = db.connect()
     groups: dict[str, list[str]] = {}
-    for line in open(bench / f"{args.set}.corpus.jsonl", encoding="utf-8"):
-        row = json.loads(line)
-        groups.setdefault(row["group"], []).append(
-            json.dumps({"key": row["id"], "text": row["text"], "timestamp": row.get("timestamp")})
-        )
+    with open(bench / f"{args.set}.corpus.jsonl", encoding="utf-8") as corpus:
+        for line in corpus:
+            row = json.loads(line)
+            groups.setdefault(row["group"], []).append(
+                json.dumps(
+                    {"key": row["id"], "text": row["text"], "timestamp": row.get("timestamp")}
+                )
+            )
     projects = {}
     for group, lines in groups.items():
         projects[group] = resolve(conn, group)
         importer.import_lines(conn, projects[group], lines)
-    queries = [json.loads(line) for line in open(bench / f"{args.set}.queries.jsonl")]
+    with open(bench / f"{args.set}.queries.jsonl", encoding="utf-8") as f:
+        queries = [json.loads(line) for line in f]
     for q in queries:
         q["gives"] = int(hashlib.sha256(q["qid"].encode()).hexdigest(), 16) % 2 == 0
 
@@ -103,7 +107,10 @@ def main() -> int:
     for label, gives in (("gave feedback", True), ("held out", False)):
         chosen = [q["qid"] for q in queries if q["gives"] == gives]
         n = len(chosen)
-        mean = lambda run, i: sum(run[qid][i] for qid in chosen) / n  # noqa: E731
+
+        def mean(run: dict, i: int, chosen: list = chosen, n: int = n) -> float:
+            return sum(run[qid][i] for qid in chosen) / n
+
         worse = sum(after[qid][1] < before[qid][1] - 1e-9 for qid in chosen)
         better = sum(after[qid][1] > before[qid][1] + 1e-9 for qid in chosen)
         print(

@@ -82,7 +82,7 @@ def test_stale_or_wrong_proposes_the_archive_for_review_never_archives(conn, pro
         "archive",
         [a.id],
     )
-    assert "marked stale by user: moved to ops/ship.sh" == waiting["reason"]
+    assert waiting["reason"] == "marked stale by user: moved to ops/ship.sh"
     again = feedback.give(conn, project, a.id, "wrong")
     assert again["candidate"] == done["candidate"]  # one proposal per memory
     candidates.approve(conn, project, done["candidate"])
