@@ -67,6 +67,16 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("id")
     p = add_command(
         commands,
+        "consolidate",
+        common,
+        handler=cmd_consolidate,
+        help="find near-duplicate or contradicting memories and propose each group as one "
+        "candidate that names all its sources (nothing merges without approval)",
+        example="waymark consolidate --dry-run",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the groups, propose nothing")
+    p = add_command(
+        commands,
         "feedback",
         common,
         handler=cmd_feedback,
@@ -81,6 +91,37 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         "--query",
         help="the recall it answered: helpful or not helpful then moves it for queries like it",
     )
+
+
+def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import consolidate
+    from waymark.memories import store
+
+    project = ctx.project(create=False)
+    groups = (
+        consolidate.find(ctx.conn, project)
+        if args.dry_run
+        else consolidate.propose(ctx.conn, project)
+    )
+    lines = []
+    for g in groups:
+        head = f"{g['kind']}: {len(g['members'])} memories ({'; '.join(g['why'])})"
+        if "candidate" in g:
+            head += f" -> {g['candidate']}" + ("" if g["new"] else " (already proposed)")
+        lines.append(head)
+        for memory_id in g["members"]:
+            m = store.get(ctx.conn, memory_id)
+            lines.append(f"  {m.id}  {m.created_at[:10]}  {m.title[:70]}")
+    if not groups:
+        lines.append("no near-duplicate or contradicting memories found")
+    elif args.dry_run:
+        lines.append("nothing was proposed (--dry-run); run without it to queue them for review")
+    else:
+        lines.append(
+            "nothing was merged: review them with `waymark candidates --kind consolidation`"
+        )
+    emit({"groups": groups, "dry_run": args.dry_run}, ctx.as_json, "\n".join(lines))
+    return 0
 
 
 def cmd_feedback(args: argparse.Namespace, ctx: Context) -> int:

@@ -376,3 +376,24 @@ def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -
         (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
     ).fetchone()
     return int(row[0])
+
+
+def active_memories(conn: Connection, project_id: str) -> list[Memory]:
+    """Every active memory of the project, oldest first."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
+        " ORDER BY created_at, id",
+        (project_id,),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]
+
+
+def rowids_of(conn: Connection, memory_ids: Sequence[str]) -> dict[str, int]:
+    """id -> rowid of those memories."""
+    return {
+        str(i): int(r)
+        for i, r in conn.execute(
+            "SELECT id, rowid FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(memory_ids)),),
+        )
+    }

@@ -1,0 +1,173 @@
+"""Consolidation, reviewed: groups of near-duplicate or contradicting memories, each
+proposed as one candidate that names all its sources. Nothing merges without approval.
+
+Two active memories of the same type and scope are near-duplicates when their words agree
+(rapidfuzz token-set ratio at least LEXICAL) or their vectors do (cosine at least VECTOR,
+when both are embedded with the current model); groups are the connected sets of such
+pairs. Two whose titles agree (ratio at least TITLE) while their contents do not (under
+CONTRADICTION) may contradict: the newer is proposed to supersede the older. A merge keeps
+the most complete member's text (the longest), every tag and piece of evidence, the highest
+priority and any pin, and supersedes every member; lexical candidates come from the FTS
+index (the few best matches of each memory), so a sweep costs one query per memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from waymark.projects.resolve import Project
+from waymark.recall import lexical as fts
+from waymark.storage import connection as db
+from waymark.storage import memories as rows
+from waymark.storage.connection import Connection
+from waymark.storage.memories import Memory
+
+LEXICAL = 85
+VECTOR = 0.92
+TITLE = 90
+CONTRADICTION = 60
+CANDIDATES = 10  # FTS matches looked at per memory
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _bucket(m: Memory) -> tuple[str, str, str | None]:
+    return (m.type, m.scope_type, m.scope_target)
+
+
+def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
+    """The groups: [{kind: duplicates | contradiction, members: [ids, oldest first], why}]."""
+    from rapidfuzz import fuzz
+
+    memories = rows.active_memories(conn, project.id)
+    by_id = {m.id: m for m in memories}
+    edges: dict[tuple[str, str], str] = {}
+    contradictions: list[tuple[str, str, str]] = []
+    for m in memories:
+        expr = fts.match_expression(m.title + " " + m.content)
+        if expr is None:
+            continue
+        for other_id, _ in rows.similar_candidates(conn, project.id, expr, CANDIDATES):
+            other = by_id.get(other_id)
+            if other is None or other.id <= m.id or _bucket(other) != _bucket(m):
+                continue
+            ratio = fuzz.token_set_ratio(_norm(m.content), _norm(other.content))
+            if ratio >= LEXICAL:
+                edges[(m.id, other.id)] = f"words agree ({ratio:.0f}%)"
+            elif (
+                fuzz.token_set_ratio(_norm(m.title), _norm(other.title)) >= TITLE
+                and ratio < CONTRADICTION
+            ):
+                contradictions.append((m.id, other.id, f"same title, text differs ({ratio:.0f}%)"))
+    for (a, b), cosine in _vector_pairs(conn, project, memories).items():
+        edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
+    groups = _connected(edges, by_id)
+    grouped = {i for g in groups for i in g["members"]}
+    for a, b, why in contradictions:
+        if a in grouped or b in grouped:
+            continue  # a duplicate group already proposes what to keep
+        older, newer = sorted((by_id[a], by_id[b]), key=lambda m: (m.created_at, m.id))
+        groups.append({"kind": "contradiction", "members": [older.id, newer.id], "why": [why]})
+    return groups
+
+
+def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) -> dict:
+    """(id, id) -> cosine for same-bucket pairs at VECTOR or above (numpy; else none)."""
+    try:
+        import numpy as np
+    except ImportError:
+        return {}
+    from waymark.recall.embed import MODEL_DIM, MODEL_ID
+    from waymark.storage.vectors import get_vectors
+
+    ids = rows.rowids_of(conn, [m.id for m in memories])
+    by_rowid = {ids[m.id]: m for m in memories if m.id in ids}
+    found = [(r, blob) for r, _, blob in get_vectors(conn, MODEL_ID, MODEL_DIM, list(by_rowid))]
+    buckets: dict[tuple, list[tuple[str, Any]]] = {}
+    for rowid, blob in found:
+        m = by_rowid[rowid]
+        buckets.setdefault(_bucket(m), []).append((m.id, np.frombuffer(blob, dtype="<f4")))
+    out = {}
+    for members in buckets.values():
+        if len(members) < 2:
+            continue
+        matrix = np.stack([v for _, v in members])
+        matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        sims = matrix @ matrix.T
+        for i in range(len(members)):
+            for j in range(i + 1, len(members)):
+                if sims[i, j] >= VECTOR:
+                    a, b = sorted((members[i][0], members[j][0]))
+                    out[(a, b)] = float(sims[i, j])
+    return out
+
+
+def _connected(edges: dict[tuple[str, str], str], by_id: dict[str, Memory]) -> list[dict]:
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]  # halve the path as it is walked
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        parent.setdefault(a, a)
+        parent.setdefault(b, b)
+        parent[root(a)] = root(b)
+    members: dict[str, list[str]] = {}
+    for x in parent:
+        members.setdefault(root(x), []).append(x)
+    out = []
+    for ids in members.values():
+        ordered = sorted(ids, key=lambda i: (by_id[i].created_at, i))
+        why = sorted({w for (a, b), w in edges.items() if a in ids})
+        out.append({"kind": "duplicates", "members": ordered, "why": why})
+    out.sort(key=lambda g: g["members"][0])
+    return out
+
+
+def _merged(members: list[Memory], kind: str) -> dict[str, Any]:
+    """The proposed memory: for duplicates the most complete member's text, for a
+    contradiction the newer one's; tags, evidence, priority and pin from all."""
+    base = members[-1] if kind == "contradiction" else max(members, key=lambda m: len(m.content))
+    tags = list(dict.fromkeys(t for m in members for t in m.tags))
+    evidence = list({repr(sorted(e.items())): e for m in members for e in m.evidence}.values())
+    return {
+        "type": base.type,
+        "title": base.title,
+        "content": base.content,
+        "scope": base.scope_type,
+        "target": base.scope_target,
+        "tags": tags[:32],
+        "evidence": evidence[:20],
+        "priority": max(m.priority for m in members),
+        "pinned": any(m.pinned for m in members),
+    }
+
+
+def propose(conn: Connection, project: Project) -> list[dict[str, Any]]:
+    """Queue each group as a consolidation candidate (one transaction); the groups, each
+    with its candidate id and whether it is new."""
+    from waymark.curation import candidates
+    from waymark.memories import store
+
+    found = find(conn, project)
+    with db.write(conn):
+        for group in found:
+            members = [store.get(conn, i) for i in group["members"]]
+            row, new = candidates.propose(
+                conn,
+                project.id,
+                kind="consolidation",
+                action="supersede",
+                sources=group["members"],
+                fields=_merged(members, group["kind"]),
+                reason=f"{len(members)} memories: " + "; ".join(group["why"]),
+                fingerprint="consolidate:" + ",".join(sorted(group["members"])),
+                evidence=[],
+            )
+            group["candidate"], group["new"] = row["id"], new
+    return found
