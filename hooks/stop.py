@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .runtime import Context, block_output, run
+from .runtime import Context, block_output, log, run
 
 NAME = "Stop"
 
@@ -19,6 +19,10 @@ def handle(ctx: Context) -> str | None:
     from waymark.handoff.stop import decide
 
     event = ctx.event
+    try:
+        _summarise(ctx)
+    except Exception as exc:  # the summary is extra: the handoff decision still runs
+        log(NAME, f"session summary skipped: {exc!r}")
     why = decide(
         ctx.conn,
         ctx.project,
@@ -27,6 +31,18 @@ def handle(ctx: Context) -> str | None:
         stop_hook_active=bool(event.stop_hook_active),
     )
     return block_output(why) if why else None
+
+
+def _summarise(ctx: Context) -> None:
+    """The opt-in session summary, refreshed as a candidate at each Stop."""
+    from waymark.curation import summary
+
+    if not summary.enabled(ctx.event.cwd, ctx.project.files):
+        return
+    from waymark.storage import connection as db
+
+    with db.write(ctx.conn):
+        summary.propose(ctx.conn, ctx.project, ctx.event.session_id, ctx.event.last_message)
 
 
 def main() -> None:
