@@ -67,6 +67,17 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("id")
     p = add_command(
         commands,
+        "errors",
+        common,
+        handler=cmd_errors,
+        help="the error log: failed commands and lessons, each with its category (given, or "
+        "inferred by rules); three of one category in 30 days propose an insight",
+        example="waymark errors --days 7",
+    )
+    p.add_argument("--days", type=float, default=30.0, help="how far back (default 30)")
+    p.add_argument("--limit", type=bounded(1, 1000), default=50, help="lines shown (default 50)")
+    p = add_command(
+        commands,
         "consolidate",
         common,
         handler=cmd_consolidate,
@@ -91,6 +102,24 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         "--query",
         help="the recall it answered: helpful or not helpful then moves it for queries like it",
     )
+
+
+def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import mistakes
+
+    project = ctx.read_project()
+    entries = mistakes.log(ctx.conn, project, days=args.days) if project else []
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e["category"] or "other"] = counts.get(e["category"] or "other", 0) + 1
+    lines = [
+        f"{e['at'][:16]}  {e['kind']:<7} {(e['category'] or 'other'):<16} {e['text'][:70]}"
+        for e in entries[: args.limit]
+    ] or [f"no failed commands or lessons in the last {args.days:g} days"]
+    if counts:
+        lines.append("by category: " + ", ".join(f"{n} {c}" for c, n in sorted(counts.items())))
+    emit({"entries": entries, "counts": counts}, ctx.as_json, "\n".join(lines))
+    return 0
 
 
 def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:

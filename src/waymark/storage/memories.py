@@ -397,3 +397,13 @@ def rowids_of(conn: Connection, memory_ids: Sequence[str]) -> dict[str, int]:
             (json.dumps(list(memory_ids)),),
         )
     }
+
+
+def lessons_since(conn: Connection, project_id: str, since: str) -> list[Memory]:
+    """The project's active lessons written at or after `since`, newest first."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
+        " AND type = 'lesson' AND created_at >= ? ORDER BY created_at DESC, id DESC",
+        (project_id, since),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]

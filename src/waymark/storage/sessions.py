@@ -368,3 +368,14 @@ def get_output(conn: Connection, output_id: str, now: str) -> dict[str, Any] | N
         (output_id, now),
     ).fetchone()
     return None if row is None else dict(zip(OUTPUT_KEYS, row, strict=True))
+
+
+def project_failures_since(conn: Connection, project_id: str, since: str) -> list[dict[str, Any]]:
+    """The project's failed commands at or after `since`, newest first (as stored: redacted)."""
+    keys = ("id", "session_id", "command", "exit_code", "error_tail", "failed_at")
+    rows = conn.execute(
+        f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND failed_at >= ?"
+        " ORDER BY id DESC",
+        (project_id, since),
+    ).fetchall()
+    return [dict(zip(keys, row, strict=True)) for row in rows]
