@@ -1,12 +1,13 @@
 """SessionEnd: close the ledger (end time, reason, HEAD) well within the client's budget
-(Claude Code gives all SessionEnd hooks 1.5 s; Codex 3 s).
+(Claude Code gives all SessionEnd hooks 1.5 s; Codex 3 s), then look for patterns in the
+error log (an insight to review; tens of milliseconds, once a session, not at each failure).
 
     python -I -c "from waymark.hooks.session_end import main;main()" claude-code|codex
 """
 
 from __future__ import annotations
 
-from .runtime import Context, run
+from .runtime import Context, log, run
 
 NAME = "SessionEnd"
 
@@ -22,6 +23,14 @@ def handle(ctx: Context) -> None:
         conn, project, event.session_id, event.client, "ended with changes and no checkpoint"
     )
     ledger.end_session(conn, event.session_id, str(event.reason or "other"), head(project.files))
+    try:
+        from waymark.curation.mistakes import propose_insights
+        from waymark.storage import connection as db
+
+        with db.write(conn):
+            propose_insights(conn, project, event.session_id)
+    except Exception as exc:  # extra work: the session is closed whatever happens here
+        log(NAME, f"insights skipped: {exc!r}")
 
 
 def main() -> None:

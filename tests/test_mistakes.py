@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from test_hooks import hook, payload
 from test_pre_tool_use import fail
 from waymark.curation import candidates, mistakes
 from waymark.memories import store
@@ -45,14 +46,23 @@ def test_the_log_holds_failures_and_lessons_with_their_categories(conn, enabled,
     assert len(loops) == 1 and loops[0]["how"] == "failed 3 times this session"
 
 
+def end(repo, session):
+    return hook(
+        "SessionEnd", payload("claude-code", "SessionEnd", cwd=str(repo), session_id=session)
+    )
+
+
 def test_three_of_a_kind_in_a_month_propose_an_insight_never_a_rule(conn, enabled, repo):
     for i in range(3):
         fail(repo, f"curl https://api.example.com/{i}", f"s{i}", "Exit code 28\ntimed out")
+    assert candidates.pending(conn, enabled, kind="insight") == []  # looked for at the end
+    assert end(repo, "s2").returncode == 0
     (insight,) = candidates.pending(conn, enabled, kind="insight")
     assert insight["fields"]["title"] == "3 timeout mistakes in 30 days"
     assert "category:timeout" in insight["fields"]["tags"]
     assert {"command": "curl https://api.example.com/2 (exit 28)"} in insight["evidence"]
     fail(repo, "curl https://api.example.com/9", "s9", "Exit code 28\ntimed out")
+    end(repo, "s9")
     (again,) = candidates.pending(conn, enabled, kind="insight")  # refreshed, not repeated
     assert again["id"] == insight["id"] and again["fields"]["title"].startswith("4 timeout")
     done = candidates.approve(conn, enabled, insight["id"])

@@ -6,8 +6,8 @@ category (claude-total-memory's: code, logic, config, api, timeout, loop, wrong 
 missing context). An agent gives one with a `category:<name>` tag on a lesson; otherwise
 rules on the text decide (first match wins, RULES below), and the third failure of one
 command in one session is a `loop`. A pattern is PATTERN or more entries of one category in
-PATTERN_DAYS in a project: it proposes an insight as a candidate for review (one per
-category a month), never a rule by itself.
+PATTERN_DAYS in a project: at each SessionEnd it proposes an insight as a candidate for
+review (one per category a month), never a rule by itself.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
 PATTERN = 3
 PATTERN_DAYS = 30
 LOOP = 3  # failures of one command in one session that make the last ones a loop
+READ = 300  # newest failures, and newest lessons, the log reads
 
 
 def categorise(text: str) -> str | None:
@@ -66,7 +67,7 @@ def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> li
     (`how`: given by the agent, or the rule that inferred it)."""
     since = clock.second(clock.epoch(clock.now()) - days * 86400)
     out: list[dict[str, Any]] = []
-    failures = sessions.project_failures_since(conn, project.id, since)
+    failures = sessions.project_failures_since(conn, project.id, since, READ)
     seen: dict[tuple[str, str], int] = {}
     for f in reversed(failures):  # oldest first, to count repeats within a session
         key = (f["session_id"], f["command"])
@@ -80,7 +81,7 @@ def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> li
             "text": f["command"] + (f" (exit {f['exit_code']})" if f["exit_code"] is not None
                                     else ""),
         })  # fmt: skip
-    for m in memory_rows.lessons_since(conn, project.id, since):
+    for m in memory_rows.lessons_since(conn, project.id, since, READ):
         given = _given(m.tags)
         out.append({
             "kind": "lesson", "id": m.id, "at": m.created_at,

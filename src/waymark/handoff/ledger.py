@@ -116,11 +116,6 @@ def record_tool(
 
         with db.write(conn):  # its own transaction: a failed proposal loses no ledger write
             propose_lesson(conn, project.id, session_id, earlier_failures(conn, project, command))
-    if failed and command:  # a failure may complete a pattern: an insight to review
-        from waymark.curation.mistakes import propose_insights
-
-        with db.write(conn):
-            propose_insights(conn, project, session_id)
     return True
 
 

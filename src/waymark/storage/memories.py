@@ -399,11 +399,11 @@ def rowids_of(conn: Connection, memory_ids: Sequence[str]) -> dict[str, int]:
     }
 
 
-def lessons_since(conn: Connection, project_id: str, since: str) -> list[Memory]:
-    """The project's active lessons written at or after `since`, newest first."""
+def lessons_since(conn: Connection, project_id: str, since: str, limit: int) -> list[Memory]:
+    """The project's newest `limit` active lessons written at or after `since`."""
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
-        " AND type = 'lesson' AND created_at >= ? ORDER BY created_at DESC, id DESC",
-        (project_id, since),
+        " AND type = 'lesson' AND created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project_id, since, limit),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]

@@ -370,12 +370,14 @@ def get_output(conn: Connection, output_id: str, now: str) -> dict[str, Any] | N
     return None if row is None else dict(zip(OUTPUT_KEYS, row, strict=True))
 
 
-def project_failures_since(conn: Connection, project_id: str, since: str) -> list[dict[str, Any]]:
-    """The project's failed commands at or after `since`, newest first (as stored: redacted)."""
+def project_failures_since(
+    conn: Connection, project_id: str, since: str, limit: int
+) -> list[dict[str, Any]]:
+    """The project's newest `limit` failed commands at or after `since` (as stored)."""
     keys = ("id", "session_id", "command", "exit_code", "error_tail", "failed_at")
     rows = conn.execute(
         f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND failed_at >= ?"
-        " ORDER BY id DESC",
-        (project_id, since),
+        " ORDER BY id DESC LIMIT ?",
+        (project_id, since, limit),
     ).fetchall()
     return [dict(zip(keys, row, strict=True)) for row in rows]
