@@ -70,6 +70,7 @@ STRUCTURAL = {
                    "memory_id", "reviewed_by", "reviewed_at", "session_id", "created_at",
                    "updated_at"},
     "memory_feedback": {"verdict", "actor", "session_id", "at"},
+    "learned": {"memory_id", "kind", "status", "updated_at"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 

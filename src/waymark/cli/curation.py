@@ -7,6 +7,7 @@ from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.curation import candidates
+from waymark.errors import InvalidArgument
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -67,6 +68,30 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("id")
     p = add_command(
         commands,
+        "insights",
+        common,
+        handler=cmd_insights,
+        help="insights learned from the error log: list, vote up or down (archived at zero), "
+        "or promote to a rule",
+        example="waymark insights vote 01JD... up",
+    )
+    p.add_argument("action", nargs="?", choices=("vote", "promote"))
+    p.add_argument("id", nargs="?")
+    p.add_argument("direction", nargs="?", help="up or down (with vote)")
+    p = add_command(
+        commands,
+        "rules",
+        common,
+        handler=cmd_rules,
+        help="rules promoted from insights (pinned while active): list, rate after use, or "
+        "retire; one that rarely helps is suspended",
+        example="waymark rules rate 01JD... helped",
+    )
+    p.add_argument("action", nargs="?", choices=("rate", "retire"))
+    p.add_argument("id", nargs="?")
+    p.add_argument("outcome", nargs="?", help="helped or missed (with rate)")
+    p = add_command(
+        commands,
         "errors",
         common,
         handler=cmd_errors,
@@ -102,6 +127,61 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         "--query",
         help="the recall it answered: helpful or not helpful then moves it for queries like it",
     )
+
+
+def cmd_insights(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import learning
+
+    project = ctx.project(create=False)
+    if args.action is None:
+        found = learning.listed(ctx.conn, project, "insight")
+        lines = [
+            f"{r['memory_id']}  importance {r['importance']}, confidence {r['confidence']}"
+            f"  [{r['status']}]  {r['title'][:60]}"
+            for r in found
+        ] or ["no insights yet: approve one from `waymark candidates --kind insight`"]
+        emit({"results": found}, ctx.as_json, "\n".join(lines))
+        return 0
+    if args.id is None:
+        raise InvalidArgument(f"`waymark insights {args.action}` needs an insight id")
+    if args.action == "vote":
+        if args.direction not in ("up", "down"):
+            raise InvalidArgument("vote up or down: `waymark insights vote ID up|down`")
+        row = learning.vote(ctx.conn, project, args.id, args.direction == "up")
+    else:
+        row = learning.promote(ctx.conn, project, args.id)
+    text = (
+        f"{row['memory_id']}: {row['kind']}, importance {row['importance']}, confidence"
+        f" {row['confidence']} [{row['status']}]"
+    )
+    emit(row, ctx.as_json, text)
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import learning
+
+    project = ctx.project(create=False)
+    if args.action is None:
+        found = learning.listed(ctx.conn, project, "rule")
+        lines = [
+            f"{r['memory_id']}  fired {r['fires']}, helped {r['successes']}"
+            f"  [{r['status']}]  {r['title'][:60]}"
+            for r in found
+        ] or ["no learned rules yet: insights become rules by votes or `waymark insights promote`"]
+        emit({"results": found}, ctx.as_json, "\n".join(lines))
+        return 0
+    if args.id is None:
+        raise InvalidArgument(f"`waymark rules {args.action}` needs a rule id")
+    if args.action == "rate":
+        if args.outcome not in ("helped", "missed"):
+            raise InvalidArgument("rate a rule helped or missed: `waymark rules rate ID helped`")
+        row = learning.rate(ctx.conn, project, args.id, args.outcome == "helped")
+    else:
+        row = learning.retire(ctx.conn, project, args.id)
+    emit(row, ctx.as_json, f"{row['memory_id']}: fired {row['fires']}, helped {row['successes']}"
+         f" [{row['status']}]")  # fmt: skip
+    return 0
 
 
 def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:

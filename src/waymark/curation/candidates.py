@@ -237,6 +237,10 @@ def approve(
                 "changed": [],
             }
         memory, created, changed = _carry_out(conn, project, found, actor, client, session_id)
+        if found["kind"] == "insight" and memory is not None:
+            from waymark.curation.learning import note_approved
+
+            note_approved(conn, memory.id)
         stamp = clock.now()
         rows.mark_reviewed(
             conn,

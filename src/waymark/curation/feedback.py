@@ -70,6 +70,7 @@ def give(
                 session_id=session_id,
             )
             proposed = row["id"]
+        _rate_rule(conn, project, memory_id, verdict, actor)
         counts = feedback_counts(conn, memory_id)
     return {
         "memory_id": memory_id,
@@ -88,3 +89,21 @@ def _terms(query: str | None) -> list[str]:
     from waymark.recall import lexical
 
     return lexical.tokens(redact.scrub(query)[0])
+
+
+def _rate_rule(
+    conn: Connection, project: Project, memory_id: str, verdict: str, actor: str
+) -> None:
+    """Helpful or not helpful on an active rule is that rule firing (and helping, or not)."""
+    from waymark.storage.learned import get_learned
+
+    row = get_learned(conn, memory_id)
+    if (
+        row
+        and row["kind"] == "rule"
+        and row["status"] == "active"
+        and verdict in ("helpful", "not_helpful")
+    ):
+        from waymark.curation.learning import rate_in
+
+        rate_in(conn, project, memory_id, verdict == "helpful", actor=actor)

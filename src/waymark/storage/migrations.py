@@ -443,6 +443,24 @@ CREATE TABLE memory_feedback (
 CREATE INDEX memory_feedback_by_memory ON memory_feedback (memory_rowid);
 """
 
+M020_LEARNED = """
+-- Insights (approved from a pattern in the error log) and the rules they become: votes move
+-- importance and confidence (the memory is archived at zero); a rule is pinned while active,
+-- counts the times it was used (fires) and helped (successes), and is suspended when it
+-- rarely helps. Retired rows stay, with their counts.
+CREATE TABLE learned (
+    memory_id   TEXT PRIMARY KEY REFERENCES memories(id),
+    kind        TEXT NOT NULL CHECK (kind IN ('insight', 'rule')),
+    importance  INTEGER NOT NULL DEFAULT 1,
+    confidence  INTEGER NOT NULL DEFAULT 1,
+    fires       INTEGER NOT NULL DEFAULT 0,
+    successes   INTEGER NOT NULL DEFAULT 0,
+    status      TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'suspended', 'retired')),
+    updated_at  TEXT NOT NULL
+);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -464,6 +482,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m017_tool_outputs", M017_TOOL_OUTPUTS),
     ("m018_candidates", M018_CANDIDATES),
     ("m019_feedback", M019_FEEDBACK),
+    ("m020_learned", M020_LEARNED),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

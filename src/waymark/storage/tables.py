@@ -36,6 +36,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_steps", ()),
     ("tool_outputs", ("id",)),
     ("candidates", ("id",)),
+    ("learned", ("memory_id",)),
     ("memory_use", ("memory_id",)),
     ("memory_feedback", ()),
     ("settings", ("key",)),
@@ -75,6 +76,7 @@ SCOPED = {
     "session_steps": f"t.session_id IN ({_SESSIONS})",
     "tool_outputs": "t.project_id = :p",
     "candidates": "t.project_id = :p",
+    "learned": f"t.memory_id IN ({_MEMS})",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "memory_feedback": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
