@@ -36,14 +36,20 @@ def test_a_subagent_gets_the_small_packet(clients, client, monkeypatch, tmp_path
     checkpoints.create(
         conn, project, {"objective": "Refunds", "next_action": "write refund() next to charge()"}
     )
-    result = clients.run(
-        client,
-        [spawn(client), {"text": "Working."}, {"text": "Sub done."}, {"text": "Done."}],
-        run_dir=run_dir,
-        hooks=clients.hooks(client),
-    )
-    bodies = [json.dumps(r["body"]) for r in result.main_requests]
-    sub = [b for b in bodies if 'kind=\\"subagent\\"' in b]
+    # Codex exec can end the main turn, and exit, before the sub-agent it spawned sends its
+    # first request (its race, seen in about one run in four before and after Waymark's
+    # changes): such a run says nothing about the packet, so it is run again, at most twice.
+    for _ in range(3):
+        result = clients.run(
+            client,
+            [spawn(client), {"text": "Working."}, {"text": "Sub done."}, {"text": "Done."}],
+            run_dir=run_dir,
+            hooks=clients.hooks(client),
+        )
+        bodies = [json.dumps(r["body"]) for r in result.main_requests]
+        sub = [b for b in bodies if 'kind=\\"subagent\\"' in b]
+        if client != "codex" or len(result.main_requests) >= 3:
+            break
     assert sub, "no request carried the subagent packet"
     assert "write refund() next to charge()" in sub[0]
     row = conn.execute("SELECT hook, kind FROM injections WHERE hook = 'SubagentStart'").fetchone()
