@@ -129,59 +129,56 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_insights(args: argparse.Namespace, ctx: Context) -> int:
+def _said(row: dict) -> str:
+    """One insight or rule, in a line: its standing and how it served."""
+    kind = row["kind"]
+    standing = (
+        f"importance {row['importance']}, confidence {row['confidence']}"
+        if kind == "insight"
+        else f"fired {row['fires']}, helped {row['successes']}"
+    )
+    return f"{row['memory_id']}  {kind}  {standing}  [{row['status']}]"
+
+
+def _learned(args: argparse.Namespace, ctx: Context, kind: str, act: Any, empty: str) -> int:
+    """`waymark insights` / `waymark rules`: the list, or one action on one of them."""
     from waymark.curation import learning
 
     project = ctx.project(create=False)
     if args.action is None:
-        found = learning.listed(ctx.conn, project, "insight")
-        lines = [
-            f"{r['memory_id']}  importance {r['importance']}, confidence {r['confidence']}"
-            f"  [{r['status']}]  {r['title'][:60]}"
-            for r in found
-        ] or ["no insights yet: approve one from `waymark candidates --kind insight`"]
+        found = learning.listed(ctx.conn, project, kind)
+        lines = [f"{_said(r)}  {r['title'][:60]}" for r in found] or [empty]
         emit({"results": found}, ctx.as_json, "\n".join(lines))
         return 0
     if args.id is None:
-        raise InvalidArgument(f"`waymark insights {args.action}` needs an insight id")
-    if args.action == "vote":
+        raise InvalidArgument(f"`waymark {kind}s {args.action}` needs an id")
+    row = act(learning, project)
+    emit(row, ctx.as_json, _said(row))
+    return 0
+
+
+def cmd_insights(args: argparse.Namespace, ctx: Context) -> int:
+    def act(learning: Any, project: Any) -> dict:
+        if args.action == "promote":
+            return learning.promote(ctx.conn, project, args.id)
         if args.direction not in ("up", "down"):
             raise InvalidArgument("vote up or down: `waymark insights vote ID up|down`")
-        row = learning.vote(ctx.conn, project, args.id, args.direction == "up")
-    else:
-        row = learning.promote(ctx.conn, project, args.id)
-    text = (
-        f"{row['memory_id']}: {row['kind']}, importance {row['importance']}, confidence"
-        f" {row['confidence']} [{row['status']}]"
-    )
-    emit(row, ctx.as_json, text)
-    return 0
+        return learning.vote(ctx.conn, project, args.id, args.direction == "up")
+
+    empty = "no insights yet: approve one from `waymark candidates --kind insight`"
+    return _learned(args, ctx, "insight", act, empty)
 
 
 def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.curation import learning
-
-    project = ctx.project(create=False)
-    if args.action is None:
-        found = learning.listed(ctx.conn, project, "rule")
-        lines = [
-            f"{r['memory_id']}  fired {r['fires']}, helped {r['successes']}"
-            f"  [{r['status']}]  {r['title'][:60]}"
-            for r in found
-        ] or ["no learned rules yet: insights become rules by votes or `waymark insights promote`"]
-        emit({"results": found}, ctx.as_json, "\n".join(lines))
-        return 0
-    if args.id is None:
-        raise InvalidArgument(f"`waymark rules {args.action}` needs a rule id")
-    if args.action == "rate":
+    def act(learning: Any, project: Any) -> dict:
+        if args.action == "retire":
+            return learning.retire(ctx.conn, project, args.id)
         if args.outcome not in ("helped", "missed"):
             raise InvalidArgument("rate a rule helped or missed: `waymark rules rate ID helped`")
-        row = learning.rate(ctx.conn, project, args.id, args.outcome == "helped")
-    else:
-        row = learning.retire(ctx.conn, project, args.id)
-    emit(row, ctx.as_json, f"{row['memory_id']}: fired {row['fires']}, helped {row['successes']}"
-         f" [{row['status']}]")  # fmt: skip
-    return 0
+        return learning.rate(ctx.conn, project, args.id, args.outcome == "helped")
+
+    empty = "no learned rules yet: insights become rules by votes or `waymark insights promote`"
+    return _learned(args, ctx, "rule", act, empty)
 
 
 def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:
