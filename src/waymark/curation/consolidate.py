@@ -41,8 +41,9 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
     """The groups: [{kind: duplicates | contradiction, members: [ids, oldest first], why}]."""
     from rapidfuzz import fuzz
 
-    memories = rows.active_memories(conn, project.id)
+    memories = rows.active_memories(conn, project.id)  # in the order they were written
     by_id = {m.id: m for m in memories}
+    written = {m.id: n for n, m in enumerate(memories)}  # a clock tie cannot reorder these
     edges: dict[tuple[str, str], str] = {}
     contradictions: list[tuple[str, str, str]] = []
     for m in memories:
@@ -63,13 +64,13 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
                 contradictions.append((m.id, other.id, f"same title, text differs ({ratio:.0f}%)"))
     for (a, b), cosine in _vector_pairs(conn, project, memories).items():
         edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
-    groups = _connected(edges, by_id)
+    groups = _connected(edges, written)
     grouped = {i for g in groups for i in g["members"]}
     for a, b, why in contradictions:
         if a in grouped or b in grouped:
             continue  # a duplicate group already proposes what to keep
-        older, newer = sorted((by_id[a], by_id[b]), key=lambda m: (m.created_at, m.id))
-        groups.append({"kind": "contradiction", "members": [older.id, newer.id], "why": [why]})
+        older, newer = sorted((a, b), key=written.__getitem__)
+        groups.append({"kind": "contradiction", "members": [older, newer], "why": [why]})
     return groups
 
 
@@ -104,7 +105,8 @@ def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) ->
     return out
 
 
-def _connected(edges: dict[tuple[str, str], str], by_id: dict[str, Memory]) -> list[dict]:
+def _connected(edges: dict[tuple[str, str], str], written: dict[str, int]) -> list[dict]:
+    """The connected sets of `edges`, each oldest first (`written`: the order of writing)."""
     parent: dict[str, str] = {}
 
     def root(x: str) -> str:
@@ -122,10 +124,10 @@ def _connected(edges: dict[tuple[str, str], str], by_id: dict[str, Memory]) -> l
         members.setdefault(root(x), []).append(x)
     out = []
     for ids in members.values():
-        ordered = sorted(ids, key=lambda i: (by_id[i].created_at, i))
+        ordered = sorted(ids, key=written.__getitem__)
         why = sorted({w for (a, b), w in edges.items() if a in ids})
         out.append({"kind": "duplicates", "members": ordered, "why": why})
-    out.sort(key=lambda g: g["members"][0])
+    out.sort(key=lambda g: written[g["members"][0]])
     return out
 
 

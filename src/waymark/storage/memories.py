@@ -379,10 +379,9 @@ def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -
 
 
 def active_memories(conn: Connection, project_id: str) -> list[Memory]:
-    """Every active memory of the project, oldest first."""
+    """Every active memory of the project, in the order they were written."""
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
-        " ORDER BY created_at, id",
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active' ORDER BY rowid",
         (project_id,),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]
