@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any
 
-from waymark.errors import Conflict, InvalidArgument
+from waymark.errors import InvalidArgument
 from waymark.memories import store
 from waymark.memories.draft import MAX_CONTENT, make_draft, title_from
 from waymark.projects.resolve import Project
@@ -100,16 +100,7 @@ def edit(
                 "memory": store.get(conn, done).to_dict(),
                 "supersedes": memory_id,
             }
-        old = store.get(conn, memory_id)
-        if old.status != "active":
-            raise Conflict(
-                f"memory {memory_id} is {old.status}"
-                + (f" (by {old.superseded_by})" if old.superseded_by else "")
-                + "; edit the active revision",
-                id=memory_id,
-                status=old.status,
-                current=old.superseded_by,
-            )
+        old = store.active_in(conn, project, memory_id, "edited")
         content = apply_ops(old.content, parsed)
         if not content.strip():
             raise InvalidArgument("the edit leaves the memory empty; nothing was changed")

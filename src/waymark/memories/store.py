@@ -153,17 +153,8 @@ def replace_active(
     audit: dict[str, Any] | None = None,
 ) -> Memory:
     """The supersede itself, inside the caller's transaction."""
-    old_id = full_id(conn, old_id)
-    old = _get_in(conn, project, old_id)
-    if old.status != "active":
-        raise Conflict(
-            f"memory {old_id} is {old.status}"
-            + (f" (by {old.superseded_by})" if old.superseded_by else "")
-            + "; only an active memory can be superseded",
-            id=old_id,
-            status=old.status,
-            current=old.superseded_by,
-        )
+    old = active_in(conn, project, old_id, "superseded")
+    old_id = old.id
     if draft.key is not None and draft.key != old.key:
         _refuse_taken_key(conn, old.project_id, draft.key)
     memory = insert(conn, project, draft, supersedes=old_id, audit=audit)
@@ -176,14 +167,8 @@ def also_superseded(
 ) -> None:
     """Inside the caller's transaction: one more active memory that `by` replaces (a merge of
     several into one; `by.supersedes` names the first)."""
-    memory_id = full_id(conn, memory_id)
-    memory = _get_in(conn, project, memory_id)
-    if memory.status != "active":
-        raise Conflict(
-            f"memory {memory_id} is {memory.status}; only an active memory can be merged",
-            id=memory_id,
-            status=memory.status,
-        )
+    memory = active_in(conn, project, memory_id, "merged")
+    memory_id = memory.id
     rows.mark_superseded(conn, memory_id, by, clock.now())
     log_event(
         conn, "supersede", project_id=memory.project_id, memory_id=by, actor=actor,
@@ -213,14 +198,8 @@ def archive_in(
     reason: str | None = None,
 ) -> Memory:
     """`archive` inside the caller's transaction."""
-    memory_id = full_id(conn, memory_id)
-    memory = _get_in(conn, project, memory_id)
-    if memory.status != "active":
-        raise Conflict(
-            f"memory {memory_id} is {memory.status}, not active",
-            id=memory_id,
-            status=memory.status,
-        )
+    memory = active_in(conn, project, memory_id, "archived")
+    memory_id = memory.id
     rows.mark_archived(conn, memory_id, clock.now())
     log_event(
         conn,
@@ -307,6 +286,22 @@ def full_id(conn: Connection, given: str) -> str:
                 candidates=found[:5],
             )
     raise NotFound(f"no memory with id {given!r}", id=given)
+
+
+def active_in(conn: Connection, project: Project, memory_id: str, doing: str) -> Memory:
+    """The project's active memory `memory_id` (or a unique start of it); a Conflict naming
+    its status (and successor) when it is not active, for an operation that is `doing` it."""
+    memory = _get_in(conn, project, full_id(conn, memory_id))
+    if memory.status != "active":
+        raise Conflict(
+            f"memory {memory.id} is {memory.status}"
+            + (f" (by {memory.superseded_by})" if memory.superseded_by else "")
+            + f"; only an active memory can be {doing}",
+            id=memory.id,
+            status=memory.status,
+            current=memory.superseded_by,
+        )
+    return memory
 
 
 def _get_in(conn: Connection, project: Project, memory_id: str) -> Memory:
