@@ -11,7 +11,8 @@
    compact (`compact_input`): no generated titles, no `anyOf` with null for an optional
    argument, one canonical form where an argument also accepts a string, no `items` for a
    list of strings or of items a description shapes, no sanity caps, no default for a flag
-   that is off or a number that is 0, whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
+   that is off or a number that is 0, no `"type":"string"` on a plain string property
+   (the type every client assumes; Codex writes it back), whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def compact_input(schema: Any) -> Any:
         if key == "default" and (value is False or (value == 0 and type(value) is int)):
             continue  # a flag is off, a number 0, unless set
         if key == "properties":
-            out[key] = {name: compact_input(prop) for name, prop in value.items()}
+            out[key] = {name: _untyped_text(compact_input(prop)) for name, prop in value.items()}
         elif key == "description":
             out[key] = " ".join(value.split())
         else:
@@ -125,6 +126,18 @@ def compact_input(schema: Any) -> Any:
     if isinstance(items, dict) and ("anyOf" in items or items == {"type": "string"}):
         del out["items"]  # a list of strings, or of "string or object" the description names
     return out
+
+
+def _untyped_text(prop: Any) -> Any:
+    """A plain string property without its `"type":"string"`: the one type a client assumes
+    when none is given (Codex writes it back before it calls the model)."""
+    if (
+        isinstance(prop, dict)
+        and prop.get("type") == "string"
+        and set(prop) <= {"type", "description"}
+    ):
+        return {k: v for k, v in prop.items() if k != "type"}
+    return prop
 
 
 class Server(MCPServer):
