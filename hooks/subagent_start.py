@@ -1,5 +1,5 @@
 """SubagentStart: a subagent's small packet, the active checkpoint's next action and the
-rules, or nothing (`waymark config packet.subagent none`). Both clients fire it with the
+rules (with the memories written for its `agent_type`), or nothing (`waymark config packet.subagent none`). Both clients fire it with the
 parent's session id and the subagent's `agent_id`; what the subagent edits counts for the
 parent's handoff, and a subagent's stop never asks for one (Waymark registers no
 SubagentStop).
@@ -26,6 +26,7 @@ def handle(ctx: Context) -> str | None:
         event.session_id,
         event.client,
         event.agent_id or "subagent",
+        agent_type=event.agent_type,
         record=ctx.records,
     )
     return context_output(NAME, text) if text else None

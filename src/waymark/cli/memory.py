@@ -12,7 +12,7 @@ from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
 from waymark.memories.record import TYPES
-from waymark.memories.scope import SCOPES
+from waymark.memories.scope import SCOPES, check_agent, tier
 from waymark.projects import locate
 from waymark.storage.memories import Memory
 
@@ -73,6 +73,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=bounded(1, 100), default=20, help="1-100 (default 20)")
     p.add_argument("--offset", type=bounded(0, 100_000), default=0, help="0-100000 (default 0)")
     p.add_argument("--branch", help="only memories written on this git branch")
+    p.add_argument("--agent", help="only the memories of this agent")
     p = add_command(
         commands,
         "show",
@@ -184,6 +185,11 @@ def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:
     )
     p.add_argument("--valid-until", help="ISO date or time after which it stops being recalled")
     p.add_argument("--key", help="a stable external id for this memory")
+    p.add_argument(
+        "--agent",
+        help="the agent it is for (a subagent type, a Codex profile): that agent reads it "
+        "first, and it shadows everyone's memory of the same type and key",
+    )
 
 
 def parse_evidence(ref: str) -> dict[str, str]:
@@ -243,6 +249,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         else (base.evidence if base else []),
         valid_until=pick("valid_until", None),
         key=pick("key", None),
+        agent=pick("agent", None),
         actor="user",
         client="cli",
         git_branch=_branch(project.files),
@@ -341,6 +348,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         limit=args.limit,
         offset=args.offset,
         branch=args.branch,
+        agent=check_agent(args.agent),
     )
     lines = [_line(m) for m in page.results] or ["no memories match"]
     if page.has_more:
@@ -355,7 +363,8 @@ def _line(m: Memory) -> str:
         f" @{m.scope_target}" if m.scope_target else (" @global" if m.project_id is None else "")
     )
     tags = f" #{' #'.join(m.tags)}" if m.tags else ""
-    return f"{m.id}  {m.created_at[:10]}  {m.type:<10} {m.title}{where}{tags}{status}"
+    agent = f" (agent {m.agent})" if m.agent else ""
+    return f"{m.id}  {m.created_at[:10]}  {m.type:<10} {m.title}{where}{agent}{tags}{status}"
 
 
 def render(m: Memory) -> str:
@@ -371,6 +380,8 @@ def render(m: Memory) -> str:
         ("valid until", m.valid_until),
         ("branch", m.git_branch),
         ("key", m.key),
+        ("agent", m.agent),
+        ("tier", tier(m.agent, m.project_id) if m.agent else None),
         ("supersedes", m.supersedes),
         ("superseded by", m.superseded_by),
         ("by", f"{m.actor}" + (f" via {m.client}" if m.client else "")),

@@ -13,6 +13,7 @@ from waymark import errors
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound
 from waymark.memories.record import TYPES
+from waymark.memories.scope import check_agent
 from waymark.projects import git
 from waymark.projects.resolve import resolve
 from waymark.recall import embed, quantize, semantic, vectors
@@ -44,6 +45,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", action="append", default=[], help="repeatable; all must match")
     p.add_argument("--path", action="append", default=[], help="a file or directory in play")
     p.add_argument("--branch", help="only memories written on this git branch")
+    p.add_argument(
+        "--agent",
+        help="recall as this agent: its own memories too, ahead of everyone's they shadow",
+    )
     p.add_argument("--explain", action="store_true", help="show each result's score breakdown")
     p.add_argument(
         "--packet",
@@ -147,6 +152,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         settings=recall.settings_for(ctx.conn),
         branch=args.branch,
         current_branch=git.branch(project.files),
+        agent=check_agent(args.agent),
     )
     below = 0
     if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
@@ -161,7 +167,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         "below_relevance_floor": below,
     }
     lines = [
-        f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}  ({h.score:.4f})"
+        f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}"
+        + (f" (agent {h.memory.agent})" if h.memory.agent else "")
+        + f"  ({h.score:.4f})"
         for i, h in enumerate(hits, 1)
     ] or ["nothing relevant remembered"]
     if args.explain:
@@ -194,6 +202,8 @@ def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
         tiers = ", ".join(f"{n} #{t['rank']} ({t['score']:.3f})" for n, t in ex["tiers"].items())
         mult = ", ".join(f"{n} x{v:.3f}" for n, v in ex["multipliers"].items() if v != 1.0)
         out += [line, f"     fused {ex['fused']:.4f} from {tiers}" + (f"; {mult}" if mult else "")]
+        for hidden in ex.get("shadowed", ()):
+            out.append(f"     shadows {hidden['id']} ({hidden['tier']}, same type and key)")
     return out
 
 

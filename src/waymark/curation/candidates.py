@@ -36,7 +36,7 @@ NOTE_MAX = 500
 # The memory fields a proposal may carry (what `make_draft` takes).
 FIELDS = (
     "type", "content", "title", "scope", "target", "tags", "priority", "pinned", "evidence",
-    "valid_until", "key", "source_ref", "git_branch", "event_time",
+    "valid_until", "key", "source_ref", "git_branch", "event_time", "agent",
 )  # fmt: skip
 
 

@@ -33,8 +33,10 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _bucket(m: Memory) -> tuple[str, str, str | None]:
-    return (m.type, m.scope_type, m.scope_target)
+def _bucket(m: Memory) -> tuple[str, str, str | None, str | None]:
+    """Memories that may merge: same type, scope and agent (an agent's memory never merges
+    into everyone's; it shadows it)."""
+    return (m.type, m.scope_type, m.scope_target, m.agent)
 
 
 def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
@@ -147,6 +149,7 @@ def _merged(members: list[Memory], kind: str) -> dict[str, Any]:
         "evidence": evidence[:20],
         "priority": max(m.priority for m in members),
         "pinned": any(m.pinned for m in members),
+        **({"agent": base.agent} if base.agent else {}),
     }
 
 

@@ -51,7 +51,10 @@ def list_memories(
     limit: int = 20,
     offset: int = 0,
     branch: str | None = None,
+    agent: str | None = None,
 ) -> Page:
+    """One page of the project's memories (or the global ones), newest first; with `agent`,
+    only that agent's."""
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
     check_types(types)
@@ -73,6 +76,7 @@ def list_memories(
             limit=limit + 1,
             offset=offset,
             branch=branch,
+            agent=agent,
         )
     has_more = len(found) > limit
     return Page(

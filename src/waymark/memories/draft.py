@@ -13,9 +13,9 @@ from typing import Any
 
 from waymark.base import redact
 from waymark.base.text import mend
-from waymark.errors import InvalidArgument, InvalidType
+from waymark.errors import InvalidArgument, InvalidScope, InvalidType
 from waymark.memories.record import TYPES
-from waymark.memories.scope import normalise_target
+from waymark.memories.scope import check_agent, normalise_target
 from waymark.projects.resolve import Project
 from waymark.storage.memories import Memory
 
@@ -49,6 +49,7 @@ class Draft:
     session_id: str | None = None
     source_ref: str | None = None
     git_branch: str | None = None
+    agent: str | None = None
     redactions: int = 0
 
 
@@ -90,6 +91,7 @@ def make_draft(
     session_id: str | None = None,
     source_ref: str | None = None,
     git_branch: str | None = None,
+    agent: str | None = None,
     base_dir: str | None = None,
     check_symbol: bool = False,
 ) -> Draft:
@@ -133,8 +135,18 @@ def make_draft(
         session_id=session_id,
         source_ref=source_ref,
         git_branch=redact.scrub(mend(git_branch))[0] if git_branch else None,
+        agent=_agent(agent),
         redactions=n_content + n_title + n_tags + n_evidence + n_ref,
     )
+
+
+def _agent(name: str | None) -> str | None:
+    """A valid agent name (`scope.check_agent`) that holds no secret: a name is kept as
+    given or refused, never stored redacted."""
+    name = check_agent(name or None)
+    if name is not None and redact.scrub(name)[1]:
+        raise InvalidScope("the agent name looks like a secret; nothing was stored", agent=None)
+    return name
 
 
 def _text(value: Any, name: str, limit: int) -> str:

@@ -130,6 +130,7 @@ def edit(
             session_id=session_id,
             source_ref=old.source_ref,
             git_branch=old.git_branch,
+            agent=old.agent,
         )
         if draft.redactions or draft.content != content:
             raise InvalidArgument(

@@ -1,4 +1,4 @@
-"""Scopes and their targets.
+"""Scopes and their targets, and the tiers agents read.
 
 A directory, file or symbol target is stored relative to the project root, POSIX-style, `.`
 for the root itself. It must exist when the memory is written, stay inside the root once
@@ -13,6 +13,38 @@ from waymark.errors import InvalidScope, TargetNotFound
 
 SCOPES = ("project", "directory", "file", "symbol", "global")
 PATH_SCOPES = ("directory", "file", "symbol")
+
+# Where a memory lives, deepest first: the order an agent reads them in. An agent's memory is
+# in the agent-workspace tier (any project scope) or agent-global (scope global); everyone's
+# are workspace or global. A deeper memory shadows a shallower one with the same type and key.
+TIERS = ("agent-workspace", "agent-global", "workspace", "global")
+AGENT_MAX = 64
+_AGENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@/-")
+
+
+def tier(agent: str | None, project_id: str | None) -> str:
+    """The tier of a memory with this agent and project (None: global)."""
+    if agent:
+        return "agent-workspace" if project_id else "agent-global"
+    return "workspace" if project_id else "global"
+
+
+def check_agent(name: str | None) -> str | None:
+    """`name` as an agent's name (a Claude Code subagent type, a Codex profile): 1-64
+    letters, digits and `_ . : @ / -`, starting with a letter or digit; None stays None."""
+    if name is None:
+        return None
+    if (
+        not isinstance(name, str)
+        or not 0 < len(name) <= AGENT_MAX
+        or not name[0].isalnum()
+        or not set(name) <= _AGENT_CHARS
+    ):
+        raise InvalidScope(
+            f"an agent is named by 1-{AGENT_MAX} letters, digits and _ . : @ / - (got {name!r})",
+            agent=name if isinstance(name, str) else None,
+        )
+    return name
 
 
 def _valid_symbol(symbol: str) -> bool:

@@ -39,12 +39,13 @@ def remember_in(conn: Connection, project: Project, draft: Draft) -> Saved:
         draft.type,
         draft.scope_type,
         draft.scope_target,
+        draft.agent,
     )
     if same is not None:
         return Saved(same, created=False, similar=[], redactions=draft.redactions)
     if draft.key is not None:
-        _refuse_taken_key(conn, project_id, draft.key)
-    similar = _similar(conn, project_id, draft.content)
+        _refuse_taken_key(conn, project_id, draft.key, draft.agent)
+    similar = _similar(conn, project_id, draft.content, draft.agent)
     memory = insert(conn, project, draft)
     return Saved(memory, created=True, similar=similar, redactions=draft.redactions)
 
@@ -89,9 +90,12 @@ def insert(
         supersedes,
         None,
         None,
+        draft.agent,
     )
     rows.insert_memory(conn, memory)
     detail = dict(audit or {})
+    if draft.agent:
+        detail["agent"] = draft.agent
     op = detail.pop("op", None) or (
         "supersede" if supersedes else draft.actor if draft.actor == "import" else "remember"
     )
@@ -109,8 +113,11 @@ def insert(
     return memory
 
 
-def _refuse_taken_key(conn: Connection, project_id: str | None, key: str) -> None:
-    holder = rows.active_id_by_key(conn, project_id, key)
+def _refuse_taken_key(
+    conn: Connection, project_id: str | None, key: str, agent: str | None = None
+) -> None:
+    """A key names one active memory per tier (project or global, and agent)."""
+    holder = rows.active_id_by_key(conn, project_id, key, agent)
     if holder is not None:
         raise Conflict(
             f"key {key!r} already belongs to active memory {holder}; supersede it instead",
@@ -119,7 +126,9 @@ def _refuse_taken_key(conn: Connection, project_id: str | None, key: str) -> Non
         )
 
 
-def _similar(conn: Connection, project_id: str | None, content: str) -> list[str]:
+def _similar(
+    conn: Connection, project_id: str | None, content: str, agent: str | None
+) -> list[str]:
     from rapidfuzz import fuzz  # only writes pay for it, never a hook
 
     expr = fts.match_expression(content)
@@ -128,7 +137,9 @@ def _similar(conn: Connection, project_id: str | None, content: str) -> list[str
     mine = " ".join(content.split()).casefold()
     return [
         memory_id
-        for memory_id, other in rows.similar_candidates(conn, project_id, expr, SIMILAR_CANDIDATES)
+        for memory_id, other in rows.similar_candidates(
+            conn, project_id, expr, SIMILAR_CANDIDATES, agent
+        )
         if fuzz.token_sort_ratio(mine, " ".join(other.split()).casefold()) >= SIMILAR_THRESHOLD
     ]
 
@@ -152,11 +163,18 @@ def replace_active(
     *,
     audit: dict[str, Any] | None = None,
 ) -> Memory:
-    """The supersede itself, inside the caller's transaction."""
+    """The supersede itself, inside the caller's transaction. A revision of an agent's
+    memory stays that agent's unless the draft names another."""
     old = active_in(conn, project, old_id, "superseded")
     old_id = old.id
-    if draft.key is not None and draft.key != old.key:
-        _refuse_taken_key(conn, old.project_id, draft.key)
+    if draft.agent is None and old.agent is not None:
+        from dataclasses import replace
+
+        draft = replace(draft, agent=old.agent)
+    project_id = None if draft.scope_type == "global" else project.id
+    moved = (project_id, draft.agent) != (old.project_id, old.agent)
+    if draft.key is not None and (draft.key != old.key or moved):
+        _refuse_taken_key(conn, project_id, draft.key, draft.agent)
     memory = insert(conn, project, draft, supersedes=old_id, audit=audit)
     rows.mark_superseded(conn, old_id, memory.id, clock.now())
     return memory
@@ -251,7 +269,7 @@ def unarchive(conn: Connection, project: Project, memory_id: str, *, actor: str 
                 status=memory.status,
             )
         if memory.key is not None:
-            _refuse_taken_key(conn, memory.project_id, memory.key)
+            _refuse_taken_key(conn, memory.project_id, memory.key, memory.agent)
         rows.mark_active(conn, memory_id, clock.now())
         log_event(conn, "unarchive", project_id=memory.project_id, memory_id=memory_id, actor=actor)
     return get(conn, memory_id)

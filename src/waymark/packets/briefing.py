@@ -42,25 +42,32 @@ def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | N
     }
 
 
-def pinned_rules(conn: Connection, project: Project, limit: int = 20) -> list[Memory]:
+def pinned_rules(
+    conn: Connection, project: Project, limit: int = 20, agent: str | None = None
+) -> list[Memory]:
     """Pinned memories, and conventions, warnings, decisions and preferences of high
-    priority: the project's and the global ones, best first."""
+    priority: the project's and the global ones, everyone's and `agent`'s, best first; a
+    deeper tier's memory in place of one it shadows (`memories.shadow`)."""
     now = clock.second()
     found: list[Memory] = []
     for owner in (project.id, None):
         found += [
             m
-            for m in rows.rules(conn, owner, limit * 2)
+            for m in rows.rules(conn, owner, limit * 2, agent)
             if not m.valid_until or m.valid_until > now
         ]
     found.sort(key=lambda m: (m.pinned, m.priority, m.created_at, m.id), reverse=True)
+    if any(m.key for m in found):
+        from waymark.memories.shadow import resolve
+
+        found, _ = resolve(conn, project.id, agent, found)
     return found[:limit]
 
 
-def count_rules(conn: Connection, project: Project) -> int:
+def count_rules(conn: Connection, project: Project, agent: str | None = None) -> int:
     """Every rule `pinned_rules` could show: the project's and the global ones."""
     now = clock.second()
-    return rows.count_rules(conn, project.id, now) + rows.count_rules(conn, None, now)
+    return rows.count_rules(conn, project.id, now, agent) + rows.count_rules(conn, None, now, agent)
 
 
 def file_memories(
@@ -69,9 +76,11 @@ def file_memories(
     paths: list[str],
     limit: int = 20,
     exclude: set[str] | frozenset[str] = frozenset(),
+    agent: str | None = None,
 ) -> list[Memory]:
-    """Memories scoped to the given files, their symbols, or the directories above them;
-    those in `exclude` (ids a session was shown) are dropped before any row is read whole."""
+    """Memories scoped to the given files, their symbols, or the directories above them,
+    everyone's and `agent`'s; those in `exclude` (ids a session was shown) are dropped
+    before any row is read whole."""
     named = pathnames.normalise(project, paths)
     targets: list[str] = []
     for path in named:
@@ -82,13 +91,18 @@ def file_memories(
     now = clock.second()
     found = [
         r
-        for r in rows.targeted(conn, project.id, targets, named)
+        for r in rows.targeted(conn, project.id, targets, named, agent)
         if (not r[5] or r[5] > now) and r[4] not in exclude
     ]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
     chosen = [int(r[0]) for r in found[:limit]]
     by_rowid = rows.by_rowids(conn, chosen)
-    return [by_rowid[r] for r in chosen if r in by_rowid]  # one may be gone since ranked
+    out = [by_rowid[r] for r in chosen if r in by_rowid]  # one may be gone since ranked
+    if any(m.key for m in out):
+        from waymark.memories.shadow import resolve
+
+        out, _ = resolve(conn, project.id, agent, out)
+    return out
 
 
 def age(stamp: str, now: float | None = None) -> str:
@@ -117,6 +131,8 @@ def memory_view(memory: Memory, detail: str, now: float | None = None) -> dict[s
     }
     if memory.scope_target:
         view["scope"] = f"{memory.scope_type}:{memory.scope_target}"
+    if memory.agent:
+        view["agent"] = memory.agent
     if detail == "compact":
         return view
     if detail == "summary":

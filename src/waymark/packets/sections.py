@@ -113,13 +113,16 @@ def _is_lesson(line: str, lessons: list[dict]) -> bool:
 RULES_READ = 15  # more than any budget shows; the rest are counted, not read
 
 
-def rules(conn: Connection, project: Project) -> tuple[list[str], list[tuple[str, str]], int]:
-    """Pinned memories and high-priority conventions, warnings, decisions, preferences:
-    their lines, (id, why) notes, and how many more there are than were read."""
+def rules(
+    conn: Connection, project: Project, agent: str | None = None
+) -> tuple[list[str], list[tuple[str, str]], int]:
+    """Pinned memories and high-priority conventions, warnings, decisions, preferences
+    (everyone's, and `agent`'s for a subagent of that type): their lines, (id, why) notes,
+    and how many more there are than were read."""
     from waymark.packets.briefing import count_rules, pinned_rules
 
-    memories = pinned_rules(conn, project, RULES_READ)
-    more = count_rules(conn, project) - len(memories) if len(memories) == RULES_READ else 0
+    memories = pinned_rules(conn, project, RULES_READ, agent)
+    more = count_rules(conn, project, agent) - len(memories) if len(memories) == RULES_READ else 0
     stated = not_restated(project, memories)
     memories = [m for m in memories if m not in stated]
     notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]

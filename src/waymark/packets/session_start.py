@@ -161,6 +161,18 @@ def packet(
     return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
 
 
+def _agent_name(agent_type: str | None) -> str | None:
+    """The agent a subagent's memories are written for, or None when its type is not a
+    name Waymark stores (it then reads everyone's only)."""
+    from waymark.errors import InvalidScope
+    from waymark.memories.scope import check_agent
+
+    try:
+        return check_agent(agent_type or None)
+    except InvalidScope:
+        return None
+
+
 def subagent_packet(
     conn: Connection,
     project: Project,
@@ -168,11 +180,13 @@ def subagent_packet(
     client: str,
     agent_id: str,
     *,
+    agent_type: str | None = None,
     record: bool = True,
 ) -> str | None:
     """A subagent's packet (`packet.subagent`): "small" is the active checkpoint's next
-    action and the rules, within `packet.subagent_tokens`; "none" is nothing. Recorded as
-    that subagent's own (its context is not the parent's)."""
+    action and the rules (everyone's and those of its `agent_type`), within
+    `packet.subagent_tokens`; "none" is nothing. Recorded as that subagent's own (its
+    context is not the parent's)."""
     from waymark import settings
     from waymark.packets import sections
     from waymark.storage.connection import read_only
@@ -181,7 +195,7 @@ def subagent_packet(
         return None
     checkpoint = sections.checkpoint(conn, project)
     nxt = checkpoint.next_action
-    rules = sections.rules(conn, project)
+    rules = sections.rules(conn, project, _agent_name(agent_type))
     parts = [
         Section(
             "Active checkpoint", nxt, 150, 0, [(checkpoint.id, "active checkpoint")] * len(nxt)

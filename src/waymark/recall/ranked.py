@@ -89,19 +89,22 @@ def recall(
     scan_paths: bool = True,
     branch: str | None = None,
     current_branch: str | None = None,
+    agent: str | None = None,
 ) -> list[Hit]:
     """The best `limit` memories for `query`, best first, each with its score breakdown.
     `paths` are searched too; so are the paths the query mentions, unless `scan_paths` is
     False (the caller found them already). With `branch`, only memories written on that
     git branch: ranked among all, then narrowed. `current_branch` (the one checked out)
-    prefers the decisions written on it, within a bounded multiplier."""
+    prefers the decisions written on it, within a bounded multiplier. `agent` reads that
+    agent's memories too (else no agent's), and a deeper tier's memory stands in for a
+    shallower one of the same type and key (`shadow`)."""
     _check(limit, types)
     if branch is not None:
         wider = min(LIMIT_MAX, limit * BRANCH_WIDEN)
         ranked = recall(
             conn, project, query, limit=wider, types=types, tags=tags, paths=paths,
             semantic=semantic, include_inactive=include_inactive, settings=settings,
-            now=now, scan_paths=scan_paths, current_branch=current_branch,
+            now=now, scan_paths=scan_paths, current_branch=current_branch, agent=agent,
         )  # fmt: skip
         return [h for h in ranked if h.memory.git_branch == branch][:limit]
     query = _clean(query)
@@ -136,7 +139,7 @@ def recall(
     words = set(fts.tokens(query))
 
     def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
-        rows = _light(conn, project, rowids, types, tags, include_inactive, now)
+        rows = _light(conn, project, rowids, types, tags, include_inactive, now, agent)
         said = _feedback(conn, rowids, words)
         out = []
         for rowid in rowids:
@@ -166,7 +169,41 @@ def recall(
     if include_inactive:  # demoting a superseded record needs its successor scored too
         hits = _successors_first(hits)
         hits.sort(key=lambda h: (-h.score, h.memory.id))
+    else:
+        hits = shadow(conn, project, hits, agent, now)
     return hits[:limit]
+
+
+def shadow(
+    conn: Connection, project: Project, hits: list[Hit], agent: str | None, now: float | None
+) -> list[Hit]:
+    """Hits with a memory of a deeper tier holding the same type and key in place of the
+    shallower one, which is left out and named in the deeper one's `explain["shadowed"]`;
+    never merged (`memories.shadow`). A deeper memory the query did not find itself takes
+    the place of the one it shadows, with that one's score."""
+    from waymark.memories import shadow as tiers
+
+    deepest = tiers.deepest(conn, project.id, agent, [h.memory for h in hits], now)
+    if not deepest:
+        return hits
+    found = {h.memory.id: h for h in hits}
+    out: list[Hit] = []
+    placed: dict[str, int] = {}
+    for hit in hits:
+        winner = tiers.winner(deepest, hit.memory)
+        if winner.id in placed:
+            chosen = out[placed[winner.id]]
+        else:
+            chosen = found.get(winner.id) or Hit(winner, hit.score, dict(hit.explain))
+            chosen = Hit(chosen.memory, max(chosen.score, hit.score), chosen.explain)
+            placed[winner.id] = len(out)
+            out.append(chosen)
+        if winner.id != hit.memory.id:
+            notes = [*chosen.explain.get("shadowed", ()), tiers.note(hit.memory)]
+            out[placed[winner.id]] = Hit(
+                chosen.memory, chosen.score, dict(chosen.explain, shadowed=notes)
+            )
+    return out
 
 
 def _successors_first(hits: list[Hit]) -> list[Hit]:
@@ -324,6 +361,7 @@ def _light(
     tags: Sequence[str],
     include_inactive: bool,
     now: float | None,
+    agent: str | None,
 ) -> dict[int, tuple[Light, int, str | None]]:
     """The candidates that pass the filters: rowid -> (light columns, uses, last used)."""
     if not rowids:
@@ -337,6 +375,7 @@ def _light(
         now_iso=clock.second(now or None),
         types=types,
         tags=tags,
+        agent=agent,
     )
     out: dict[int, tuple[Light, int, str | None]] = {}
     for row in found:

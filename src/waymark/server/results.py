@@ -44,6 +44,7 @@ class Memory(TypedDict):
     supersedes: str | None
     superseded_by: str | None
     erased_reason: str | None
+    agent: str | None
 
 
 @with_config(OPEN)
@@ -56,6 +57,7 @@ class MemoryView(TypedDict):
     title: str
     age: str
     scope: NotRequired[str]
+    agent: NotRequired[str | None]
     content: NotRequired[str]
     tags: NotRequired[list[str]]
     evidence: NotRequired[list[dict[str, str]]]

@@ -23,11 +23,12 @@ class Memory(
         "_Memory",
         "id project_id type title content scope_type scope_target tags priority pinned status"
         " actor client session_id source_ref evidence git_branch valid_until event_time"
-        " created_at updated_at content_hash key supersedes superseded_by erased_reason",
+        " created_at updated_at content_hash key supersedes superseded_by erased_reason agent",
     )
 ):
     """One memory. `tags` is a list of exact strings; `evidence` a list of
-    {path | command | url, note?}; times are UTC ISO 8601 strings."""
+    {path | command | url, note?}; times are UTC ISO 8601 strings. `agent` names the agent
+    it belongs to (None: everyone's)."""
 
     __slots__ = ()
 
@@ -56,6 +57,14 @@ def kind_where(types: Sequence[str], tags: Sequence[str]) -> tuple[list[str], li
     where = [f"m.type IN ({', '.join('?' * len(types))})"] if types else []
     where += ["EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value = ?)"] * len(tags)
     return where, [*types, *tags]
+
+
+def agent_where(agent: str | None, column: str = "agent") -> tuple[str, tuple[str, ...]]:
+    """The condition for memories an agent reads, and its parameters: everyone's (agent
+    NULL), and with a name also that agent's own. The main session reads no agent's."""
+    if agent is None:
+        return f"{column} IS NULL", ()
+    return f"({column} IS NULL OR {column} = ?)", (agent,)
 
 
 def rowid_list(values: Sequence[int]) -> str:
@@ -161,20 +170,27 @@ def find_duplicate(
     type: str,
     scope_type: str,
     scope_target: str | None,
+    agent: str | None = None,
 ) -> Memory | None:
-    """The active memory holding exactly this content, type and scope."""
+    """The active memory holding exactly this content, type, scope and agent."""
     row = conn.execute(
         f"SELECT {COLUMNS} FROM memories WHERE project_id IS ? AND status = 'active'"
-        " AND content_hash = ? AND type = ? AND scope_type = ? AND scope_target IS ?",
-        (project_id, content_hash, type, scope_type, scope_target),
+        " AND content_hash = ? AND type = ? AND scope_type = ? AND scope_target IS ?"
+        " AND agent IS ?",
+        (project_id, content_hash, type, scope_type, scope_target, agent),
     ).fetchone()
     return None if row is None else from_row(row)
 
 
-def active_id_by_key(conn: Connection, project_id: str | None, key: str) -> str | None:
+def active_id_by_key(
+    conn: Connection, project_id: str | None, key: str, agent: str | None = None
+) -> str | None:
+    """The active memory holding `key` in one tier: the project (or global, None) and the
+    agent (None: everyone's)."""
     row = conn.execute(
-        "SELECT id FROM memories WHERE project_id IS ? AND key = ? AND status = 'active'",
-        (project_id, key),
+        "SELECT id FROM memories WHERE project_id IS ? AND key = ? AND status = 'active'"
+        " AND agent IS ?",
+        (project_id, key, agent),
     ).fetchone()
     return None if row is None else str(row[0])
 
@@ -199,14 +215,15 @@ def latest_by_key(conn: Connection, project_id: str, key: str) -> tuple[Any, ...
 
 
 def similar_candidates(
-    conn: Connection, project_id: str | None, match: str, limit: int
+    conn: Connection, project_id: str | None, match: str, limit: int, agent: str | None = None
 ) -> list[tuple[str, str]]:
-    """(id, content) of the active memories best matching the FTS expression `match`."""
+    """(id, content) of the active memories of one tier best matching the FTS expression
+    `match`."""
     rows = conn.execute(
         "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.rowid = f.rowid"
         " WHERE memories_fts MATCH ? AND m.project_id IS ? AND m.status = 'active'"
-        " ORDER BY f.rank LIMIT ?",
-        (match, project_id, limit),
+        " AND m.agent IS ? ORDER BY f.rank LIMIT ?",
+        (match, project_id, agent, limit),
     ).fetchall()
     return [(str(i), c) for i, c in rows if isinstance(c, str)]
 
@@ -240,12 +257,14 @@ def browse(
     target: str | Sequence[str] | None,
     folded_query: str | None,
     branch: str | None = None,
+    agent: str | None = None,
     fold: Callable[[Any], str],
     limit: int,
     offset: int,
 ) -> list[Memory]:
     """Newest first (id as tie-break), `limit` rows from `offset`. `folded_query` is a
-    literal substring of `fold(title content tags)`; `target` one spelling or several."""
+    literal substring of `fold(title content tags)`; `target` one spelling or several;
+    `agent` keeps that agent's memories only."""
     where = ["m.project_id IS ?" if project_id is None else "m.project_id = ?"]
     params: list[Any] = [project_id]
     if not include_inactive:
@@ -263,6 +282,9 @@ def browse(
     if branch is not None:
         where.append("m.git_branch = ?")
         params.append(branch)
+    if agent is not None:
+        where.append("m.agent = ?")
+        params.append(agent)
     if folded_query:
         conn.create_scalar_function("wm_fold", fold, 1, deterministic=True)  # type: ignore[arg-type]
         # Tags as their words, not their JSON text: a query of `"` matches no bracket.
@@ -307,15 +329,18 @@ _RULES_WHERE = (
 _TARGET_WHERE = "status = 'active' AND scope_target IS NOT NULL"  # memories_by_target's
 
 
-def rules(conn: Connection, project_id: str | None, limit: int) -> list[Memory]:
+def rules(
+    conn: Connection, project_id: str | None, limit: int, agent: str | None = None
+) -> list[Memory]:
     """Pinned memories, and rule types of positive priority, best first: the project's
-    (`project_id`) or the global ones (None)."""
+    (`project_id`) or the global ones (None), everyone's and `agent`'s."""
     owner = "project_id IS NULL" if project_id is None else "project_id = ?"
-    params: tuple[Any, ...] = (limit,) if project_id is None else (project_id, limit)
+    whose, whose_params = agent_where(agent)
+    params: tuple[Any, ...] = () if project_id is None else (project_id,)
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {_RULES_WHERE}"
+        f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {_RULES_WHERE} AND {whose}"
         " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
-        params,
+        (*params, *whose_params, limit),
     ).fetchall()
     return [from_row(r) for r in rows]
 
@@ -332,40 +357,63 @@ def recent_events(conn: Connection, project_id: str, limit: int) -> list[Memory]
     return [from_row(r) for r in rows]
 
 
-def count_rules(conn: Connection, project_id: str | None, now: str) -> int:
+def count_rules(
+    conn: Connection, project_id: str | None, now: str, agent: str | None = None
+) -> int:
     """How many rules `rules` could return, unexpired (the packet says how many it left out)."""
     owner = "project_id IS NULL" if project_id is None else "project_id = ?"
-    params: tuple[Any, ...] = (now,) if project_id is None else (project_id, now)
+    whose, whose_params = agent_where(agent)
+    params: tuple[Any, ...] = () if project_id is None else (project_id,)
     row: Any = conn.execute(
         f"SELECT count(*) FROM memories INDEXED BY memories_rules WHERE {owner} AND"
-        f" {_RULES_WHERE} AND (valid_until IS NULL OR valid_until > ?)",
-        params,
+        f" {_RULES_WHERE} AND (valid_until IS NULL OR valid_until > ?) AND {whose}",
+        (*params, now, *whose_params),
     ).fetchone()
-    return int(row[0])  # from the index alone (m012 put valid_until in it)
+    return int(row[0])  # from the index alone (m012 and m021 put valid_until, agent in it)
 
 
 def targeted(
-    conn: Connection, project_id: str, targets: Sequence[str], prefixes: Sequence[str]
+    conn: Connection,
+    project_id: str,
+    targets: Sequence[str],
+    prefixes: Sequence[str],
+    agent: str | None = None,
 ) -> list[tuple[Any, ...]]:
-    """Active path-scoped memories whose target is one of `targets` or starts with
-    `prefix::` for a prefix: (rowid, scope_target, priority, created_at, id, valid_until),
-    all read from the memories_by_target index."""
+    """Active path-scoped memories, everyone's and `agent`'s, whose target is one of
+    `targets` or starts with `prefix::` for a prefix: (rowid, scope_target, priority,
+    created_at, id, valid_until), all read from the memories_by_target index."""
+    whose, whose_params = agent_where(agent)
     base = (
         "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
-        f" WHERE project_id = ? AND {_TARGET_WHERE}"
+        f" WHERE project_id = ? AND {_TARGET_WHERE} AND {whose}"
     )
     rows: list[Any] = []
     if targets:
         marks = ", ".join("?" * len(targets))
         rows += conn.execute(
-            f"{base} AND scope_target IN ({marks})", (project_id, *targets)
+            f"{base} AND scope_target IN ({marks})", (project_id, *whose_params, *targets)
         ).fetchall()
     for path in prefixes:  # `path::Symbol` targets: a range the index serves
         rows += conn.execute(
             f"{base} AND scope_target >= ? AND scope_target < ?",
-            (project_id, path + "::", path + ":;"),
+            (project_id, *whose_params, path + "::", path + ":;"),
         ).fetchall()
     return [tuple(r) for r in rows]
+
+
+def keyed(
+    conn: Connection, project_id: str, agent: str | None, keys: Sequence[str], now: str
+) -> list[Memory]:
+    """The active, unexpired memories holding one of `keys` that `agent` reads: the
+    project's and the global ones, everyone's and its own (what may shadow what)."""
+    whose, whose_params = agent_where(agent)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE (project_id = ? OR project_id IS NULL)"
+        " AND key IN (SELECT value FROM json_each(?)) AND status = 'active'"
+        f" AND (valid_until IS NULL OR valid_until > ?) AND {whose}",
+        (project_id, json.dumps(list(keys)), now, *whose_params),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]
 
 
 def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -> int:

@@ -461,6 +461,25 @@ CREATE TABLE learned (
 );
 """
 
+M021_AGENT_SCOPES = """
+-- A memory may belong to a named agent (a Claude Code subagent type, a Codex profile), in the
+-- project (agent-workspace) or global (agent-global) tier; NULL is everyone's. Reads by the
+-- main session skip agents' memories, so the read-path indexes carry `agent` to stay covering.
+ALTER TABLE memories ADD COLUMN agent TEXT;
+DROP INDEX memories_live;
+CREATE INDEX memories_live ON memories (rowid, project_id, status, agent);
+DROP INDEX memories_rules;
+CREATE INDEX memories_rules ON memories (project_id, pinned DESC, priority DESC,
+                                         created_at DESC, id DESC, valid_until, agent)
+WHERE status = 'active'
+  AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')
+                      AND priority > 0));
+DROP INDEX memories_by_target;
+CREATE INDEX memories_by_target ON memories (project_id, scope_target, priority, created_at,
+                                             id, valid_until, agent)
+WHERE status = 'active' AND scope_target IS NOT NULL;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -483,6 +502,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m018_candidates", M018_CANDIDATES),
     ("m019_feedback", M019_FEEDBACK),
     ("m020_learned", M020_LEARNED),
+    ("m021_agent_scopes", M021_AGENT_SCOPES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import apsw
 
-from waymark.storage.memories import kind_where, rowid_list
+from waymark.storage.memories import agent_where, kind_where, rowid_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -161,12 +161,14 @@ def light_rows(
     now_iso: str,
     types: Sequence[str],
     tags: Sequence[str],
+    agent: str | None = None,
 ) -> list[tuple[Any, ...]]:
     """(rowid, *columns, uses, last_used) of the candidates that pass the filters: the
-    project's or global, active and not expired unless `include_inactive`, of `types`, with
-    every one of `tags`."""
-    where = ["(m.project_id = ? OR m.project_id IS NULL)"]
-    params: list[Any] = [rowid_list(rowids), project_id]
+    project's or global, everyone's or `agent`'s, active and not expired unless
+    `include_inactive`, of `types`, with every one of `tags`."""
+    whose, whose_params = agent_where(agent, "m.agent")
+    where = ["(m.project_id = ? OR m.project_id IS NULL)", whose]
+    params: list[Any] = [rowid_list(rowids), project_id, *whose_params]
     if not include_inactive:
         where += ["m.status = 'active'", "(m.valid_until IS NULL OR m.valid_until > ?)"]
         params.append(now_iso)
@@ -196,7 +198,8 @@ def typed_matches(
             "SELECT f.rowid FROM memories_fts f"
             " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
             " WHERE memories_fts MATCH ? AND (m.project_id = ? OR m.project_id IS NULL)"
-            f" AND m.status = 'active' AND m.type IN ({marks}) ORDER BY f.rowid DESC LIMIT ?",
+            f" AND m.status = 'active' AND m.agent IS NULL AND m.type IN ({marks})"
+            " ORDER BY f.rowid DESC LIMIT ?",
             (match, project_id, *types, limit),
         )
     ]
