@@ -33,12 +33,16 @@ def deepest(
     now: float | None = None,
 ) -> dict[tuple[str, str], Memory]:
     """(type, key) -> the deepest active memory `agent` reads with that identity, for the
-    identities of `memories` (one query; empty when none of them has a key)."""
-    keys = sorted({m.key for m in memories if m.key})
+    identities of `memories` that a deeper tier could shadow: none for a memory already in
+    the deepest tier the reader has (agent-workspace for an agent, workspace for the main
+    session), so the common case, a project's own keyed memories, costs no query."""
+    floor = 0 if agent else TIERS.index("workspace")
+    keys = sorted({m.key for m in memories if m.key and rank(m) > floor})
     if not keys:
         return {}
     out: dict[tuple[str, str], Memory] = {}
-    for m in rows.keyed(conn, project_id, agent, keys, clock.second(now or None)):
+    owners = (project_id, None) if agent else (project_id,)  # the main session: workspace only
+    for m in rows.keyed(conn, owners, agent, keys, clock.second(now or None)):
         held = out.get((m.type, m.key))
         if held is None or rank(m) < rank(held):
             out[(m.type, m.key)] = m
@@ -49,7 +53,8 @@ def winner(found: dict[tuple[str, str], Memory], memory: Memory) -> Memory:
     """The memory read in place of `memory`: the deepest of its identity, or itself."""
     if not memory.key:
         return memory
-    return found.get((memory.type, memory.key), memory)
+    held = found.get((memory.type, memory.key))
+    return held if held is not None and rank(held) < rank(memory) else memory
 
 
 def note(memory: Memory) -> dict[str, str]:

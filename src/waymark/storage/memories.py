@@ -402,18 +402,27 @@ def targeted(
 
 
 def keyed(
-    conn: Connection, project_id: str, agent: str | None, keys: Sequence[str], now: str
+    conn: Connection,
+    owners: Sequence[str | None],
+    agent: str | None,
+    keys: Sequence[str],
+    now: str,
 ) -> list[Memory]:
-    """The active, unexpired memories holding one of `keys` that `agent` reads: the
-    project's and the global ones, everyone's and its own (what may shadow what)."""
+    """The active, unexpired memories holding one of `keys` that `agent` reads, of each
+    owner (a project id, or None for the global ones), everyone's and its own: what may
+    shadow what. Each owner is looked up through memories_by_key (one query over both
+    scans the project)."""
     whose, whose_params = agent_where(agent)
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE (project_id = ? OR project_id IS NULL)"
-        " AND key IN (SELECT value FROM json_each(?)) AND status = 'active'"
-        f" AND (valid_until IS NULL OR valid_until > ?) AND {whose}",
-        (project_id, json.dumps(list(keys)), now, *whose_params),
-    ).fetchall()
-    return [from_row(tuple(r)) for r in rows]
+    found: list[Memory] = []
+    for owner in owners:
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM memories INDEXED BY memories_by_key WHERE project_id IS ?"
+            " AND key IN (SELECT value FROM json_each(?)) AND status = 'active'"
+            f" AND (valid_until IS NULL OR valid_until > ?) AND {whose}",
+            (owner, json.dumps(list(keys)), now, *whose_params),
+        ).fetchall()
+        found += [from_row(tuple(r)) for r in rows]
+    return found
 
 
 def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -> int:
