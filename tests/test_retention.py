@@ -14,7 +14,7 @@ from waymark import settings
 from waymark.base import clock
 from waymark.curation import retention
 from waymark.errors import InvalidArgument
-from waymark.memories import store
+from waymark.memories import observations, store
 from waymark.memories.draft import make_draft
 from waymark.recall import ranked
 from waymark.storage import connection as db
@@ -63,15 +63,21 @@ def test_a_sweep_plans_archives_for_the_unused_and_expired_and_keeps_the_exempt(
         ),
     ]
     gone_evidence = saved(conn, project, "See the old runbook", evidence=[{"path": "docs/old.md"}])
+    passing = saved(conn, project, "The deploy script retries twice")
+    observations.observe(conn, project, passing.id, "REPORTED_PASS",
+                         [{"role": "test", "path": "docs/deploy.md"}], "ran it")  # fmt: skip
+    asked = saved(conn, project, "Someone should script the rollback")
+    observations.observe(conn, project, asked.id, "REQUESTED", note="not built yet")
     with db.write(conn):
         count_use(conn, [used.id], clock.second(later(250)))  # used recently, in that future
     found = retention.plan(conn, project, now=later(300))
-    assert ids(found["archive"]) == {stale.id, expiring.id, gone_evidence.id}
+    assert ids(found["archive"]) == {stale.id, expiring.id, gone_evidence.id, asked.id}
     why = {e["id"]: e["why"] for e in found["archive"]}
     assert why[expiring.id] == "expired on 2027-01-15"
     assert why[stale.id].startswith("unused for 300 days, salience 0.")
     assert found["kept"] == {"a convention": 1, "a decision": 1, "pinned": 1,
-                             "raised priority": 1, "verified": 1, "fresh evidence": 1}  # fmt: skip
+                             "raised priority": 1, "verified": 1, "fresh evidence": 1,
+                             "reported implemented or passing": 1}  # fmt: skip
     assert found["purge"] == []
     assert not ids(found["archive"]) & {m.id for m in kept}
     assert retention.plan(conn, project)["archive"] == []  # today nothing is due

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pathlib
 
 import pytest
 
@@ -51,7 +53,15 @@ def test_remember_stores_every_field_and_reopens_from_disk(conn, project):
     assert (m.type, m.title, m.content) == ("decision", "Use apsw", "apsw loads sqlite-vec.")
     assert m.tags == ["db", "DB"]  # exact and case-sensitive
     assert m.priority == 3 and m.pinned is True and m.status == "active"
-    assert m.evidence == [{"path": "README.md", "note": "why"}]
+    readme = (pathlib.Path(project.files) / "README.md").read_bytes()
+    assert m.evidence == [
+        {
+            "path": "README.md",
+            "note": "why",
+            "size": len(readme),
+            "sha256": hashlib.sha256(readme).hexdigest(),
+        }
+    ]  # hashed by Waymark
     assert m.valid_until == "2030-01-01T23:59:59.999Z"
     assert (m.key, m.actor, m.client, m.session_id, m.source_ref, m.git_branch) == (
         "ext-1",

@@ -17,7 +17,7 @@ import sys
 from waymark.cli import main
 from waymark.curation import candidates, feedback
 from waymark.handoff import checkpoints
-from waymark.memories import store
+from waymark.memories import observations, store
 from waymark.memories.draft import make_draft
 from waymark.projects import capture
 from waymark.storage import connection as db
@@ -35,6 +35,7 @@ FREE_TEXT = {
     "tool_outputs": {"command", "output"},
     "candidates": {"fields", "evidence", "reason", "review_note"},
     "memory_feedback": {"terms"},
+    "observations": {"links", "note"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -72,6 +73,8 @@ STRUCTURAL = {
                    "updated_at"},
     "memory_feedback": {"verdict", "actor", "session_id", "at"},
     "learned": {"memory_id", "kind", "status", "updated_at"},
+    "observations": {"id", "memory_id", "project_id", "status", "actor", "session_id",
+                     "created_at"},
     "schema_migrations": {"name", "applied_at"},
 }  # fmt: skip
 
@@ -164,6 +167,13 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     candidates.reject(conn, project, proposed["id"], note=f"no: {s['openai']}")
     # Feedback on a recall: the recall's words.
     feedback.give(conn, project, saved.memory.id, "helpful", query=f"deploy {s['aws']} now")
+    # Implementation evidence: a locator and a verification note.
+    observed = store.remember(conn, project, make_draft(project, type="fact", content="built"))
+    observations.observe(
+        conn, project, observed.memory.id, "REPORTED_PASS",
+        [{"role": "test", "path": "src/pkg/core.py", "locator": f"t-{s['github']}"}],
+        f"passed with {s['openai']}",
+    )  # fmt: skip
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}

@@ -394,8 +394,26 @@ def render(m: Memory) -> str:
 
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.memories import observations
+
     m = store.get(ctx.conn, args.id)
-    emit(m.to_dict(), ctx.as_json, render(m))
+    data, text = m.to_dict(), render(m)
+    project = ctx.read_project()
+    if project is not None and m.status != "erased":
+        extra = []
+        latest = observations.latest(ctx.conn, project, [m.id]).get(m.id)
+        if latest:
+            data["observation"] = latest
+            state = f" {latest['state']}" if latest.get("state") else ""
+            extra.append(f"observation: {latest['status']} {latest['at'][:10]}{state}")
+            extra += [f"  recheck: {item}" for item in latest.get("recheck", [])]
+        fresh = observations.evidence_state(m, project.files)
+        if fresh:
+            data["evidence_state"] = fresh
+            extra.append(f"evidence state: {fresh['state']}")
+            extra += [f"  recheck: {item}" for item in fresh.get("recheck", [])]
+        text = "\n".join([text, *extra])
+    emit(data, ctx.as_json, text)
     return 0
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from waymark import errors
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound
+from waymark.memories import observations
 from waymark.memories.record import TYPES
 from waymark.memories.scope import check_agent
 from waymark.projects import git
@@ -161,15 +162,19 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         # The best match stays even below the floor: a deliberate query gets an answer.
         kept = hits[:1] + [h for h in hits[1:] if relevant_hit(h, hits[0].score)]
         below, hits = len(hits) - len(kept), kept
+    checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     data = {
         "semantic": near is not None,
-        "results": [h.to_dict(with_explain=args.explain) for h in hits],
+        "results": [
+            h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits
+        ],
         "below_relevance_floor": below,
     }
     lines = [
         f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}"
         + (f" (agent {h.memory.agent})" if h.memory.agent else "")
         + f"  ({h.score:.4f})"
+        + _checked(checks.get(h.memory.id, {}))
         for i, h in enumerate(hits, 1)
     ] or ["nothing relevant remembered"]
     if args.explain:
@@ -180,6 +185,19 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def _checked(found: dict[str, Any]) -> str:
+    """` [REPORTED_PASS, RECHECK_REQUIRED]`: the latest observation and any evidence that
+    changed since, as a result line ends."""
+    marks = []
+    obs = found.get("observation")
+    if obs:
+        marks.append(obs["status"] + (f", {obs['state']}" if obs.get("state") else ""))
+    fresh = found.get("evidence_state")
+    if fresh and fresh["state"] != "FRESH":
+        marks.append(f"evidence {fresh['state']}")
+    return f"  [{'; '.join(marks)}]" if marks else ""
 
 
 def _explain_packet(args: argparse.Namespace, ctx: Context) -> int:

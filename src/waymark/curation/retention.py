@@ -10,7 +10,8 @@ stop), or when nothing used it for `retention.archive_after_days` and its salien
 kept) once it has stayed archived and unused for `retention.purge_after_days`.
 
 Exempt from both, except expiry: pinned memories, decisions and conventions, anything a
-person raised (priority above 0) or tagged `verified`, and anything whose evidence names a
+person raised (priority above 0) or tagged `verified`, anything whose latest observation
+reports it implemented or passing (`waymark observe`), and anything whose evidence names a
 file that still exists in the project (fresh evidence).
 """
 
@@ -26,6 +27,7 @@ from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 from waymark.storage.events import last_event_at, log_event
 from waymark.storage.memories import retention_rows
+from waymark.storage.observations import reported_built
 
 SIGMA = 0.5
 USE_HALF_LIFE_DAYS = 30.0
@@ -51,8 +53,9 @@ def _knobs(conn: Connection) -> dict[str, float]:
     }
 
 
-def _exempt(memory: dict[str, Any], root: str | None) -> str | None:
-    """Why a memory is kept whatever its salience, or None."""
+def _exempt(memory: dict[str, Any], root: str | None, built: set[str]) -> str | None:
+    """Why a memory is kept whatever its salience, or None. `built`: the memories whose
+    latest observation reports them implemented or passing."""
     if memory["pinned"]:
         return "pinned"
     if memory["type"] in EXEMPT_TYPES:
@@ -61,6 +64,8 @@ def _exempt(memory: dict[str, Any], root: str | None) -> str | None:
         return "raised priority"
     if "verified" in memory["tags"]:
         return "verified"
+    if memory["id"] in built:
+        return "reported implemented or passing"
     for item in memory["evidence"]:
         path = item.get("path") if isinstance(item, dict) else None
         if path and root and os.path.exists(os.path.join(root, path)):
@@ -77,6 +82,7 @@ def plan(conn: Connection, project: Project, now: float | None = None) -> dict[s
     archive: list[dict[str, Any]] = []
     purge: list[dict[str, Any]] = []
     kept: dict[str, int] = {}
+    built = reported_built(conn, project.id)
     for m in retention_rows(conn, project.id):
         born = clock.epoch(m["event_time"] or m["created_at"])
         used = clock.epoch(m["last_used"]) if m["last_used"] else None
@@ -90,7 +96,7 @@ def plan(conn: Connection, project: Project, now: float | None = None) -> dict[s
             if m["valid_until"] and m["valid_until"] < today:
                 archive.append({**entry, "why": f"expired on {m['valid_until'][:10]}"})
                 continue
-            why = _exempt(m, project.files)
+            why = _exempt(m, project.files, built)
             if why is not None:
                 kept[why.split(" (")[0]] = kept.get(why.split(" (")[0], 0) + 1
                 continue
@@ -102,7 +108,7 @@ def plan(conn: Connection, project: Project, now: float | None = None) -> dict[s
             continue
         archived_at = clock.epoch(m["updated_at"])
         archived_days = (now - archived_at) / DAY
-        if _exempt(m, project.files) is not None:
+        if _exempt(m, project.files, built) is not None:
             continue
         if archived_days >= knobs["purge_after_days"] and (used is None or used <= archived_at):
             purge.append({**entry, "why": f"archived and unused for {archived_days:.0f} days"})

@@ -34,8 +34,11 @@ class _Budget:
         return True
 
 
-def hash_links(root: str | None, items: list[dict[str, str]]) -> list[dict[str, Any]]:
-    """Resolve and hash each {path, note?}; raise on a path that is not an existing file."""
+def hash_links(
+    root: str | None, items: list[dict[str, str]], keep: tuple[str, ...] = ("note",)
+) -> list[dict[str, Any]]:
+    """Resolve and hash each {path, and the `keep` keys when set}; raise on a path that is
+    not an existing file in the project."""
     if len(items) > MAX_LINKS:
         raise InvalidArgument(f"{len(items)} evidence links; at most {MAX_LINKS} a save")
     if items and root is None:
@@ -49,12 +52,41 @@ def hash_links(root: str | None, items: list[dict[str, str]]) -> list[dict[str, 
             raise TargetNotFound(
                 f"evidence file {item['path']!r} does not exist", path=item["path"]
             )
-        link: dict[str, Any] = {"path": rel, **({"note": item["note"]} if item.get("note") else {})}
+        link: dict[str, Any] = {"path": rel, **{k: item[k] for k in keep if item.get(k)}}
         digest, size, why = _hash(full, budget)
         link.update(sha256=digest, size=size)
         if why:
             link["unhashed"] = why
         out.append(link)
+    return out
+
+
+def hash_paths(
+    root: str | None, items: list[dict[str, Any]], base: str | None = None
+) -> list[dict[str, Any]]:
+    """Memory evidence as written: each {path} that is a file in the project made
+    project-relative and given its sha256 and size (or `unhashed` and why), for the same
+    freshness check as links; any other item, and a path outside the project, as given."""
+    budget = _Budget()
+    out = []
+    for item in items:
+        path = item.get("path")
+        if not path or root is None:
+            out.append(item)
+            continue
+        try:
+            rel = project_relative(path, root, base)
+        except (InvalidScope, OSError, ValueError):
+            out.append(item)
+            continue
+        full = os.path.join(root, rel)
+        if not os.path.isfile(full):
+            out.append(item)
+            continue
+        digest, size, why = _hash(full, budget)
+        entry: dict[str, Any] = {**item, "path": rel, "size": size}
+        entry.update({"sha256": digest} if digest else {"unhashed": why})
+        out.append(entry)
     return out
 
 
@@ -88,26 +120,29 @@ def _hash(path: str, budget: _Budget) -> tuple[str | None, int | None, str | Non
 
 
 def freshness(root: str | None, links: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-    """Each link with its `state`, and whether any is not UNCHANGED (recheck required)."""
+    """Each link with its `state` (and the `reason` of an UNKNOWN), and whether any is not
+    UNCHANGED (recheck required)."""
     budget = _Budget()
     out = []
     for link in links:
-        state = _state(root, link, budget)
-        out.append({**link, "state": state})
+        state, reason = _state(root, link, budget)
+        out.append({**link, "state": state, **({"reason": reason} if reason else {})})
     return out, any(item["state"] != UNCHANGED for item in out)
 
 
-def _state(root: str | None, link: dict[str, Any], budget: _Budget) -> str:
-    if root is None or not link.get("sha256"):
-        return UNKNOWN
+def _state(root: str | None, link: dict[str, Any], budget: _Budget) -> tuple[str, str | None]:
+    if root is None:
+        return UNKNOWN, "no project directory to read it in"
+    if not link.get("sha256"):
+        return UNKNOWN, f"not hashed when saved: {link.get('unhashed') or 'no file then'}"
     full = os.path.join(root, link["path"])
     if not os.path.lexists(full):
-        return MISSING
+        return MISSING, None
     try:
         project_relative(link["path"], root)  # a symlink swapped to point outside: unknown
     except (InvalidScope, OSError, ValueError):
-        return UNKNOWN
+        return UNKNOWN, "now resolves outside the project"
     digest, size, why = _hash(full, budget)
     if why or digest is None:
-        return UNKNOWN
-    return UNCHANGED if digest == link["sha256"] else CHANGED
+        return UNKNOWN, why or "unreadable"
+    return (UNCHANGED if digest == link["sha256"] else CHANGED), None

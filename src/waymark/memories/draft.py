@@ -26,6 +26,9 @@ MAX_TAGS = 32
 MAX_EVIDENCE = 20
 PRIORITY_RANGE = (-10, 10)
 EVIDENCE_KINDS = ("path", "command", "url")
+# What Waymark adds to a path it hashed; carried over from an older revision, it is dropped and
+# the file hashed again (a caller's hash is never trusted).
+HASHED = ("sha256", "size", "unhashed")
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,10 @@ def make_draft(
     clean_tags, n_tags = redact.scrub_value(_tags(tags))
     clean_evidence, n_evidence = redact.scrub_value(_evidence(evidence))
     assert isinstance(clean_tags, list) and isinstance(clean_evidence, list)
+    if any(e.get("path") for e in clean_evidence):
+        from waymark.handoff.evidence import hash_paths
+
+        clean_evidence = hash_paths(project.files, clean_evidence, base_dir)
     source_ref, n_ref = redact.scrub(mend(source_ref)) if source_ref else (None, 0)
     if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
         raise InvalidArgument(
@@ -191,7 +198,7 @@ def _evidence(items: Any) -> list[dict[str, str]]:
         if isinstance(item, str):
             item = {"path": item}
         kinds = [k for k in EVIDENCE_KINDS if item.get(k)] if isinstance(item, dict) else []
-        extra = set(item) - {*EVIDENCE_KINDS, "note"} if isinstance(item, dict) else set()
+        extra = set(item) - {*EVIDENCE_KINDS, "note", *HASHED} if isinstance(item, dict) else set()
         if len(kinds) != 1 or extra:
             raise InvalidArgument(
                 "each evidence item is {path | command | url, note?} with exactly one of "

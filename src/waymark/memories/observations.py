@@ -190,3 +190,20 @@ def evidence_state(memory: Any, root: str | None) -> dict[str, Any] | None:
     if stale:
         view["recheck"] = stale
     return view
+
+
+def checks(conn: Connection, project: Project, memories: list[Any]) -> dict[str, dict[str, Any]]:
+    """memory id -> its latest `observation` and its `evidence_state`, checked now against
+    the files, for the memories that have either (what recall shows beside each result)."""
+    found = latest(conn, project, [m.id for m in memories])
+    out: dict[str, dict[str, Any]] = {}
+    for m in memories:
+        view: dict[str, Any] = {}
+        if m.id in found:
+            view["observation"] = found[m.id]
+        fresh = evidence_state(m, project.files)
+        if fresh:
+            view["evidence_state"] = fresh
+        if view:
+            out[m.id] = view
+    return out

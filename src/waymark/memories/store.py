@@ -12,6 +12,7 @@ from waymark.storage import connection as db
 from waymark.storage import memories as rows
 from waymark.storage.events import log_event
 from waymark.storage.memories import Memory
+from waymark.storage.observations import drop_observations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -253,7 +254,11 @@ def erase_in(
         raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
     kept, _ = redact.scrub_cut(mend(reason.strip()), 500)  # the tombstone outlives the rest
     rows.erase_payload(conn, memory_id, kept, clock.now())
-    log_event(conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor)
+    dropped = drop_observations(conn, memory_id)  # their notes and links are payload too
+    detail: dict[str, Any] = {"observations": dropped} if dropped else {}
+    log_event(
+        conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor, **detail
+    )
     return memory_id
 
 

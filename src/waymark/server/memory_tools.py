@@ -10,7 +10,7 @@ from pydantic import Field
 
 from waymark.base import tokens
 from waymark.errors import InvalidArgument, NotFound
-from waymark.memories import browse, links, store
+from waymark.memories import browse, links, observations, store
 from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
 from waymark.packets import briefing
@@ -97,8 +97,14 @@ def recall_tool(
         out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
         state.note_recalled(query, [hit.memory.id for hit in hits])
         views = []
+        checks = (
+            observations.checks(conn, proj, [hit.memory for hit in hits])
+            if detail != "compact"
+            else {}
+        )
         for hit in hits:
             view = briefing.memory_view(hit.memory, detail) | {"score": round(hit.score, 5)}
+            view |= checks.get(hit.memory.id, {})
             if explain:
                 view["explain"] = hit.explain
             views.append(_priced(view, hit.memory, detail))
@@ -197,6 +203,13 @@ def remember(
         list[dict[str, str]] | None,
         Field(description="[{op:add|remove|replace, old?, text?}] on supersedes"),
     ] = None,
+    observe: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="On supersedes: {status: REQUESTED|REPORTED_IMPLEMENTED|REPORTED_PASS"
+            "|REPORTED_FAIL, links: [{role, path, locator?}], note}"
+        ),
+    ] = None,
     agent: AgentArg = None,
     project: ProjectArg = None,
 ) -> Saved:
@@ -205,6 +218,8 @@ def remember(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
+        if observe is not None:
+            return cast(Saved, _observe(conn, state, proj, supersedes, observe))
         if edit is not None:
             return cast(Saved, _edit(conn, state, proj, supersedes, edit))
         if type is None or content is None:
@@ -239,6 +254,27 @@ def remember(
         )
     state.index_missing(proj.id)
     return cast(Saved, saved.to_dict())
+
+
+def _observe(
+    conn: Any, state: Any, proj: Any, target: str | None, given: dict[str, Any]
+) -> dict[str, Any]:
+    """An observation of memory `target`, answered in remember's shape (`observation` added);
+    the memory itself is not changed."""
+    if target is None:
+        raise InvalidArgument("observe names the memory it is about in supersedes")
+    unknown = sorted(set(given) - {"status", "links", "note"})
+    if unknown or not isinstance(given.get("status"), str):
+        raise InvalidArgument(
+            "observe is {status, links?, note?}", fields=[f"observe.{k}" for k in unknown]
+        )
+    done = observations.observe(
+        conn, proj, target, given["status"], given.get("links"), given.get("note"),
+        actor="agent", session_id=state.origin(conn, proj).get("session_id"),
+    )  # fmt: skip
+    memory = store.get(conn, done["memory_id"])
+    return {"memory": memory.to_dict(), "created": False, "similar": [], "redactions": 0,
+            "observation": done}  # fmt: skip
 
 
 def _edit(conn: Any, state: Any, proj: Any, target: str | None, ops: list) -> dict[str, Any]:
@@ -281,9 +317,11 @@ def forget(
 def history(
     ctx: Context,
     id: str,  # any memory of the chain
+    offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,  # into its observations
     project: ProjectArg = None,
 ) -> History:
-    """A memory's supersession chain and links; or a trimmed output (out_ID)."""
+    """A memory's supersession chain, links and observations (newest first, 10 from offset);
+    or a trimmed output (out_ID)."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
@@ -297,7 +335,12 @@ def history(
         if chain[0].project_id not in (proj.id, None):  # another project's: not found here
             raise NotFound(f"memory {id} belongs to another project", id=id)
         chained = [m.to_dict() for m in chain]
-        return cast(History, {"chain": chained, "links": links.links_of(conn, id)})
+        page = observations.history(conn, proj, id, limit=10, offset=offset)
+        return cast(
+            History,
+            {"chain": chained, "links": links.links_of(conn, id),
+             "observations": page["observations"], "observations_total": page["total"]},
+        )  # fmt: skip
 
 
 @tool_errors

@@ -33,7 +33,7 @@ class Memory(TypedDict):
     client: str | None
     session_id: str | None
     source_ref: str | None
-    evidence: list[dict[str, str]]
+    evidence: list[dict[str, Any]]
     git_branch: str | None
     valid_until: str | None
     event_time: str
@@ -60,7 +60,9 @@ class MemoryView(TypedDict):
     agent: NotRequired[str | None]
     content: NotRequired[str]
     tags: NotRequired[list[str]]
-    evidence: NotRequired[list[dict[str, str]]]
+    evidence: NotRequired[list[dict[str, Any]]]
+    evidence_state: NotRequired[dict[str, Any]]  # path evidence: FRESH or RECHECK_REQUIRED
+    observation: NotRequired[dict[str, Any]]  # the latest, checked against its files now
     score: NotRequired[float]
     explain: NotRequired[dict[str, Any]]
     tokens: NotRequired[int]  # what this view costs in the answer
@@ -109,6 +111,7 @@ class Saved(TypedDict):
     similar: list[str]
     redactions: int
     status: NotRequired[str]  # an edit: applied or already_applied
+    observation: NotRequired[dict[str, Any]]  # `observe`: the observation as stored, checked
 
 
 class Link(TypedDict):
@@ -122,6 +125,8 @@ class History(TypedDict):
     chain: list[Memory]
     links: list[Link]
     output: NotRequired[dict[str, Any]]  # `id` named a trimmed tool output
+    observations: NotRequired[list[dict[str, Any]]]  # newest first, each checked now
+    observations_total: NotRequired[int]
 
 
 class Related(TypedDict):

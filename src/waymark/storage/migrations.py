@@ -480,6 +480,31 @@ CREATE INDEX memories_by_target ON memories (project_id, scope_target, priority,
 WHERE status = 'active' AND scope_target IS NOT NULL;
 """
 
+M022_OBSERVATIONS = """
+-- Implementation evidence on a memory: what a caller reports (requested, implemented, a test
+-- passed or failed), with up to 10 role-tagged links to project files that Waymark hashed
+-- itself (JSON: role, path, locator?, sha256, size, unhashed?). Never the files' text. Rows
+-- are immutable; a newer observation is a new row. Erasing the memory deletes them.
+CREATE TABLE observations (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    memory_id   TEXT NOT NULL REFERENCES memories(id),
+    project_id  TEXT NOT NULL REFERENCES projects(id),
+    status      TEXT NOT NULL CHECK (status IN ('REQUESTED', 'REPORTED_IMPLEMENTED',
+                                                'REPORTED_PASS', 'REPORTED_FAIL')),
+    links       TEXT NOT NULL DEFAULT '[]',
+    note        TEXT,
+    actor       TEXT NOT NULL,
+    session_id  TEXT,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX observations_by_memory ON observations (memory_id, project_id, seq DESC);
+CREATE TRIGGER observations_immutable BEFORE UPDATE ON observations
+BEGIN
+    SELECT RAISE(ABORT, 'observations are immutable: add a new one');
+END;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -503,6 +528,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m019_feedback", M019_FEEDBACK),
     ("m020_learned", M020_LEARNED),
     ("m021_agent_scopes", M021_AGENT_SCOPES),
+    ("m022_observations", M022_OBSERVATIONS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

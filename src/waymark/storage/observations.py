@@ -68,6 +68,19 @@ def latest_observations(
     return {str(r[1]): _row(r) for r in rows}
 
 
+def reported_built(conn: Connection, project_id: str) -> set[str]:
+    """Ids of the memories whose latest observation in the project reports them implemented
+    or passing (what a retention sweep keeps)."""
+    rows = conn.execute(
+        "SELECT o.memory_id FROM observations o WHERE o.project_id = ?"
+        " AND o.status IN ('REPORTED_IMPLEMENTED', 'REPORTED_PASS')"
+        " AND o.seq = (SELECT max(seq) FROM observations i"
+        " WHERE i.memory_id = o.memory_id AND i.project_id = o.project_id)",
+        (project_id,),
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
 def drop_observations(conn: Connection, memory_id: str) -> int:
     """Delete a memory's observations (its erase takes their notes and links with it)."""
     conn.execute("DELETE FROM observations WHERE memory_id = ?", (memory_id,))

@@ -99,6 +99,7 @@ PROJECT_TABLES = (
     ("injections", "project_id = ?"),
     ("tool_outputs", "project_id = ?"),
     ("candidates", "project_id = ?"),
+    ("observations", "project_id = ?"),
     ("learned", "memory_id IN (SELECT id FROM memories WHERE project_id = ?)"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),

@@ -37,6 +37,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tool_outputs", ("id",)),
     ("candidates", ("id",)),
     ("learned", ("memory_id",)),
+    ("observations", ("id",)),
     ("memory_use", ("memory_id",)),
     ("memory_feedback", ()),
     ("settings", ("key",)),
@@ -55,6 +56,7 @@ LOCAL = {
     "injections": "seq",
     "session_steps": "seq",
     "memory_feedback": "seq",
+    "observations": "seq",
 }
 
 _MEMS = "SELECT id FROM memories WHERE project_id = :p OR project_id IS NULL"
@@ -77,6 +79,7 @@ SCOPED = {
     "tool_outputs": "t.project_id = :p",
     "candidates": "t.project_id = :p",
     "learned": f"t.memory_id IN ({_MEMS})",
+    "observations": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "memory_feedback": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
