@@ -7,16 +7,21 @@ when both are embedded with the current model); groups are the connected sets of
 pairs. Two whose titles agree (ratio at least TITLE) while their contents do not (under
 CONTRADICTION) may contradict: the newer is proposed to supersede the older. A merge keeps
 the most complete member's text (the longest), every tag and piece of evidence, the highest
-priority and any pin, and supersedes every member; lexical candidates come from the FTS
-index (the few best matches of each memory), so a sweep costs one query per memory.
+priority and any pin, and supersedes every member.
+
+Candidates are found without comparing every pair: two memories are compared when they share
+at least two of their RARE_WORDS rarest words (a near-copy shares all of the original's), or
+their whole title; vectors are compared a block of rows at a time, within a bucket. 100k
+memories take seconds (`bench/curation.py`); one FTS query per memory took minutes.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Any
 
 from waymark.projects.resolve import Project
-from waymark.recall import lexical as fts
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
 from waymark.storage.connection import Connection
@@ -26,7 +31,12 @@ LEXICAL = 85
 VECTOR = 0.92
 TITLE = 90
 CONTRADICTION = 60
-CANDIDATES = 10  # FTS matches looked at per memory
+CANDIDATES = 10  # the most similar others compared with each memory
+RARE_WORDS = 6  # the words of a memory that find its candidates
+POSTING_CAP = 200  # a word shared by more memories than this finds none
+TITLE_GROUP_CAP = 50  # memories with one title compared pairwise, at most
+BLOCK = 1024  # rows of a bucket's vectors multiplied at a time
+_WORD = re.compile(r"\w+")
 
 
 def _norm(text: str) -> str:
@@ -44,26 +54,22 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
     from rapidfuzz import fuzz
 
     memories = rows.active_memories(conn, project.id)  # in the order they were written
-    by_id = {m.id: m for m in memories}
     written = {m.id: n for n, m in enumerate(memories)}  # a clock tie cannot reorder these
     edges: dict[tuple[str, str], str] = {}
     contradictions: list[tuple[str, str, str]] = []
-    for m in memories:
-        expr = fts.match_expression(m.title + " " + m.content)
-        if expr is None:
+    for i, j in sorted(_candidate_pairs(memories)):
+        m, other = memories[i], memories[j]
+        if _bucket(other) != _bucket(m):
             continue
-        for other_id, _ in rows.similar_candidates(conn, project.id, expr, CANDIDATES):
-            other = by_id.get(other_id)
-            if other is None or other.id <= m.id or _bucket(other) != _bucket(m):
-                continue
-            ratio = fuzz.token_set_ratio(_norm(m.content), _norm(other.content))
-            if ratio >= LEXICAL:
-                edges[(m.id, other.id)] = f"words agree ({ratio:.0f}%)"
-            elif (
-                fuzz.token_set_ratio(_norm(m.title), _norm(other.title)) >= TITLE
-                and ratio < CONTRADICTION
-            ):
-                contradictions.append((m.id, other.id, f"same title, text differs ({ratio:.0f}%)"))
+        a, b = sorted((m.id, other.id))
+        ratio = fuzz.token_set_ratio(_norm(m.content), _norm(other.content))
+        if ratio >= LEXICAL:
+            edges[(a, b)] = f"words agree ({ratio:.0f}%)"
+        elif (
+            fuzz.token_set_ratio(_norm(m.title), _norm(other.title)) >= TITLE
+            and ratio < CONTRADICTION
+        ):
+            contradictions.append((a, b, f"same title, text differs ({ratio:.0f}%)"))
     for (a, b), cosine in _vector_pairs(conn, project, memories).items():
         edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
     groups = _connected(edges, written)
@@ -74,6 +80,36 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
         older, newer = sorted((a, b), key=written.__getitem__)
         groups.append({"kind": "contradiction", "members": [older, newer], "why": [why]})
     return groups
+
+
+def _candidate_pairs(memories: list[Memory]) -> set[tuple[int, int]]:
+    """(i, j), i < j, worth comparing: sharing two of their RARE_WORDS rarest words (one,
+    for a memory that has only one), up to CANDIDATES for each; or the same title."""
+    words = [set(_WORD.findall((m.title + " " + m.content).casefold())) for m in memories]
+    df = Counter(w for ws in words for w in ws)
+    rare = [sorted(ws, key=lambda w: (df[w], w))[:RARE_WORDS] for ws in words]
+    postings: dict[str, list[int]] = {}
+    for i, ws in enumerate(rare):
+        for w in ws:
+            postings.setdefault(w, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for i, ws in enumerate(rare):
+        shared: Counter[int] = Counter()
+        for w in ws:
+            posting = postings[w]
+            if len(posting) <= POSTING_CAP:
+                shared.update(posting)
+        shared.pop(i, None)
+        need = min(2, len(ws))
+        best = [j for j, n in shared.most_common(CANDIDATES) if n >= need]
+        pairs.update((min(i, j), max(i, j)) for j in best)
+    titled: dict[str, list[int]] = {}
+    for i, m in enumerate(memories):
+        titled.setdefault(_norm(m.title), []).append(i)
+    for same in titled.values():
+        same = same[:TITLE_GROUP_CAP]
+        pairs.update((a, b) for n, a in enumerate(same) for b in same[n + 1 :])
+    return pairs
 
 
 def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) -> dict:
@@ -98,12 +134,13 @@ def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) ->
             continue
         matrix = np.stack([v for _, v in members])
         matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        sims = matrix @ matrix.T
-        for i in range(len(members)):
-            for j in range(i + 1, len(members)):
-                if sims[i, j] >= VECTOR:
-                    a, b = sorted((members[i][0], members[j][0]))
-                    out[(a, b)] = float(sims[i, j])
+        for start in range(0, len(members), BLOCK):  # a block of rows: bounded memory
+            sims = matrix[start : start + BLOCK] @ matrix.T
+            for r, j in zip(*np.nonzero(sims >= VECTOR), strict=True):
+                i = start + int(r)
+                if j > i:
+                    a, b = sorted((members[i][0], members[int(j)][0]))
+                    out[(a, b)] = float(sims[r, j])
     return out
 
 
