@@ -10,15 +10,16 @@ the most complete member's text (the longest), every tag and piece of evidence, 
 priority and any pin, and supersedes every member.
 
 Candidates are found without comparing every pair: two memories are compared when they share
-at least two of their RARE_WORDS rarest words (a near-copy shares all of the original's), or
-their whole title; vectors are compared a block of rows at a time, within a bucket. 100k
-memories take seconds (`bench/curation.py`); one FTS query per memory took minutes.
+two of their five rarest shared words (a near-copy shares all of the original's) or their
+whole title; vectors are compared a block of rows at a time, within a bucket (`bench/curation.py`
+times 100k memories; one FTS query per memory took minutes at 10k).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import combinations
 from typing import Any
 
 from waymark.projects.resolve import Project
@@ -31,10 +32,9 @@ LEXICAL = 85
 VECTOR = 0.92
 TITLE = 90
 CONTRADICTION = 60
-CANDIDATES = 10  # the most similar others compared with each memory
-RARE_WORDS = 6  # the words of a memory that find its candidates
-POSTING_CAP = 200  # a word shared by more memories than this finds none
-TITLE_GROUP_CAP = 50  # memories with one title compared pairwise, at most
+RARE = 5  # the rarest words of a memory, in pairs, that find its candidates
+GROUP_CAP = 50  # memories sharing rare words (or a title) compared pairwise, at most
+WINDOW = 5  # in a larger group, the ones written next that each is compared with
 BLOCK = 1024  # rows of a bucket's vectors multiplied at a time
 _WORD = re.compile(r"\w+")
 
@@ -57,18 +57,14 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
     written = {m.id: n for n, m in enumerate(memories)}  # a clock tie cannot reorder these
     edges: dict[tuple[str, str], str] = {}
     contradictions: list[tuple[str, str, str]] = []
-    for i, j in sorted(_candidate_pairs(memories)):
-        m, other = memories[i], memories[j]
-        if _bucket(other) != _bucket(m):
-            continue
-        a, b = sorted((m.id, other.id))
-        ratio = fuzz.token_set_ratio(_norm(m.content), _norm(other.content))
+    texts = [_norm(m.content) for m in memories]
+    titles = [_norm(m.title) for m in memories]
+    for i, j in sorted(_candidate_pairs(memories, titles)):
+        a, b = sorted((memories[i].id, memories[j].id))
+        ratio = fuzz.token_set_ratio(texts[i], texts[j])
         if ratio >= LEXICAL:
             edges[(a, b)] = f"words agree ({ratio:.0f}%)"
-        elif (
-            fuzz.token_set_ratio(_norm(m.title), _norm(other.title)) >= TITLE
-            and ratio < CONTRADICTION
-        ):
+        elif ratio < CONTRADICTION and fuzz.token_set_ratio(titles[i], titles[j]) >= TITLE:
             contradictions.append((a, b, f"same title, text differs ({ratio:.0f}%)"))
     for (a, b), cosine in _vector_pairs(conn, project, memories).items():
         edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
@@ -82,33 +78,36 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
     return groups
 
 
-def _candidate_pairs(memories: list[Memory]) -> set[tuple[int, int]]:
-    """(i, j), i < j, worth comparing: sharing two of their RARE_WORDS rarest words (one,
-    for a memory that has only one), up to CANDIDATES for each; or the same title."""
+def _candidate_pairs(memories: list[Memory], titles: list[str]) -> set[tuple[int, int]]:
+    """(i, j), i < j, worth comparing: memories of one bucket (type, scope, agent) that share
+    two of their RARE rarest words (among the words another memory has too: a near-copy has
+    all of the original's, so the same rarest ones, whatever it adds), or the same title
+    (`titles`, normalised). Each such pair of words is a group; a group of more than
+    GROUP_CAP pairs each memory with the WINDOW written after it only, so none costs a
+    square."""
     words = [set(_WORD.findall((m.title + " " + m.content).casefold())) for m in memories]
     df = Counter(w for ws in words for w in ws)
-    rare = [sorted(ws, key=lambda w: (df[w], w))[:RARE_WORDS] for ws in words]
-    postings: dict[str, list[int]] = {}
-    for i, ws in enumerate(rare):
-        for w in ws:
-            postings.setdefault(w, []).append(i)
+    # Each shared word's place in the order rarest first: ints sort and hash fast.
+    order = {w: n for n, w in enumerate(sorted((w for w, k in df.items() if k > 1),
+                                                key=lambda w: (df[w], w)))}  # fmt: skip
+    place: dict[tuple[Any, ...], int] = {}
+    groups: dict[tuple[int, ...], list[int]] = {}
+    titled: dict[tuple[int, str], list[int]] = {}
+    for i, ws in enumerate(words):
+        where = place.setdefault(_bucket(memories[i]), len(place))
+        rare = sorted(order[w] for w in ws if w in order)[:RARE]
+        keys: list[tuple[int, ...]] = [*combinations(rare, 2)] or [tuple(rare)]
+        for key in keys:
+            groups.setdefault((where, *key), []).append(i)
+        titled.setdefault((where, titles[i]), []).append(i)
     pairs: set[tuple[int, int]] = set()
-    for i, ws in enumerate(rare):
-        shared: Counter[int] = Counter()
-        for w in ws:
-            posting = postings[w]
-            if len(posting) <= POSTING_CAP:
-                shared.update(posting)
-        shared.pop(i, None)
-        need = min(2, len(ws))
-        best = [j for j, n in shared.most_common(CANDIDATES) if n >= need]
-        pairs.update((min(i, j), max(i, j)) for j in best)
-    titled: dict[str, list[int]] = {}
-    for i, m in enumerate(memories):
-        titled.setdefault(_norm(m.title), []).append(i)
-    for same in titled.values():
-        same = same[:TITLE_GROUP_CAP]
-        pairs.update((a, b) for n, a in enumerate(same) for b in same[n + 1 :])
+    for same in [*groups.values(), *titled.values()]:
+        if len(same) < 2:
+            continue
+        reach = len(same) if len(same) <= GROUP_CAP else WINDOW + 1
+        pairs.update(
+            (a, b) for n, a in enumerate(same) for b in same[n + 1 : n + reach]
+        )  # in write order: a < b
     return pairs
 
 
@@ -135,12 +134,12 @@ def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) ->
         matrix = np.stack([v for _, v in members])
         matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         for start in range(0, len(members), BLOCK):  # a block of rows: bounded memory
-            sims = matrix[start : start + BLOCK] @ matrix.T
-            for r, j in zip(*np.nonzero(sims >= VECTOR), strict=True):
-                i = start + int(r)
+            sims = matrix[start : start + BLOCK] @ matrix[start:].T  # the upper triangle
+            for r, c in zip(*np.nonzero(sims >= VECTOR), strict=True):
+                i, j = start + int(r), start + int(c)
                 if j > i:
-                    a, b = sorted((members[i][0], members[int(j)][0]))
-                    out[(a, b)] = float(sims[r, j])
+                    a, b = sorted((members[i][0], members[j][0]))
+                    out[(a, b)] = float(sims[r, c])
     return out
 
 
@@ -161,11 +160,13 @@ def _connected(edges: dict[tuple[str, str], str], written: dict[str, int]) -> li
     members: dict[str, list[str]] = {}
     for x in parent:
         members.setdefault(root(x), []).append(x)
+    whys: dict[str, set[str]] = {}
+    for (a, _), why in edges.items():
+        whys.setdefault(root(a), set()).add(why)
     out = []
-    for ids in members.values():
+    for top, ids in members.items():
         ordered = sorted(ids, key=written.__getitem__)
-        why = sorted({w for (a, b), w in edges.items() if a in ids})
-        out.append({"kind": "duplicates", "members": ordered, "why": why})
+        out.append({"kind": "duplicates", "members": ordered, "why": sorted(whys[top])})
     out.sort(key=lambda g: written[g["members"][0]])
     return out
 
