@@ -7,6 +7,8 @@ import json
 import pytest
 
 from waymark.handoff import checkpoints
+from waymark.memories import store
+from waymark.memories.draft import make_draft
 
 from .test_pre_tool_use_clients import project_with_a_file_warning
 
@@ -36,6 +38,14 @@ def test_a_subagent_gets_the_small_packet(clients, client, monkeypatch, tmp_path
     checkpoints.create(
         conn, project, {"objective": "Refunds", "next_action": "write refund() next to charge()"}
     )
+
+    def pinned(content, agent):
+        draft = make_draft(project, type="convention", content=content, pinned=True, agent=agent)
+        return store.remember(conn, project, draft).memory
+
+    # Claude Code names the subagent's type; its memories reach that subagent only.
+    own = pinned("Subagents of this type write tests first", "general-purpose")
+    other = pinned("Reviewers never edit files", "reviewer")
     # Codex exec can end the main turn, and exit, before the sub-agent it spawned sends its
     # first request (its race, seen in about one run in four before and after Waymark's
     # changes): such a run says nothing about the packet, so it is run again, at most twice.
@@ -52,5 +62,10 @@ def test_a_subagent_gets_the_small_packet(clients, client, monkeypatch, tmp_path
             break
     assert sub, "no request carried the subagent packet"
     assert "write refund() next to charge()" in sub[0]
+    assert other.id not in sub[0]
+    if client == "claude":
+        assert own.id in sub[0]
+        main = [b for b in bodies if 'kind=\\"session-start\\"' in b]
+        assert main and all(own.id not in b for b in main)  # the main session reads no agent's
     row = conn.execute("SELECT hook, kind FROM injections WHERE hook = 'SubagentStart'").fetchone()
     assert tuple(row) == ("SubagentStart", "subagent")
