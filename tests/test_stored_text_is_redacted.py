@@ -76,6 +76,9 @@ STRUCTURAL = {
     "observations": {"id", "memory_id", "project_id", "status", "actor", "session_id",
                      "created_at"},
     "schema_migrations": {"name", "applied_at"},
+    # The code map: paths Waymark read from the tree itself, digests, Git state, counts.
+    "map_snapshots": {"id", "project_id", "git_head", "git_parent", "skipped", "created_at"},
+    "map_files": {"path", "language", "sha256"},
 }  # fmt: skip
 
 SECRETS = {

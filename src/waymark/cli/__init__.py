@@ -14,11 +14,21 @@ from typing import Any, NoReturn
 
 from waymark import __version__
 from waymark.base.text import mend
-from waymark.cli import checkpoint, curation, data, memory, observe, project, recall, setup
+from waymark.cli import (
+    checkpoint,
+    codemap,
+    curation,
+    data,
+    memory,
+    observe,
+    project,
+    recall,
+    setup,
+)
 from waymark.cli.common import Context, emit_error
 from waymark.errors import InternalError, UsageError, WaymarkError
 
-COMMAND_MODULES = (memory, observe, recall, checkpoint, curation, project, data, setup)
+COMMAND_MODULES = (memory, observe, recall, checkpoint, curation, codemap, project, data, setup)
 
 
 class Parser(argparse.ArgumentParser):

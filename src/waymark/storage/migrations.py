@@ -505,6 +505,48 @@ BEGIN
 END;
 """
 
+M023_CODE_MAP = """
+-- The code map's snapshots: one per refresh that found the tree changed, in the order they
+-- were taken (`seq`), with the Git state then (HEAD, its parent, dirty or clean; NULL outside
+-- Git) and what the walk left out, by reason (JSON counts). Only the latest few keep their
+-- files; an older snapshot keeps its header. Both tables are immutable (triggers), and
+-- derived: `waymark map refresh` rebuilds them from the tree.
+CREATE TABLE map_snapshots (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT NOT NULL UNIQUE,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    git_head     TEXT,
+    git_parent   TEXT,
+    git_dirty    INTEGER,
+    files        INTEGER NOT NULL,
+    bytes        INTEGER NOT NULL,
+    skipped      TEXT NOT NULL DEFAULT '{}',
+    seconds      REAL NOT NULL,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX map_snapshots_by_project ON map_snapshots (project_id, seq DESC);
+-- A file of a snapshot: its path relative to the root, language (NULL: recorded by digest
+-- only), SHA-256, size, lines and mtime (what an incremental refresh compares first).
+CREATE TABLE map_files (
+    snapshot_seq INTEGER NOT NULL REFERENCES map_snapshots(seq),
+    path         TEXT NOT NULL,
+    language     TEXT,
+    sha256       TEXT NOT NULL,
+    size         INTEGER NOT NULL,
+    lines        INTEGER NOT NULL,
+    mtime_ns     INTEGER NOT NULL,
+    PRIMARY KEY (snapshot_seq, path)
+) WITHOUT ROWID;
+CREATE TRIGGER map_snapshots_immutable BEFORE UPDATE ON map_snapshots
+BEGIN
+    SELECT RAISE(ABORT, 'map snapshots are immutable: take a new one');
+END;
+CREATE TRIGGER map_files_immutable BEFORE UPDATE ON map_files
+BEGIN
+    SELECT RAISE(ABORT, 'map snapshots are immutable: take a new one');
+END;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -529,6 +571,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m020_learned", M020_LEARNED),
     ("m021_agent_scopes", M021_AGENT_SCOPES),
     ("m022_observations", M022_OBSERVATIONS),
+    ("m023_code_map", M023_CODE_MAP),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -44,7 +44,10 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("events", ()),
 )
 # Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
-DERIVED = ("vectors", "memories_fts", "memories_fts_vocab", "schema_migrations")
+DERIVED = (
+    "vectors", "memories_fts", "memories_fts_vocab", "schema_migrations",
+    "map_snapshots", "map_files",  # the code map: `waymark map refresh` rebuilds it
+)  # fmt: skip
 # Tables keyed by a memory's rowid: a row travels with the memory's id instead.
 BY_MEMORY_ROWID = ("memory_use", "memory_feedback")
 # Integer keys that only mean something in one file.

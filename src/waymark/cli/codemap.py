@@ -1,0 +1,65 @@
+"""The code map from the command line: waymark map refresh | status | changes."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from waymark.cli.common import Context, add_command, emit
+from waymark.codemap import snapshot
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "map",
+        common,
+        handler=cmd_map,
+        help="the repository's code map: refresh it (incremental), list its snapshots, or "
+        "show the files added, removed, modified and renamed between two",
+        example="waymark map refresh && waymark map changes --path src/",
+    )
+    p.add_argument("action", choices=("refresh", "status", "changes"))
+    p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
+    p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
+    p.add_argument("--path", help="changes: only this file or directory")
+
+
+def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
+    if args.action == "refresh":
+        done = snapshot.refresh(ctx.conn, ctx.project())
+        snap = done["snapshot"]
+        verb = "new snapshot" if done["created"] else "unchanged since"
+        lines = [
+            f"{verb} {snap['id']}: {done['files']:,} files ({done['hashed']:,} hashed, "
+            f"{done['reused']:,} unchanged) in {done['seconds']:.2f} s"
+        ]
+        if done["skipped"]:
+            left = ", ".join(f"{n:,} {why}" for why, n in sorted(done["skipped"].items()))
+            lines.append(f"left out: {left}")
+        emit(done, ctx.as_json, "\n".join(lines))
+    elif args.action == "status":
+        found = snapshot.status(ctx.conn, ctx.project(create=False))
+        lines = [
+            f"{s['id']}  {s['created_at'][:19].replace('T', ' ')}  {s['files']:,} files"
+            + (f"  HEAD {s['git_head'][:10]}" if s["git_head"] else "")
+            + (" dirty" if s["git_dirty"] else "")
+            + ("" if s["kept"] else "  (files pruned)")
+            for s in found["snapshots"]
+        ] or ["no snapshots yet: run `waymark map refresh`"]
+        lines.append(f"{found['stored_files']:,} file rows stored; the {found['keep']} newest "
+                     "snapshots keep their files")  # fmt: skip
+        emit(found, ctx.as_json, "\n".join(lines))
+    else:
+        diff = snapshot.changes(
+            ctx.conn, ctx.project(create=False), since=args.since, until=args.until,
+            path=args.path,
+        )  # fmt: skip
+        lines = [f"{diff['from']['id']} -> {diff['to']['id']}"]
+        lines += [f"A {p}" for p in diff["added"]] + [f"D {p}" for p in diff["removed"]]
+        lines += [f"M {p}" for p in diff["modified"]]
+        lines += [f"R {r['from']} -> {r['to']}" for r in diff["renamed"]]
+        if len(lines) == 1:
+            lines.append("no file changed")
+        emit(diff, ctx.as_json, "\n".join(lines))
+    return 0

@@ -1,0 +1,168 @@
+"""Snapshots of the code map: taken by `refresh`, compared by `changes`.
+
+A refresh walks the tree (`walk`), reuses the digest of every file whose size and mtime are
+those of the newest snapshot, hashes the rest, and records a new immutable snapshot, with the
+Git state (HEAD, its parent, dirty or clean), only when something differs; the KEEP newest
+keep their files. `changes` compares two snapshots as named (default: the two newest, in the
+order taken): a path that left and one that arrived with a digest that one file holds in
+each snapshot is a rename, never a guess among copies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+from typing import Any
+
+from waymark.base import clock
+from waymark.codemap import walk
+from waymark.errors import InvalidArgument, NotFound
+from waymark.projects import git
+from waymark.projects.ignore import rules_for
+from waymark.projects.resolve import Project
+from waymark.storage import codemap as rows
+from waymark.storage import connection as db
+from waymark.storage.connection import Connection
+
+KEEP = 3  # snapshots per project that keep their files
+
+
+def _digest(path: str) -> tuple[str, int] | None:
+    """(SHA-256, lines) of a file, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(walk.MAX_BYTES + 1)
+    except OSError:
+        return None
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return hashlib.sha256(data).hexdigest(), lines
+
+
+def _git_state(root: str) -> tuple[str | None, str | None, bool | None]:
+    if not git.is_repo(root):
+        return None, None, None
+    head = git.head(root)
+    parent = git.output(root, "rev-parse", "--verify", "-q", f"{head}^") if head else None
+    changed = git.dirty(root)
+    return head, (parent or "").strip() or None, None if changed is None else bool(changed)
+
+
+def refresh(conn: Connection, project: Project) -> dict[str, Any]:
+    """Bring the project's map up to date; what was done: the snapshot (new, or the newest
+    when nothing changed), files hashed and reused, what the walk left out, seconds."""
+    root = project.files
+    if root is None:
+        raise InvalidArgument("the code map needs a project directory; this project has none")
+    started = time.perf_counter()
+    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    before = rows.files_of(conn, newest["seq"]) if newest and newest["kept"] else {}
+    skipped: dict[str, int] = {}
+    found: list[tuple[Any, ...]] = []
+    hashed = 0
+    for rel, st in walk.files(root, rules_for(root, root), skipped):
+        old = before.get(rel)
+        if old is not None and (old[2], old[4]) == (st.st_size, st.st_mtime_ns):
+            found.append((rel, *old))
+            continue
+        got = _digest(os.path.join(root, rel))
+        if got is None:
+            skipped["unreadable"] = skipped.get("unreadable", 0) + 1
+            continue
+        digest, lines = got
+        if lines > walk.MAX_LINES:
+            skipped["over 20,000 lines"] = skipped.get("over 20,000 lines", 0) + 1
+            continue
+        found.append((rel, walk.language(rel), digest, st.st_size, lines, st.st_mtime_ns))
+        hashed += 1
+    head, parent, dirty = _git_state(root)
+    same_files = {r[0]: r[2] for r in found} == {p: v[1] for p, v in before.items()}
+    unchanged = newest is not None and newest["kept"] and same_files and (
+        newest["git_head"], newest["git_dirty"]) == (head, dirty)  # fmt: skip
+    out: dict[str, Any] = {
+        "created": not unchanged, "files": len(found), "hashed": hashed,
+        "reused": len(found) - hashed, "skipped": skipped,
+    }  # fmt: skip
+    if unchanged:
+        assert newest is not None
+        return out | {"snapshot": _public(newest), "seconds": time.perf_counter() - started}
+    row = {
+        "id": "snap_" + clock.new_id(), "project_id": project.id, "git_head": head,
+        "git_parent": parent, "git_dirty": dirty, "files": len(found),
+        "bytes": sum(r[3] for r in found), "skipped": skipped,
+        "seconds": round(time.perf_counter() - started, 3), "created_at": clock.now(),
+    }  # fmt: skip
+    with db.write(conn):
+        rows.add_snapshot(conn, row, found)
+        rows.prune(conn, project.id, KEEP)
+    return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
+
+
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "git_head", "git_parent", "git_dirty", "files", "bytes", "skipped",
+            "created_at")  # fmt: skip
+    return {k: row[k] for k in keep}
+
+
+def status(conn: Connection, project: Project, limit: int = 10) -> dict[str, Any]:
+    """The project's newest snapshots (whether each keeps its files) and the rows stored."""
+    found = rows.snapshots(conn, project.id, limit)
+    return {
+        "snapshots": [_public(s) | {"kept": s["kept"]} for s in found],
+        "stored_files": rows.stored_files(conn, project.id),
+        "keep": KEEP,
+    }
+
+
+def changes(
+    conn: Connection,
+    project: Project,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    path: str | None = None,
+) -> dict[str, Any]:
+    """Files added, removed, modified and renamed from snapshot `since` to `until` (default:
+    the two newest), under `path` when given (a file or a directory)."""
+    newest = rows.snapshots(conn, project.id, 2)
+    if until is None and since is None and len(newest) < 2:
+        raise NotFound("the map has fewer than two snapshots; run `waymark map refresh`")
+    to = _named(conn, project, until) if until else newest[0]
+    fro = _named(conn, project, since) if since else (newest[1] if until is None else None)
+    if fro is None:
+        raise InvalidArgument("give --from with --to")
+    a, b = rows.files_of(conn, fro["seq"]), rows.files_of(conn, to["seq"])
+    if (fro["files"] and not a) or (to["files"] and not b):  # pruned: a header only
+        raise InvalidArgument(f"only the {KEEP} newest snapshots keep their files")
+
+    def under(p: str) -> bool:
+        return path is None or p == path.rstrip("/") or p.startswith(path.rstrip("/") + "/")
+
+    added = sorted(p for p in b if p not in a and under(p))
+    removed = sorted(p for p in a if p not in b and under(p))
+    modified = sorted(p for p in a if p in b and a[p][1] != b[p][1] and under(p))
+    # A rename: a digest held by one file in each snapshot, which left one path and arrived
+    # at another. A digest several files share (empty files, copies) names no identity.
+    before, after = Counter(v[1] for v in a.values()), Counter(v[1] for v in b.values())
+    came = {b[p][1]: p for p in added if after[b[p][1]] == 1}
+    renamed = [
+        {"from": p, "to": came[a[p][1]]}
+        for p in removed
+        if before[a[p][1]] == 1 and a[p][1] in came
+    ]
+    moved_from = {r["from"] for r in renamed}
+    moved_to = {r["to"] for r in renamed}
+    return {
+        "from": _public(fro), "to": _public(to),
+        "added": [p for p in added if p not in moved_to],
+        "removed": [p for p in removed if p not in moved_from],
+        "modified": modified, "renamed": renamed,
+    }  # fmt: skip
+
+
+def _named(conn: Connection, project: Project, snapshot_id: str) -> dict[str, Any]:
+    found = rows.snapshot(conn, project.id, snapshot_id)
+    if found is None:
+        raise NotFound(f"no snapshot {snapshot_id!r} in this project", id=snapshot_id)
+    return found

@@ -1,0 +1,142 @@
+"""The code map's snapshots: what the walk records and leaves out, incremental refreshes,
+immutability, the few kept in full, and the file changes between two (renames by digest).
+On real repositories (git included) and through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import apsw
+import pytest
+
+from conftest import git_env
+from waymark.codemap import snapshot, walk
+from waymark.errors import InvalidArgument, NotFound
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env=git_env(repo.parent))  # fmt: skip
+
+
+@pytest.fixture
+def tree(repo):
+    (repo / "src/pkg/util.py").write_text("def helper():\n    return 1\n", "utf-8")
+    (repo / "web").mkdir()
+    (repo / "web/app.tsx").write_text("export const App = () => null;\n", "utf-8")
+    (repo / "config.yaml").write_text("a: 1\n", "utf-8")
+    (repo / "node_modules/lib").mkdir(parents=True)
+    (repo / "node_modules/lib/index.js").write_text("x", "utf-8")
+    (repo / "vendor/other").mkdir(parents=True)
+    (repo / "vendor/other/.git").mkdir()  # a nested repository
+    (repo / "vendor/other/code.py").write_text("x = 1\n", "utf-8")
+    (repo / "big.min.js").write_bytes(b"x" * (walk.MAX_BYTES + 1))
+    (repo / "gen.py").write_text("x = 1\n" * (walk.MAX_LINES + 1), "utf-8")
+    os.symlink(repo / "config.yaml", repo / "link.yaml")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first")
+    return repo
+
+
+def test_a_refresh_records_paths_digests_and_languages_and_says_what_it_left_out(
+    conn, project, tree
+):
+    done = snapshot.refresh(conn, project)
+    assert done["created"] and done["hashed"] == done["files"]
+    files = {p: v for p, v in snapshot.rows.files_of(conn, _seq(conn, done)).items()}
+    assert files["src/pkg/util.py"][0] == "python" and files["web/app.tsx"][0] == "tsx"
+    assert files["config.yaml"][0] is None  # recorded by digest only
+    assert len(files["config.yaml"][1]) == 64
+    assert not any(p.startswith(("node_modules/", "vendor/", ".git/")) for p in files)
+    assert {"big.min.js", "gen.py", "link.yaml"}.isdisjoint(files)
+    assert done["skipped"] == {"excluded": 2, "nested repository": 1, "larger than 1 MiB": 1,
+                               "over 20,000 lines": 1, "symlink": 1}  # fmt: skip
+    snap = done["snapshot"]
+    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    parent = subprocess.run(["git", "-C", str(tree), "rev-parse", "--verify", "-q", "HEAD^"],
+                            capture_output=True, text=True).stdout.strip() or None  # fmt: skip
+    assert snap["git_head"] == head and snap["git_parent"] == parent
+    assert snap["git_dirty"] is False
+
+
+def _seq(conn, done):
+    return conn.execute(
+        "SELECT seq FROM map_snapshots WHERE id = ?", (done["snapshot"]["id"],)
+    ).fetchone()[0]
+
+
+def test_a_refresh_with_nothing_changed_takes_no_snapshot_and_one_edit_hashes_one_file(
+    conn, project, tree
+):
+    first = snapshot.refresh(conn, project)
+    again = snapshot.refresh(conn, project)
+    assert not again["created"] and again["snapshot"]["id"] == first["snapshot"]["id"]
+    assert again["hashed"] == 0 and again["reused"] == first["files"]
+    (tree / "src/pkg/util.py").write_text("def helper():\n    return 2\n", "utf-8")
+    edited = snapshot.refresh(conn, project)
+    assert edited["created"] and edited["hashed"] == 1 and edited["snapshot"]["git_dirty"]
+    diff = snapshot.changes(conn, project)
+    assert diff["modified"] == ["src/pkg/util.py"] and diff["added"] == diff["removed"] == []
+    assert (diff["from"]["id"], diff["to"]["id"]) == (first["snapshot"]["id"],
+                                                      edited["snapshot"]["id"])  # fmt: skip
+
+
+def test_a_moved_file_is_a_rename_and_only_a_unique_digest_makes_one(conn, project, tree):
+    (tree / "a.txt").write_text("same\n", "utf-8")
+    (tree / "b.txt").write_text("same\n", "utf-8")
+    before = snapshot.refresh(conn, project)["snapshot"]["id"]
+    os.rename(tree / "src/pkg/util.py", tree / "src/pkg/helpers.py")
+    os.rename(tree / "a.txt", tree / "c.txt")  # its digest is b.txt's too: not unique
+    (tree / "new.go").write_text("package main\n", "utf-8")
+    after = snapshot.refresh(conn, project)["snapshot"]["id"]
+    diff = snapshot.changes(conn, project, since=before, until=after)
+    assert diff["renamed"] == [{"from": "src/pkg/util.py", "to": "src/pkg/helpers.py"}]
+    assert diff["added"] == ["c.txt", "new.go"] and diff["removed"] == ["a.txt"]  # a copy's
+    only = snapshot.changes(conn, project, since=before, until=after, path="src/")
+    assert only["renamed"] and only["added"] == only["removed"] == []
+    backwards = snapshot.changes(conn, project, since=after, until=before)  # as named
+    assert backwards["renamed"] == [{"from": "src/pkg/helpers.py", "to": "src/pkg/util.py"}]
+
+
+def test_snapshots_are_immutable_and_only_the_newest_keep_their_files(conn, project, tree):
+    taken = []
+    for n in range(snapshot.KEEP + 2):
+        (tree / "counter.txt").write_text(f"{n}\n", "utf-8")
+        taken.append(snapshot.refresh(conn, project)["snapshot"]["id"])
+    found = snapshot.status(conn, project)
+    assert [s["id"] for s in found["snapshots"]] == taken[::-1]  # newest first, as taken
+    assert [s["kept"] for s in found["snapshots"]] == [True] * snapshot.KEEP + [False] * 2
+    with pytest.raises(InvalidArgument, match="newest snapshots"):
+        snapshot.changes(conn, project, since=taken[0], until=taken[-1])
+    with pytest.raises(apsw.ConstraintError, match="immutable"):
+        conn.execute("UPDATE map_snapshots SET files = 0")
+    with pytest.raises(apsw.ConstraintError, match="immutable"):
+        conn.execute("UPDATE map_files SET sha256 = ''")
+    with pytest.raises(NotFound):
+        snapshot.changes(conn, project, since="snap_nope", until=taken[-1])
+
+
+def cli(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "waymark", *args], cwd=cwd, capture_output=True, text=True
+    )
+
+
+def test_the_cli_refreshes_lists_and_compares(enabled, tree):
+    cwd = str(tree)
+    first = cli("map", "refresh", cwd=cwd)
+    assert first.returncode == 0 and first.stdout.startswith("new snapshot snap_")
+    assert "left out: 2 excluded" in first.stdout
+    assert cli("map", "refresh", cwd=cwd).stdout.startswith("unchanged since snap_")
+    (tree / "config.yaml").write_text("a: 2\n", "utf-8")
+    cli("map", "refresh", cwd=cwd)
+    assert "M config.yaml" in cli("map", "changes", cwd=cwd).stdout
+    listed = json.loads(cli("map", "status", "--json", cwd=cwd).stdout)
+    assert len(listed["snapshots"]) == 2 and listed["keep"] == snapshot.KEEP
+    missing = cli("map", "changes", "--from", "snap_x", "--to", "snap_y", "--json", cwd=cwd)
+    assert missing.returncode != 0 and json.loads(missing.stdout)["code"] == "not_found"
