@@ -25,7 +25,9 @@ FOLDERS = {
 SEAM = "waymark.storage"
 ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server")
 SEAM_MAY_IMPORT = ("waymark.storage", "waymark.base", "waymark.errors", "waymark.home")
-HEAVY = ("pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx")
+HEAVY = (
+    "pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx", "tree_sitter",
+)  # fmt: skip
 SQL = re.compile(
     r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
     r"CREATE\s+(TABLE|INDEX|VIRTUAL|TRIGGER|VIEW)|DROP\s+(TABLE|INDEX)|PRAGMA\s+\w+|"

@@ -140,3 +140,96 @@ def test_the_cli_refreshes_lists_and_compares(enabled, tree):
     assert len(listed["snapshots"]) == 2 and listed["keep"] == snapshot.KEEP
     missing = cli("map", "changes", "--from", "snap_x", "--to", "snap_y", "--json", cwd=cwd)
     assert missing.returncode != 0 and json.loads(missing.stdout)["code"] == "not_found"
+
+
+MODULE = '''"""A module the map parses."""
+import os, json as j
+from .store import Cache as C, load
+from pkg.util import *
+
+
+def cached(fn):
+    return fn
+
+
+class Service(Base):
+    """Reads through the cache."""
+
+    @cached
+    def get(self, key, default=make_default()):
+        value = self.cache.get(key) or load(key)
+        return os.path.join(value, helper(key))
+
+    async def close(self):
+        def later():
+            j.dumps({})
+        C().flush()
+        return later
+
+
+def main():
+    Service().get("k")
+'''
+
+
+def test_python_declarations_imports_and_explicit_calls_exactly(conn, project, tree):
+    (tree / "src/pkg/service.py").write_text(MODULE, "utf-8")
+    snapshot.refresh(conn, project)
+    found = snapshot.structure(conn, project, "src/pkg/service.py")
+    assert [(d["qualname"], d["kind"], d["start_line"], d["end_line"])
+            for d in found["declarations"]] == [
+        ("cached", "function", 7, 8),
+        ("Service", "class", 11, 23),
+        ("Service.get", "method", 14, 17),  # its decorator included
+        ("Service.close", "method", 19, 23),
+        ("Service.close.later", "function", 20, 21),
+        ("main", "function", 26, 27),
+    ]  # fmt: skip
+    refs = [(r["kind"], r["source"], r["target"], r["line"]) for r in found["references"]]
+    assert refs == [  # by line, then kind and target
+        ("import", None, "json", 2), ("import", None, "os", 2),
+        ("import", None, ".store:Cache", 3), ("import", None, ".store:load", 3),
+        ("import", None, "pkg.util:*", 4),
+        ("call", "Service", "make_default", 15),  # a default, evaluated where defined
+        ("call", "Service.get", "load", 16), ("call", "Service.get", "self.cache.get", 16),
+        ("call", "Service.get", "helper", 17), ("call", "Service.get", "os.path.join", 17),
+        ("call", "Service.close.later", "j.dumps", 21),
+        ("call", "Service.close", "C", 22),  # C().flush(): the call on its result is not
+        ("call", "main", "Service", 27),
+    ]  # fmt: skip
+    stored = b"".join(p.read_bytes() for p in tree.parent.rglob("waymark.db*") if p.is_file())
+    assert b"Reads through the cache" not in stored  # names and lines, never source text
+
+
+def test_an_unchanged_file_keeps_its_parse_and_a_changed_one_is_parsed_again(conn, project, tree):
+    (tree / "src/pkg/service.py").write_text(MODULE, "utf-8")
+    snapshot.refresh(conn, project)
+    (tree / "src/pkg/util.py").write_text("def helper():\n    return 2\n\ndef extra():\n    pass\n")
+    os.utime(tree / "src/pkg/service.py")  # touched, not changed: its parse is carried
+    snapshot.refresh(conn, project)
+    names = {d["qualname"] for d in snapshot.structure(conn, project)["declarations"]}
+    assert {"Service.get", "main", "helper", "extra"} <= names
+    listed = cli("map", "symbols", "--path", "src/pkg/util.py", cwd=str(tree)).stdout
+    assert "src/pkg/util.py:4-5  function extra" in listed and "0 imports, 0 calls" in listed
+
+
+def test_a_content_is_parsed_once_and_dropped_when_no_kept_snapshot_holds_it(conn, project, tree):
+    (tree / "a.py").write_text("def one():\n    pass\n", "utf-8")
+    (tree / "b.py").write_text("def one():\n    pass\n", "utf-8")  # the same content
+    snapshot.refresh(conn, project)
+    digest = conn.execute("SELECT sha256 FROM map_files WHERE path = 'a.py'").fetchone()[0]
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM map_declarations WHERE sha256 = ?", (digest,)
+        ).fetchone()[0]
+        == 1
+    )  # stored once for both paths
+    found = snapshot.structure(conn, project)["declarations"]
+    assert {(d["path"], d["qualname"]) for d in found} >= {("a.py", "one"), ("b.py", "one")}
+    for n in range(snapshot.KEEP):  # a.py and b.py change; the old content leaves every kept one
+        (tree / "a.py").write_text(f"def one():\n    return {n}\n", "utf-8")
+        (tree / "b.py").write_text(f"def two():\n    return {n}\n", "utf-8")
+        snapshot.refresh(conn, project)
+    for table in ("map_declarations", "map_references", "map_parsed"):
+        gone = conn.execute(f"SELECT count(*) FROM {table} WHERE sha256 = ?", (digest,))
+        assert gone.fetchone()[0] == 0, table

@@ -15,14 +15,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "map",
         common,
         handler=cmd_map,
-        help="the repository's code map: refresh it (incremental), list its snapshots, or "
-        "show the files added, removed, modified and renamed between two",
+        help="the repository's code map: refresh it (incremental), list its snapshots, show the "
+        "files added, removed, modified and renamed between two, or the declarations, imports "
+        "and calls parsed from its Python files",
         example="waymark map refresh && waymark map changes --path src/",
     )
-    p.add_argument("action", choices=("refresh", "status", "changes"))
+    p.add_argument("action", choices=("refresh", "status", "changes", "symbols"))
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
     p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
-    p.add_argument("--path", help="changes: only this file or directory")
+    p.add_argument("--path", help="changes: only this file or directory; symbols: this file")
 
 
 def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
@@ -49,6 +50,17 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         ] or ["no snapshots yet: run `waymark map refresh`"]
         lines.append(f"{found['stored_files']:,} file rows stored; the {found['keep']} newest "
                      "snapshots keep their files")  # fmt: skip
+        emit(found, ctx.as_json, "\n".join(lines))
+    elif args.action == "symbols":
+        found = snapshot.structure(ctx.conn, ctx.project(create=False), args.path)
+        lines = [
+            f"{d['path']}:{d['start_line']}-{d['end_line']}  {d['kind']:<8} {d['qualname']}"
+            for d in found["declarations"]
+        ] or ["no declarations parsed"]
+        refs = found["references"]
+        lines.append(f"{sum(r['kind'] == 'import' for r in refs):,} imports, "
+                     f"{sum(r['kind'] == 'call' for r in refs):,} calls "
+                     f"(snapshot {found['snapshot']['id']})")  # fmt: skip
         emit(found, ctx.as_json, "\n".join(lines))
     else:
         diff = snapshot.changes(

@@ -27,17 +27,28 @@ from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 
 KEEP = 3  # snapshots per project that keep their files
+PARSED = ("python",)  # languages whose declarations and references the map holds so far
 
 
-def _digest(path: str) -> tuple[str, int] | None:
-    """(SHA-256, lines) of a file, or None when it cannot be read."""
+def _parse(language: str, data: bytes) -> tuple[list, list] | None:
+    """(declarations, references) of a file's source, or None when the parser fails."""
+    from waymark.codemap import python  # tree-sitter loads only when a file needs parsing
+
+    try:
+        return python.extract(data)
+    except Exception:  # a grammar's failure costs one file, never the map
+        return None
+
+
+def _digest(path: str) -> tuple[str, int, bytes] | None:
+    """(SHA-256, lines, bytes) of a file, or None when it cannot be read."""
     try:
         with open(path, "rb") as f:
             data = f.read(walk.MAX_BYTES + 1)
     except OSError:
         return None
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return hashlib.sha256(data).hexdigest(), lines
+    return hashlib.sha256(data).hexdigest(), lines, data
 
 
 def _git_state(root: str) -> tuple[str | None, str | None, bool | None]:
@@ -60,6 +71,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     before = rows.files_of(conn, newest["seq"]) if newest and newest["kept"] else {}
     skipped: dict[str, int] = {}
     found: list[tuple[Any, ...]] = []
+    to_parse: dict[str, tuple[str, bytes]] = {}  # digest -> (language, source), new contents
     hashed = 0
     for rel, st in walk.files(root, rules_for(root, root), skipped):
         old = before.get(rel)
@@ -70,12 +82,15 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
         if got is None:
             skipped["unreadable"] = skipped.get("unreadable", 0) + 1
             continue
-        digest, lines = got
+        digest, lines, data = got
         if lines > walk.MAX_LINES:
             skipped["over 20,000 lines"] = skipped.get("over 20,000 lines", 0) + 1
             continue
-        found.append((rel, walk.language(rel), digest, st.st_size, lines, st.st_mtime_ns))
+        language = walk.language(rel)
+        found.append((rel, language, digest, st.st_size, lines, st.st_mtime_ns))
         hashed += 1
+        if language is not None and language in PARSED:
+            to_parse[digest] = (language, data)
     head, parent, dirty = _git_state(root)
     same_files = {r[0]: r[2] for r in found} == {p: v[1] for p, v in before.items()}
     unchanged = newest is not None and newest["kept"] and same_files and (
@@ -93,8 +108,19 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
         "bytes": sum(r[3] for r in found), "skipped": skipped,
         "seconds": round(time.perf_counter() - started, 3), "created_at": clock.now(),
     }  # fmt: skip
+    known = rows.parsed_digests(conn, list(to_parse))
+    parsed: dict[str, tuple[str, list, list]] = {}
+    for digest, (kind, source) in to_parse.items():
+        if digest not in known:  # a content parsed once, whatever path or snapshot holds it
+            structure = _parse(kind, source)
+            if structure is None:
+                skipped["unparsed"] = skipped.get("unparsed", 0) + 1
+            else:
+                parsed[digest] = (kind, *structure)
     with db.write(conn):
         rows.add_snapshot(conn, row, found)
+        for digest, (kind, declared, referenced) in parsed.items():
+            rows.add_structure(conn, digest, kind, declared, referenced)
         rows.prune(conn, project.id, KEEP)
     return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
 
@@ -103,6 +129,22 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("id", "git_head", "git_parent", "git_dirty", "files", "bytes", "skipped",
             "created_at")  # fmt: skip
     return {k: row[k] for k in keep}
+
+
+def structure(conn: Connection, project: Project, path: str | None = None) -> dict[str, Any]:
+    """The newest snapshot's declarations and references (of one file, with `path`)."""
+    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    if newest is None:
+        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    keys_d = ("path", "qualname", "kind", "start_line", "end_line")
+    keys_r = ("path", "kind", "source", "target", "line")
+    return {
+        "snapshot": _public(newest),
+        "declarations": [dict(zip(keys_d, d, strict=True))
+                         for d in rows.declarations(conn, newest["seq"], path)],
+        "references": [dict(zip(keys_r, r, strict=True))
+                       for r in rows.references(conn, newest["seq"], path)],
+    }  # fmt: skip
 
 
 def status(conn: Connection, project: Project, limit: int = 10) -> dict[str, Any]:

@@ -73,14 +73,90 @@ def files_of(conn: Connection, seq: int) -> dict[str, tuple[Any, ...]]:
     }
 
 
+def parsed_digests(conn: Connection, digests: Sequence[str]) -> set[str]:
+    """Those of `digests` whose structure is stored."""
+    return {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT sha256 FROM map_parsed WHERE sha256 IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(digests)),),
+        )
+    }
+
+
+def add_structure(
+    conn: Connection,
+    digest: str,
+    language: str,
+    declarations: Sequence[Sequence[Any]],
+    references: Sequence[Sequence[Any]],
+) -> None:
+    """One file content's parsed declarations (qualname, kind, start, end) and references
+    (kind, source, target, line); nothing when that content is stored already."""
+    if conn.execute("SELECT 1 FROM map_parsed WHERE sha256 = ?", (digest,)).fetchone():
+        return
+    conn.execute("INSERT INTO map_parsed (sha256, language) VALUES (?, ?)", (digest, language))
+    conn.executemany(
+        "INSERT OR IGNORE INTO map_declarations (sha256, qualname, kind, start_line, end_line)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(digest, *d) for d in declarations],
+    )
+    conn.executemany(
+        "INSERT INTO map_references (sha256, kind, source, target, line) VALUES (?, ?, ?, ?, ?)",
+        [(digest, *r) for r in references],
+    )
+
+
+def declarations(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, ...]]:
+    """(path, qualname, kind, start, end) of a snapshot's files, by path and line."""
+    where, params = ("AND f.path = ?", (path,)) if path else ("", ())
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT f.path, d.qualname, d.kind, d.start_line, d.end_line FROM map_files f"
+            " JOIN map_declarations d ON d.sha256 = f.sha256"
+            f" WHERE f.snapshot_seq = ? {where} ORDER BY f.path, d.start_line, d.qualname",
+            (seq, *params),
+        )
+    ]
+
+
+def references(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, ...]]:
+    """(path, kind, source, target, line) of a snapshot's files, by path and line."""
+    where, params = ("AND f.path = ?", (path,)) if path else ("", ())
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT f.path, r.kind, r.source, r.target, r.line FROM map_files f"
+            " JOIN map_references r ON r.sha256 = f.sha256"
+            f" WHERE f.snapshot_seq = ? {where} ORDER BY f.path, r.line, r.kind, r.target",
+            (seq, *params),
+        )
+    ]
+
+
 def prune(conn: Connection, project_id: str, keep: int) -> int:
-    """Delete the files of all but the project's `keep` newest snapshots; how many rows."""
+    """Delete the files of all but the project's `keep` newest snapshots, and the parsed
+    structure of every content no kept file holds any more; how many file rows."""
     conn.execute(
         "DELETE FROM map_files WHERE snapshot_seq IN (SELECT seq FROM map_snapshots"
         " WHERE project_id = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)",
         (project_id, keep),
     )
-    return int(conn.changes())
+    dropped = int(conn.changes())
+    if dropped:
+        drop_unheld(conn)
+    return dropped
+
+
+def drop_unheld(conn: Connection) -> None:
+    """Delete the parsed structure of contents no snapshot's file holds."""
+    unheld = (
+        "sha256 IN (SELECT p.sha256 FROM map_parsed p WHERE NOT EXISTS"
+        " (SELECT 1 FROM map_files f WHERE f.sha256 = p.sha256))"
+    )
+    for table in ("map_declarations", "map_references", "map_parsed"):
+        conn.execute(f"DELETE FROM {table} WHERE {unheld}")
 
 
 def stored_files(conn: Connection, project_id: str) -> int:

@@ -547,6 +547,36 @@ BEGIN
 END;
 """
 
+M024_CODE_STRUCTURE = """
+-- What the map parsed out of a file (Python so far), keyed by the file's SHA-256: a file
+-- unchanged between snapshots is parsed, and stored, once. Declarations with their qualified
+-- names and line spans; references (imports and explicit calls) as written, with the
+-- declaration they sit in. Never source text. Derived; a digest no kept snapshot holds any
+-- more is deleted with its rows.
+CREATE TABLE map_declarations (
+    sha256       TEXT NOT NULL,
+    qualname     TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('class', 'function', 'method')),
+    start_line   INTEGER NOT NULL,
+    end_line     INTEGER NOT NULL,
+    PRIMARY KEY (sha256, qualname, start_line)
+) WITHOUT ROWID;
+CREATE TABLE map_references (
+    sha256       TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('import', 'call')),
+    source       TEXT,
+    target       TEXT NOT NULL,
+    line         INTEGER NOT NULL
+);
+CREATE INDEX map_references_by_digest ON map_references (sha256);
+-- The digests parsed (a file with no declarations and no references is parsed too).
+CREATE TABLE map_parsed (
+    sha256       TEXT PRIMARY KEY,
+    language     TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX map_files_by_digest ON map_files (sha256);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -572,6 +602,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m021_agent_scopes", M021_AGENT_SCOPES),
     ("m022_observations", M022_OBSERVATIONS),
     ("m023_code_map", M023_CODE_MAP),
+    ("m024_code_structure", M024_CODE_STRUCTURE),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -127,6 +127,9 @@ def delete_project(conn: Connection, project_id: str) -> dict[str, int]:
     for table, where in PROJECT_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE {where}", (project_id,) * where.count("?"))
         counts[table] = conn.changes()  # this statement's rows, not its triggers
+    from waymark.storage.codemap import drop_unheld
+
+    drop_unheld(conn)  # the parsed code only this project's snapshots held
     return counts
 
 

@@ -46,7 +46,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Left out on purpose: derived from the rows above, or the schema's own bookkeeping.
 DERIVED = (
     "vectors", "memories_fts", "memories_fts_vocab", "schema_migrations",
-    "map_snapshots", "map_files",  # the code map: `waymark map refresh` rebuilds it
+    "map_snapshots", "map_files", "map_declarations", "map_references", "map_parsed",
 )  # fmt: skip
 # Tables keyed by a memory's rowid: a row travels with the memory's id instead.
 BY_MEMORY_ROWID = ("memory_use", "memory_feedback")

@@ -1,0 +1,109 @@
+"""Python's structure, parsed with tree-sitter (tree-sitter-python from PyPI): declarations
+with their qualified names and line spans, imports, and syntactically explicit calls.
+
+A declaration is a class, a function, or a method (a function directly in a class body),
+named by its dotted path inside the module (`Cache.get`, `outer.inner`), spanning its
+decorators too. An import is `module` (`import a.b`, also under an alias) or `module:name`
+(`from a import b`; a relative module keeps its dots, `.util:helper`; `from a import *` is
+`a:*`). A call is recorded when what is called is a name or a dotted chain of names (`helper`,
+`self.cache.get`, `os.path.join`): the enclosing declaration, the callee as written, the line.
+Calls on a call's result (`A().f()`) are left out: nothing syntactic says what they reach.
+Nothing here resolves a name; that needs the whole map.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PARSER: Any = None
+
+
+def _parser() -> Any:
+    """tree-sitter and its Python grammar, loaded the first time a file is parsed."""
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_python
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+    return _PARSER
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _dotted(node: Any) -> bool:
+    """A name, or a chain of names joined by dots."""
+    if node.type == "identifier":
+        return True
+    if node.type == "attribute":
+        obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+        return obj is not None and attr is not None and _dotted(obj)
+    return False
+
+
+def extract(
+    source: bytes,
+) -> tuple[list[tuple[str, str, int, int]], list[tuple[str, Any, str, int]]]:
+    """(declarations [(qualified name, kind, first line, last line)], references [(kind
+    import | call, enclosing declaration or None, target, line)]) of one module's source."""
+    tree = _parser().parse(source)
+    declarations: list[tuple[str, str, int, int]] = []
+    references: list[tuple[str, Any, str, int]] = []
+
+    def walk(node: Any, scope: list[str], in_class: bool) -> None:
+        here = ".".join(scope) or None
+        for child in node.children:
+            kind = child.type
+            if kind in ("function_definition", "class_definition"):
+                name = child.child_by_field_name("name")
+                body = child.child_by_field_name("body")
+                if name is None or body is None:
+                    continue
+                qualified = [*scope, _text(name)]
+                is_class = kind == "class_definition"
+                span = child.parent if child.parent.type == "decorated_definition" else child
+                declarations.append((
+                    ".".join(qualified),
+                    "class" if is_class else "method" if in_class else "function",
+                    span.start_point[0] + 1,
+                    span.end_point[0] + 1,
+                ))  # fmt: skip
+                for part in ("superclasses", "parameters"):  # evaluated where it is defined
+                    sub = child.child_by_field_name(part)
+                    if sub is not None:
+                        walk(sub, scope, in_class)
+                walk(body, qualified, is_class)
+            elif kind == "import_statement":
+                for item in child.named_children:
+                    target = (
+                        item.child_by_field_name("name") if item.type == "aliased_import" else item
+                    )
+                    if target is not None:
+                        references.append(("import", here, _text(target), child.start_point[0] + 1))
+            elif kind == "import_from_statement":
+                module = child.child_by_field_name("module_name")
+                if module is None:
+                    continue
+                base = _text(module)
+                names = [
+                    item.child_by_field_name("name") if item.type == "aliased_import" else item
+                    for item in child.children_by_field_name("name")
+                ]
+                if any(c.type == "wildcard_import" for c in child.named_children):
+                    references.append(("import", here, f"{base}:*", child.start_point[0] + 1))
+                for item in names:
+                    if item is not None:
+                        references.append(
+                            ("import", here, f"{base}:{_text(item)}", child.start_point[0] + 1)
+                        )
+            else:
+                if kind == "call":
+                    function = child.child_by_field_name("function")
+                    if function is not None and _dotted(function):
+                        references.append(("call", here, _text(function), child.start_point[0] + 1))
+                walk(child, scope, in_class)
+
+    walk(tree.root_node, [], False)
+    return declarations, references
