@@ -233,3 +233,84 @@ def test_a_content_is_parsed_once_and_dropped_when_no_kept_snapshot_holds_it(con
     for table in ("map_declarations", "map_references", "map_parsed"):
         gone = conn.execute(f"SELECT count(*) FROM {table} WHERE sha256 = ?", (digest,))
         assert gone.fetchone()[0] == 0, table
+
+
+APP = {
+    "app/__init__.py": "",
+    "app/store.py": (
+        "class Cache:\n"
+        "    def get(self, key):\n"
+        "        return self.load(key)\n"
+        "    def load(self, key):\n"
+        "        return key\n"
+        "def open_cache():\n"
+        "    return Cache()\n"
+    ),
+    "app/service.py": (
+        "from .store import Cache, open_cache\n"
+        "from app import store\n"
+        "def serve(key):\n"
+        "    return open_cache().get(key)\n"
+        "def warm():\n"
+        "    store.open_cache()\n"
+        "    return Cache\n"
+    ),
+    "app/cli.py": (
+        "import app.service\n"
+        "from app.service import serve\n"
+        "def main():\n"
+        "    serve('k')\n"
+        "    render()\n"  # declared twice in the map: ambiguous, never guessed
+        "    helpers()\n"  # declared once: unique
+    ),
+    "app/a.py": "def render():\n    pass\n",
+    "app/b.py": "def render():\n    pass\ndef helpers():\n    pass\n",
+}
+
+
+@pytest.fixture
+def app(conn, project, tree):
+    for path, text in APP.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text, "utf-8")
+    snapshot.refresh(conn, project)
+    return tree
+
+
+def test_references_resolve_only_to_exactly_one_target(conn, project, app):
+    from waymark.codemap.resolve import Map
+
+    seq = snapshot.rows.snapshots(conn, project.id, 1)[0]["seq"]
+    edges = Map(list(snapshot.rows.files_of(conn, seq)), snapshot.rows.declarations(conn, seq, None),
+                snapshot.rows.references(conn, seq, None)).edges()  # fmt: skip
+    got = {(e["kind"], e["from"], e["to"]) for e in edges}
+    assert ("import", "app/service.py", "app/store.py::Cache") in got  # relative, a declaration
+    assert ("import", "app/service.py", "app/store.py") in got  # from app import store: a module
+    assert ("import", "app/cli.py", "app/service.py") in got
+    assert ("call", "app/store.py::Cache.get", "app/store.py::Cache.load") in got  # self.load
+    assert ("call", "app/store.py::open_cache", "app/store.py::Cache") in got  # same file
+    assert ("call", "app/service.py::serve", "app/store.py::open_cache") in got  # imported name
+    assert ("call", "app/service.py::warm", "app/store.py::open_cache") in got  # store.open_cache
+    assert ("call", "app/cli.py::main", "app/service.py::serve") in got
+    assert ("call", "app/cli.py::main", "app/b.py::helpers") in got  # unique in the map
+    assert not any(e["to"].endswith("::render") for e in edges)  # two candidates: unresolved
+    assert not any(e["to"].endswith("::get") for e in edges)  # open_cache().get: no syntax
+
+
+def test_impact_follows_dependents_to_a_depth_and_never_a_similar_path(conn, project, app):
+    (app / "app/store_old.py").write_text("def open_cache():\n    pass\n", "utf-8")
+    snapshot.refresh(conn, project)
+    found = snapshot.impact(conn, project, "app/store.py::open_cache", depth=1)
+    assert {d["at"] for d in found["dependents"]} == {
+        "app/service.py::serve", "app/service.py::warm", "app/service.py",
+    }  # fmt: skip
+    deeper = snapshot.impact(conn, project, "app/store.py::open_cache", depth=2)
+    assert {"app/cli.py::main", "app/cli.py"} <= {d["at"] for d in deeper["dependents"]}
+    assert all(not d["at"].startswith("app/store_old.py") for d in deeper["dependents"])
+    whole = snapshot.impact(conn, project, "app/store.py", depth=1)  # the file and what it holds
+    assert "app/service.py" in {d["at"] for d in whole["dependents"]}
+    with pytest.raises(NotFound):
+        snapshot.impact(conn, project, "app/store")  # a similar path is not the file
+    text = cli("map", "impact", "app/store.py::open_cache", "--depth", "2", cwd=str(app)).stdout
+    assert text.startswith(f"{len(deeper['dependents'])} dependents of app/store.py::open_cache")
+    assert "app/cli.py::main  calls app/service.py::serve" in text

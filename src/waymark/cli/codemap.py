@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waymark.cli.common import Context, add_command, emit
+from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.codemap import snapshot
+from waymark.errors import InvalidArgument
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -17,10 +18,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_map,
         help="the repository's code map: refresh it (incremental), list its snapshots, show the "
         "files added, removed, modified and renamed between two, or the declarations, imports "
-        "and calls parsed from its Python files",
+        "and calls parsed from its Python files, or what depends on a file or declaration",
         example="waymark map refresh && waymark map changes --path src/",
     )
-    p.add_argument("action", choices=("refresh", "status", "changes", "symbols"))
+    p.add_argument("action", choices=("refresh", "status", "changes", "symbols", "impact"))
+    p.add_argument("target", nargs="?", help="impact: a file, or path::Qualified.name")
+    p.add_argument("--depth", type=bounded(1, snapshot.DEPTH_MAX), default=2,
+                   help="impact: steps of dependents to follow (default 2)")  # fmt: skip
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
     p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
     p.add_argument("--path", help="changes: only this file or directory; symbols: this file")
@@ -50,6 +54,15 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         ] or ["no snapshots yet: run `waymark map refresh`"]
         lines.append(f"{found['stored_files']:,} file rows stored; the {found['keep']} newest "
                      "snapshots keep their files")  # fmt: skip
+        emit(found, ctx.as_json, "\n".join(lines))
+    elif args.action == "impact":
+        if not args.target:
+            raise InvalidArgument("impact needs a TARGET: a file, or path::Qualified.name")
+        found = snapshot.impact(ctx.conn, ctx.project(create=False), args.target, args.depth)
+        lines = [f"{len(found['dependents'])} dependents of {found['target']} "
+                 f"(snapshot {found['snapshot']}, depth {found['depth']})"]  # fmt: skip
+        lines += [f"{'  ' * d['depth']}{d['at']}  {d['kind']}s {d['via']} (line {d['line']})"
+                  for d in found["dependents"]]  # fmt: skip
         emit(found, ctx.as_json, "\n".join(lines))
     elif args.action == "symbols":
         found = snapshot.structure(ctx.conn, ctx.project(create=False), args.path)

@@ -147,6 +147,35 @@ def structure(conn: Connection, project: Project, path: str | None = None) -> di
     }  # fmt: skip
 
 
+DEPTH_MAX = 5
+
+
+def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> dict[str, Any]:
+    """What statically depends on `target`, a file or `path::Qualified.name` of the newest
+    snapshot: its importers and callers, then theirs, to `depth`; resolved references only
+    (`resolve`), each cited with the snapshot."""
+    from waymark.codemap.resolve import Map, dependents
+
+    if not 1 <= depth <= DEPTH_MAX:
+        raise InvalidArgument(f"depth is 1-{DEPTH_MAX}")
+    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    if newest is None:
+        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    seq = newest["seq"]
+    files = list(rows.files_of(conn, seq))
+    declared = rows.declarations(conn, seq, None)
+    path, _, name = target.partition("::")
+    if path not in files or (name and (path, name) not in {(d[0], d[1]) for d in declared}):
+        raise NotFound(
+            f"{target!r} is not a file or a declaration of the map's newest snapshot "
+            "(an exact path, or path::Qualified.name)",
+            target=target,
+        )
+    edges = Map(files, declared, rows.references(conn, seq, None)).edges()
+    found = dependents(edges, target, depth)
+    return {"snapshot": newest["id"], "target": target, "depth": depth, "dependents": found}
+
+
 def status(conn: Connection, project: Project, limit: int = 10) -> dict[str, Any]:
     """The project's newest snapshots (whether each keeps its files) and the rows stored."""
     found = rows.snapshots(conn, project.id, limit)
