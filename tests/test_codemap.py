@@ -314,3 +314,28 @@ def test_impact_follows_dependents_to_a_depth_and_never_a_similar_path(conn, pro
     text = cli("map", "impact", "app/store.py::open_cache", "--depth", "2", cwd=str(app)).stdout
     assert text.startswith(f"{len(deeper['dependents'])} dependents of app/store.py::open_cache")
     assert "app/cli.py::main  calls app/service.py::serve" in text
+
+
+def test_changes_name_declarations_and_relationships_and_a_body_only_edit(conn, project, app):
+    before = snapshot.rows.snapshots(conn, project.id, 1)[0]["id"]
+    store = app / "app/store.py"
+    store.write_text(store.read_text("utf-8").replace("return key", "return key.lower()"))
+    service = app / "app/service.py"
+    service.write_text(service.read_text("utf-8") + "def flush():\n    open_cache()\n")
+    os.rename(app / "app/a.py", app / "app/views.py")  # moved, unchanged
+    after = snapshot.refresh(conn, project)["snapshot"]["id"]
+    diff = snapshot.changes(conn, project, since=before, until=after)
+    assert diff["modified"] == ["app/service.py", "app/store.py"]
+    assert diff["renamed"] == [{"from": "app/a.py", "to": "app/views.py"}]
+    assert diff["declarations"] == {
+        "added": ["app/service.py::flush"],
+        "removed": [],
+        "modified": ["app/store.py::Cache", "app/store.py::Cache.load"],  # the body only
+    }  # fmt: skip
+    assert diff["relationships"]["added"] == [
+        {"kind": "call", "from": "app/service.py::flush", "to": "app/store.py::open_cache"}
+    ]
+    assert diff["relationships"]["removed"] == []  # the renamed file's edges moved with it
+    text = cli("map", "changes", "--from", before, "--to", after, cwd=str(app)).stdout
+    assert "M app/store.py::Cache.load" in text and "A app/service.py::flush" in text
+    assert "+ app/service.py::flush calls app/store.py::open_cache" in text

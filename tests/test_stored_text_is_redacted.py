@@ -79,7 +79,7 @@ STRUCTURAL = {
     # The code map: paths Waymark read from the tree itself, digests, Git state, counts.
     "map_snapshots": {"id", "project_id", "git_head", "git_parent", "skipped", "created_at"},
     "map_files": {"path", "language", "sha256"},
-    "map_declarations": {"sha256", "qualname", "kind"},  # names parsed from the tree's code
+    "map_declarations": {"sha256", "qualname", "kind", "digest"},  # names parsed from the tree's code
     "map_references": {"sha256", "kind", "source", "target"},
     "map_parsed": {"sha256", "language"},
 }  # fmt: skip

@@ -84,6 +84,12 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         lines += [f"A {p}" for p in diff["added"]] + [f"D {p}" for p in diff["removed"]]
         lines += [f"M {p}" for p in diff["modified"]]
         lines += [f"R {r['from']} -> {r['to']}" for r in diff["renamed"]]
+        declared = diff["declarations"]
+        for mark, key in (("A", "added"), ("D", "removed"), ("M", "modified")):
+            lines += [f"{mark} {name}" for name in declared[key]]
+        for mark, key in (("+", "added"), ("-", "removed")):
+            lines += [f"{mark} {r['from']} {r['kind']}s {r['to']}"
+                      for r in diff["relationships"][key]]  # fmt: skip
         if len(lines) == 1:
             lines.append("no file changed")
         emit(diff, ctx.as_json, "\n".join(lines))

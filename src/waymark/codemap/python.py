@@ -13,6 +13,7 @@ Nothing here resolves a name; that needs the whole map.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 _PARSER: Any = None
@@ -43,13 +44,12 @@ def _dotted(node: Any) -> bool:
     return False
 
 
-def extract(
-    source: bytes,
-) -> tuple[list[tuple[str, str, int, int]], list[tuple[str, Any, str, int]]]:
-    """(declarations [(qualified name, kind, first line, last line)], references [(kind
-    import | call, enclosing declaration or None, target, line)]) of one module's source."""
+def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, str, int]]]:
+    """(declarations [(qualified name, kind, first line, last line, SHA-256 of its text)],
+    references [(kind import | call, enclosing declaration or None, target, line)]) of one
+    module's source."""
     tree = _parser().parse(source)
-    declarations: list[tuple[str, str, int, int]] = []
+    declarations: list[tuple[Any, ...]] = []
     references: list[tuple[str, Any, str, int]] = []
 
     def walk(node: Any, scope: list[str], in_class: bool) -> None:
@@ -69,6 +69,7 @@ def extract(
                     "class" if is_class else "method" if in_class else "function",
                     span.start_point[0] + 1,
                     span.end_point[0] + 1,
+                    hashlib.sha256(span.text).hexdigest(),
                 ))  # fmt: skip
                 for part in ("superclasses", "parameters"):  # evaluated where it is defined
                     sub = child.child_by_field_name(part)

@@ -136,7 +136,7 @@ def structure(conn: Connection, project: Project, path: str | None = None) -> di
     newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
     if newest is None:
         raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
-    keys_d = ("path", "qualname", "kind", "start_line", "end_line")
+    keys_d = ("path", "qualname", "kind", "start_line", "end_line", "digest")
     keys_r = ("path", "kind", "source", "target", "line")
     return {
         "snapshot": _public(newest),
@@ -229,6 +229,59 @@ def changes(
         "added": [p for p in added if p not in moved_to],
         "removed": [p for p in removed if p not in moved_from],
         "modified": modified, "renamed": renamed,
+        **_structure_changes(conn, fro["seq"], to["seq"], a, b, renamed, under),
+    }  # fmt: skip
+
+
+def _structure_changes(
+    conn: Connection,
+    old: int,
+    new: int,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    renamed: list[dict[str, str]],
+    under: Any,
+) -> dict[str, Any]:
+    """Declarations added, removed and modified (its own text changed: a body-only edit
+    too), and resolved relationships added and removed, between two snapshots; a renamed
+    file's declarations are compared under its new path."""
+    from waymark.codemap.resolve import Map
+
+    moved = {r["from"]: r["to"] for r in renamed}
+    before_rows, after_rows = rows.declarations(conn, old, None), rows.declarations(conn, new, None)
+    before = {(moved.get(d[0], d[0]), d[1]): d[5] for d in before_rows}
+    after = {(d[0], d[1]): d[5] for d in after_rows}
+
+    def named(keys: Any) -> list[str]:
+        return sorted(f"{p}::{q}" for p, q in keys if under(p))
+
+    edges = []
+    for seq, files, declared in ((old, a, before_rows), (new, b, after_rows)):
+        found = Map(list(files), declared, rows.references(conn, seq, None)).edges()
+        edges.append({(e["kind"], e["from"], e["to"]) for e in found})
+    if moved:  # an edge that only followed a renamed file is not a change
+
+        def rename(node: str) -> str:
+            path, sep, rest = node.partition("::")
+            return moved.get(path, path) + sep + rest
+
+        edges[0] = {(k, rename(f), rename(t)) for k, f, t in edges[0]}
+
+    def touched(edge: tuple[str, str, str]) -> bool:
+        return under(edge[1].partition("::")[0]) or under(edge[2].partition("::")[0])
+
+    return {
+        "declarations": {
+            "added": named(after.keys() - before.keys()),
+            "removed": named(before.keys() - after.keys()),
+            "modified": named(k for k in after.keys() & before.keys() if after[k] != before[k]),
+        },
+        "relationships": {
+            "added": [{"kind": k, "from": f, "to": t}
+                      for k, f, t in sorted(edges[1] - edges[0]) if touched((k, f, t))],
+            "removed": [{"kind": k, "from": f, "to": t}
+                        for k, f, t in sorted(edges[0] - edges[1]) if touched((k, f, t))],
+        },
     }  # fmt: skip
 
 

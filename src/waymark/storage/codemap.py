@@ -97,8 +97,8 @@ def add_structure(
         return
     conn.execute("INSERT INTO map_parsed (sha256, language) VALUES (?, ?)", (digest, language))
     conn.executemany(
-        "INSERT OR IGNORE INTO map_declarations (sha256, qualname, kind, start_line, end_line)"
-        " VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO map_declarations (sha256, qualname, kind, start_line, end_line,"
+        " digest) VALUES (?, ?, ?, ?, ?, ?)",
         [(digest, *d) for d in declarations],
     )
     conn.executemany(
@@ -108,12 +108,13 @@ def add_structure(
 
 
 def declarations(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, ...]]:
-    """(path, qualname, kind, start, end) of a snapshot's files, by path and line."""
+    """(path, qualname, kind, start, end, digest) of a snapshot's files, by path and line."""
     where, params = ("AND f.path = ?", (path,)) if path else ("", ())
     return [
         tuple(r)
         for r in conn.execute(
-            "SELECT f.path, d.qualname, d.kind, d.start_line, d.end_line FROM map_files f"
+            "SELECT f.path, d.qualname, d.kind, d.start_line, d.end_line, d.digest"
+            " FROM map_files f"
             " JOIN map_declarations d ON d.sha256 = f.sha256"
             f" WHERE f.snapshot_seq = ? {where} ORDER BY f.path, d.start_line, d.qualname",
             (seq, *params),

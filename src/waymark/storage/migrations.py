@@ -559,6 +559,7 @@ CREATE TABLE map_declarations (
     kind         TEXT NOT NULL CHECK (kind IN ('class', 'function', 'method')),
     start_line   INTEGER NOT NULL,
     end_line     INTEGER NOT NULL,
+    digest       TEXT NOT NULL,  -- SHA-256 of the declaration's own text: an edit shows
     PRIMARY KEY (sha256, qualname, start_line)
 ) WITHOUT ROWID;
 CREATE TABLE map_references (
