@@ -339,3 +339,21 @@ def test_changes_name_declarations_and_relationships_and_a_body_only_edit(conn, 
     text = cli("map", "changes", "--from", before, "--to", after, cwd=str(app)).stdout
     assert "M app/store.py::Cache.load" in text and "A app/service.py::flush" in text
     assert "+ app/service.py::flush calls app/store.py::open_cache" in text
+
+
+def test_find_ranks_exact_names_then_prefixes_then_all_words(conn, project, app):
+    found = snapshot.find(conn, project, "open_cache")
+    assert found["results"][0] == {"name": "app/store.py::open_cache", "kind": "function",
+                                   "lines": [6, 7], "match": "exact"}  # fmt: skip
+    names = [r["name"] for r in snapshot.find(conn, project, "Cache")["results"]]
+    assert names[0] == "app/store.py::Cache"  # exact before the prefix
+    assert names.index("app/store.py::Cache") < names.index("app/store.py::Cache.get")
+    words = snapshot.find(conn, project, "store get")["results"]
+    exact = [r["name"] for r in words if r["match"] == "exact"]
+    assert exact == ["app/store.py::Cache.get", "app/store.py"]  # a word names each
+    files = [r for r in snapshot.find(conn, project, "service")["results"] if r["kind"] == "file"]
+    assert files[0]["name"] == "app/service.py" and files[0]["match"] == "exact"
+    with pytest.raises(InvalidArgument):
+        snapshot.find(conn, project, "  ")
+    text = cli("map", "find", "serve", cwd=str(app)).stdout
+    assert text.startswith("app/service.py::serve  (function, exact)")

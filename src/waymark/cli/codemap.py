@@ -18,11 +18,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_map,
         help="the repository's code map: refresh it (incremental), list its snapshots, show the "
         "files added, removed, modified and renamed between two, or the declarations, imports "
-        "and calls parsed from its Python files, or what depends on a file or declaration",
+        "and calls parsed from its Python files, what depends on a file or declaration, or "
+        "the names a few words find",
         example="waymark map refresh && waymark map changes --path src/",
     )
-    p.add_argument("action", choices=("refresh", "status", "changes", "symbols", "impact"))
-    p.add_argument("target", nargs="?", help="impact: a file, or path::Qualified.name")
+    p.add_argument("action", choices=("refresh", "status", "changes", "symbols", "impact", "find"))
+    p.add_argument(
+        "target", nargs="?", help="impact: a file, or path::Qualified.name; find: a few words"
+    )
     p.add_argument("--depth", type=bounded(1, snapshot.DEPTH_MAX), default=2,
                    help="impact: steps of dependents to follow (default 2)")  # fmt: skip
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
@@ -63,6 +66,13 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
                  f"(snapshot {found['snapshot']}, depth {found['depth']})"]  # fmt: skip
         lines += [f"{'  ' * d['depth']}{d['at']}  {d['kind']}s {d['via']} (line {d['line']})"
                   for d in found["dependents"]]  # fmt: skip
+        emit(found, ctx.as_json, "\n".join(lines))
+    elif args.action == "find":
+        if not args.target:
+            raise InvalidArgument("find needs a few words to look for")
+        found = snapshot.find(ctx.conn, ctx.project(create=False), args.target)
+        lines = [f"{r['name']}  ({r['kind']}, {r['match']})" for r in found["results"]]
+        lines.append(f"{found['total']} matched (snapshot {found['snapshot']})")
         emit(found, ctx.as_json, "\n".join(lines))
     elif args.action == "symbols":
         found = snapshot.structure(ctx.conn, ctx.project(create=False), args.path)

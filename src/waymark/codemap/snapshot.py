@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections import Counter
 from typing import Any
@@ -148,6 +149,47 @@ def structure(conn: Connection, project: Project, path: str | None = None) -> di
 
 
 DEPTH_MAX = 5
+FIND_MAX = 50
+
+
+def find(conn: Connection, project: Project, query: str, limit: int = 20) -> dict[str, Any]:
+    """A starting point: the newest snapshot's declarations and files ranked for a few
+    literal words: a name equal to a word first, then a name starting with one, then names
+    and paths holding every word; shorter names first within a rank."""
+    words = [w for w in re.split(r"[^\w]+", query.casefold()) if w]
+    if not words:
+        raise InvalidArgument("give a word or a few to look for")
+    if not 1 <= limit <= FIND_MAX:
+        raise InvalidArgument(f"limit is 1-{FIND_MAX}")
+    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    if newest is None:
+        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    seq = newest["seq"]
+    scored = []
+
+    def rank(name: str, whole: str) -> int:
+        name, whole = name.casefold(), whole.casefold()
+        if name in words:
+            return 3
+        if any(name.startswith(w) for w in words):
+            return 2
+        return 1 if all(w in whole for w in words) else 0
+
+    for path, qualname, kind, start, end, _ in rows.declarations(conn, seq, None):
+        score = rank(qualname.rsplit(".", 1)[-1], f"{path} {qualname}")
+        if score:
+            scored.append((-score, len(qualname), path, start,
+                           {"name": f"{path}::{qualname}", "kind": kind, "lines": [start, end],
+                            "match": ("", "words", "prefix", "exact")[score]}))  # fmt: skip
+    for path in rows.files_of(conn, seq):
+        score = rank(os.path.splitext(os.path.basename(path))[0], path)
+        if score:
+            scored.append((-score, len(path), path, 0,
+                           {"name": path, "kind": "file",
+                            "match": ("", "words", "prefix", "exact")[score]}))  # fmt: skip
+    scored.sort(key=lambda s: s[:4])
+    return {"snapshot": newest["id"], "query": query, "results": [s[4] for s in scored[:limit]],
+            "total": len(scored)}  # fmt: skip
 
 
 def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> dict[str, Any]:
