@@ -357,3 +357,26 @@ def test_find_ranks_exact_names_then_prefixes_then_all_words(conn, project, app)
         snapshot.find(conn, project, "  ")
     text = cli("map", "find", "serve", cwd=str(app)).stdout
     assert text.startswith("app/service.py::serve  (function, exact)")
+
+
+def test_the_mcp_recall_tool_answers_map_questions_within_its_budget(conn, project, app):
+    from conftest import call_tool
+
+    def ask(request, budget=1500):
+        done = call_tool(app, "recall", {"query": "-", "map": request, "token_budget": budget})
+        assert not done.is_error, done.content
+        return done.structured_content["map"]
+
+    impact = ask("impact app/store.py::open_cache")
+    assert {d["at"] for d in impact["dependents"]} >= {"app/service.py::serve", "app/cli.py"}
+    assert impact["snapshot"].startswith("snap_")
+    tight = ask("impact app/store.py::open_cache", budget=100)
+    assert tight["omitted"]["dependents"] > 0 and len(tight["dependents"]) < len(
+        impact["dependents"]
+    )
+    assert ask("find open_cache")["results"][0]["name"] == "app/store.py::open_cache"
+    (app / "app/a.py").write_text("def render():\n    return 1\n", "utf-8")
+    snapshot.refresh(conn, project)
+    assert ask("changes")["declarations"]["modified"] == ["app/a.py::render"]
+    bad = call_tool(app, "recall", {"query": "-", "map": "explain everything"})
+    assert bad.is_error and "impact PATH" in bad.content[0].text

@@ -41,7 +41,7 @@ OneOrMany = str | list[str] | None
 TypeFilter = Annotated[list[str] | None, Field(description="remember's types")]
 # An agent's own memories (a subagent type, a Codex profile): written for it, read by it
 # first; without one, everyone's only.
-AgentArg = Annotated[str | None, Field(description="Subagent type or profile: its own tier.")]
+AgentArg = Annotated[str | None, Field(description="Subagent type or profile.")]
 
 
 def _many(value: OneOrMany) -> list[str]:
@@ -63,6 +63,7 @@ def recall_tool(
     branch: str | None = None,
     packet: Annotated[str | None, Field(description="Explain packet ID, or last.")] = None,
     agent: AgentArg = None,
+    map: Annotated[str | None, Field(description="Code map: impact T|find W|changes")] = None,
     project: ProjectArg = None,
 ) -> Recalled:
     """Memories relevant to a task, best first: before work, in unfamiliar code, before
@@ -78,6 +79,10 @@ def recall_tool(
                 conn, proj, session_id=state.session_for(conn, proj), packet=packet
             )
             told = {"project": proj.to_dict(), "semantic": False, "results": [], "packets": found}
+            return cast(Recalled, told | {"tokens": cost(told)})
+        if map is not None:
+            told = {"project": proj.to_dict(), "semantic": False, "results": [],
+                    "map": _map(conn, proj, map, token_budget)}  # fmt: skip
             return cast(Recalled, told | {"tokens": cost(told)})
         near = state.semantic_for(conn, proj, query)
         hits = recall.recall(
@@ -122,6 +127,35 @@ def recall_tool(
                 ],
             }
         return cast(Recalled, fit_answer(out, session, views, token_budget))
+
+
+def _map(conn: Any, proj: Any, request: str, budget: int) -> dict[str, Any]:
+    """A code map question (`impact TARGET`, `find WORDS`, `changes`), its answer's lists
+    cut to `budget` tokens with what was left out counted."""
+    from waymark.codemap import snapshot
+
+    verb, _, rest = request.strip().partition(" ")
+    rest = rest.strip()
+    if verb == "impact" and rest:
+        answer = snapshot.impact(conn, proj, rest)
+        lists = ["dependents"]
+    elif verb == "find" and rest:
+        answer = snapshot.find(conn, proj, rest)
+        lists = ["results"]
+    elif verb == "changes":
+        answer = snapshot.changes(conn, proj, path=rest or None)
+        lists = ["added", "removed", "modified", "renamed"]
+    else:
+        raise InvalidArgument(
+            "map is `impact PATH[::Qualified.name]`, `find WORDS` or `changes [PATH]`",
+            fields=["map"],
+        )
+    for name in lists:
+        kept, left = within(answer[name], budget - cost(answer), lambda item: cost(item) + 1)
+        if left:
+            answer[name] = kept
+            answer.setdefault("omitted", {})[name] = left
+    return answer
 
 
 def _priced(view: dict[str, Any], memory: Any, detail: str) -> dict[str, Any]:

@@ -103,6 +103,7 @@ class Recalled(TypedDict):
     omitted: NotRequired[str]
     omitted_counts: NotRequired[dict[str, int]]
     packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
+    map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
 
 
 class Saved(TypedDict):
