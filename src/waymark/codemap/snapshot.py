@@ -126,6 +126,14 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
 
 
+def _newest(conn: Connection, project: Project) -> dict[str, Any]:
+    """The project's newest snapshot; NotFound when the map has none."""
+    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    if newest is None:
+        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    return newest
+
+
 def _public(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("id", "git_head", "git_parent", "git_dirty", "files", "bytes", "skipped",
             "created_at")  # fmt: skip
@@ -134,9 +142,7 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 def structure(conn: Connection, project: Project, path: str | None = None) -> dict[str, Any]:
     """The newest snapshot's declarations and references (of one file, with `path`)."""
-    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
-    if newest is None:
-        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    newest = _newest(conn, project)
     keys_d = ("path", "qualname", "kind", "start_line", "end_line", "digest")
     keys_r = ("path", "kind", "source", "target", "line")
     return {
@@ -161,9 +167,7 @@ def find(conn: Connection, project: Project, query: str, limit: int = 20) -> dic
         raise InvalidArgument("give a word or a few to look for")
     if not 1 <= limit <= FIND_MAX:
         raise InvalidArgument(f"limit is 1-{FIND_MAX}")
-    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
-    if newest is None:
-        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    newest = _newest(conn, project)
     seq = newest["seq"]
     scored = []
 
@@ -200,9 +204,7 @@ def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> d
 
     if not 1 <= depth <= DEPTH_MAX:
         raise InvalidArgument(f"depth is 1-{DEPTH_MAX}")
-    newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
-    if newest is None:
-        raise NotFound("the map has no snapshot yet; run `waymark map refresh`")
+    newest = _newest(conn, project)
     seq = newest["seq"]
     files = list(rows.files_of(conn, seq))
     declared = rows.declarations(conn, seq, None)
