@@ -380,3 +380,46 @@ def test_the_mcp_recall_tool_answers_map_questions_within_its_budget(conn, proje
     assert ask("changes")["declarations"]["modified"] == ["app/a.py::render"]
     bad = call_tool(app, "recall", {"query": "-", "map": "explain everything"})
     assert bad.is_error and "impact PATH" in bad.content[0].text
+
+
+WEB = {
+    "web/util.ts": "export function fmt(n: number) { return String(n); }\n"
+    "export const pad = (s: string) => s.padStart(2);\n",
+    "web/widget.tsx": (
+        'import React from "react";\n'
+        'import { fmt } from "./util";\n'
+        'import * as util from "./util";\n'
+        "export default class Widget {\n"
+        "  render() { this.paint(); return <b>{fmt(1)}</b>; }\n"
+        "  paint() { util.pad('x'); }\n"
+        "}\n"
+    ),
+    "web/index.js": "import Widget from './widget';\nfunction start() { new Widget(); }\n",
+}
+
+
+def test_javascript_and_typescript_declarations_resolve_within_their_family(conn, project, tree):
+    for path, text in WEB.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text, "utf-8")
+    (tree / "web/app.tsx").unlink()
+    snapshot.refresh(conn, project)
+    found = snapshot.structure(conn, project, "web/widget.tsx")
+    assert [(d["qualname"], d["kind"], d["start_line"]) for d in found["declarations"]] == [
+        ("Widget", "class", 4), ("Widget.render", "method", 5), ("Widget.paint", "method", 6),
+    ]  # fmt: skip
+    refs = {(r["kind"], r["source"], r["target"]) for r in found["references"]}
+    assert {("import", None, "react:default"), ("import", None, "./util:fmt"),
+            ("import", None, "./util"), ("call", "Widget.render", "this.paint"),
+            ("call", "Widget.render", "fmt"), ("call", "Widget.paint", "util.pad")} <= refs  # fmt: skip
+    util = snapshot.structure(conn, project, "web/util.ts")["declarations"]
+    assert [d["qualname"] for d in util] == ["fmt", "pad"]  # an arrow function bound by const
+    on_fmt = snapshot.impact(conn, project, "web/util.ts::fmt", depth=1)
+    assert {d["at"] for d in on_fmt["dependents"]} == {"web/widget.tsx::Widget.render",
+                                                      "web/widget.tsx"}  # fmt: skip
+    on_pad = snapshot.impact(conn, project, "web/util.ts::pad", depth=1)
+    assert {d["at"] for d in on_pad["dependents"]} == {"web/widget.tsx::Widget.paint"}
+    on_paint = snapshot.impact(conn, project, "web/widget.tsx::Widget.paint", depth=1)
+    assert {d["at"] for d in on_paint["dependents"]} == {"web/widget.tsx::Widget.render"}
+    on_widget = snapshot.impact(conn, project, "web/widget.tsx", depth=1)
+    assert "web/index.js" in {d["at"] for d in on_widget["dependents"]}  # ./widget -> .tsx

@@ -17,6 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+def _family(path: str) -> str:
+    return "python" if path.endswith((".py", ".pyi")) else "js"
+
 
 def _module(path: str) -> str | None:
     if not path.endswith((".py", ".pyi")):
@@ -36,25 +42,29 @@ class Map:
         declarations: list[tuple[Any, ...]],
         references: list[tuple[Any, ...]],
     ):
-        self.files = {p for p in files if _module(p)}
+        self.files = set(files)
         self.declared: dict[str, dict[str, str]] = {}  # path -> qualname -> kind
         for path, qualname, kind, *_ in declarations:
             self.declared.setdefault(path, {})[qualname] = kind
         self.references = references
         self.modules: dict[str, list[str]] = {}  # module path and each dotted suffix -> files
         for path in self.files:
+            if _module(path) is None:
+                continue
             parts = str(_module(path)).split(".")
             for i in range(len(parts)):
                 self.modules.setdefault(".".join(parts[i:]), []).append(path)
-        tops: dict[str, list[str]] = {}
+        tops: dict[tuple[str, str], list[str]] = {}  # (language family, name) -> files
         for path, names in self.declared.items():
             for name in names:
                 if "." not in name:
-                    tops.setdefault(name, []).append(path)
-        self.unique_tops = {n: ps[0] for n, ps in tops.items() if len(ps) == 1}
+                    tops.setdefault((_family(path), name), []).append(path)
+        self.unique_tops = {k: ps[0] for k, ps in tops.items() if len(ps) == 1}
 
     def module_file(self, name: str, importer: str) -> str | None:
         """The one file module `name` is, seen from file `importer` (relative names too)."""
+        if _family(importer) == "js":
+            return self._js_module(name, importer)
         if name.startswith("."):
             dots = len(name) - len(name.lstrip("."))
             base = importer.split("/")[:-1]
@@ -66,6 +76,25 @@ class Map:
             return None
         found = self.modules.get(name, [])
         return found[0] if len(found) == 1 else None
+
+    def _js_module(self, spec: str, importer: str) -> str | None:
+        """A relative specifier (`./util`, `../lib/x.js`) as a file of the map: as written,
+        with an extension, or its directory's index; a package name reaches no file here."""
+        if not spec.startswith("."):
+            return None
+        parts: list[str] = importer.split("/")[:-1]
+        for part in spec.split("/"):
+            if part == "..":
+                if not parts:
+                    return None
+                parts.pop()
+            elif part not in (".", ""):
+                parts.append(part)
+        base = "/".join(parts)
+        candidates = [base, *(base + e for e in JS_EXTENSIONS),
+                      *(f"{base}/index{e}" for e in JS_EXTENSIONS)]  # fmt: skip
+        found = [c for c in candidates if c in self.files]
+        return found[0] if found else None
 
     def edges(self) -> list[dict[str, Any]]:
         """Every resolved reference: {kind, from, to, line}; `from` and `to` are a file path
@@ -90,7 +119,12 @@ class Map:
                     imported.setdefault(path, {})[name] = to
             elif found:
                 to = found
-                imported.setdefault(path, {})[module.split(".")[-1]] = found
+                local = (
+                    module.split(".")[-1]
+                    if _family(path) == "python"
+                    else module.rsplit("/", 1)[-1].split(".")[0]  # `import * as util from "./util"`
+                )
+                imported.setdefault(path, {})[local] = found
             if to:
                 out.append({"kind": "import", "from": path, "to": to, "line": line})
         for path, kind, source, target, line in self.references:
@@ -112,9 +146,9 @@ class Map:
                 return f"{path}::{target}"
             if target in names:
                 return names[target] if "::" in names[target] else None
-            found = self.unique_tops.get(target)
+            found = self.unique_tops.get((_family(path), target))
             return f"{found}::{target}" if found else None
-        if head in ("self", "cls") and source and "." not in rest:
+        if head in ("self", "cls", "this") and source and "." not in rest:
             parts = source.split(".")
             for i in range(len(parts), 0, -1):  # the innermost class the method sits in
                 owner = ".".join(parts[:i])

@@ -28,15 +28,17 @@ from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 
 KEEP = 3  # snapshots per project that keep their files
-PARSED = ("python",)  # languages whose declarations and references the map holds so far
+# Languages whose declarations and references the map holds so far (JSX is "javascript").
+PARSED = ("python", "javascript", "typescript", "tsx")
 
 
 def _parse(language: str, data: bytes) -> tuple[list, list] | None:
     """(declarations, references) of a file's source, or None when the parser fails."""
-    from waymark.codemap import python  # tree-sitter loads only when a file needs parsing
+    # tree-sitter loads only when a file needs parsing
+    from waymark.codemap import javascript, python
 
     try:
-        return python.extract(data)
+        return python.extract(data) if language == "python" else javascript.extract(data, language)
     except Exception:  # a grammar's failure costs one file, never the map
         return None
 
