@@ -423,3 +423,30 @@ def test_javascript_and_typescript_declarations_resolve_within_their_family(conn
     assert {d["at"] for d in on_paint["dependents"]} == {"web/widget.tsx::Widget.render"}
     on_widget = snapshot.impact(conn, project, "web/widget.tsx", depth=1)
     assert "web/index.js" in {d["at"] for d in on_widget["dependents"]}  # ./widget -> .tsx
+
+
+def test_a_checkpoint_saved_through_mcp_refreshes_an_existing_map_only(conn, project, tree):
+    from conftest import call_tool
+
+    def save(args):
+        done = call_tool(tree, "checkpoint", args)
+        assert not done.is_error, done.content
+        return done.structured_content
+
+    made = save({"operation": "create", "objective": "Refunds", "next_action": "write refund()"})
+    assert conn.execute("SELECT count(*) FROM map_snapshots").fetchone()[0] == 0  # none made
+    first = snapshot.refresh(conn, project)["snapshot"]["id"]
+    (tree / "src/pkg/util.py").write_text("def helper():\n    return 3\n", "utf-8")
+    save(
+        {
+            "operation": "revise",
+            "checkpoint_id": made["checkpoint"]["id"],
+            "expected_revision_id": made["saved_revision_id"],
+            "next_action": "test refund()",
+        }
+    )
+    newest = snapshot.status(conn, project)["snapshots"][0]["id"]
+    assert newest != first
+    assert snapshot.changes(conn, project)["declarations"]["modified"] == [
+        "src/pkg/util.py::helper"
+    ]

@@ -11,7 +11,7 @@ from waymark.errors import InvalidArgument
 from waymark.handoff import checkpoints
 from waymark.handoff.revision import FIELDS
 from waymark.server.results import CheckpointSaved
-from waymark.server.state import WRITES, ProjectArg, state_of, tool_errors
+from waymark.server.state import WRITES, ProjectArg, log, state_of, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
 Operation = Literal["create", "revise", "complete", "abandon", "record_lesson", "record_event"]
@@ -96,6 +96,7 @@ def checkpoint(
                 origin,
                 operation=operation,
             )
+        _refresh_map(conn, proj)
         return cast(
             CheckpointSaved,
             {
@@ -104,6 +105,19 @@ def checkpoint(
                 "tokens": saved.revision.tokens,
             },
         )
+
+
+def _refresh_map(conn: Any, proj: Any) -> None:
+    """A saved checkpoint is a moment worth mapping: the code map is brought up to date when
+    the project has one (it is never started here: `waymark map refresh` makes the first,
+    which can be long). A failure is logged; the checkpoint stands."""
+    from waymark.codemap import snapshot
+
+    try:
+        if proj.files and snapshot.status(conn, proj, 1)["snapshots"]:
+            snapshot.refresh(conn, proj)
+    except Exception as exc:  # the map is a nicety next to the handoff
+        log.warning("code map refresh after a checkpoint failed: %s", exc)
 
 
 # (function, tool name, hints): what `app.build_server` registers.
