@@ -110,11 +110,13 @@ class Map:
             if name == "*":
                 to = found
             elif name:
-                child = module + name if module.endswith(".") else f"{module}.{name}"
                 if found and name in self.declared.get(found, {}):
                     to = f"{found}::{name}"
-                else:
+                elif _family(path) == "python":  # `from a import b`: b may be module a.b
+                    child = module + name if module.endswith(".") else f"{module}.{name}"
                     to = self.module_file(child, path) or found
+                else:
+                    to = found
                 if to:
                     imported.setdefault(path, {})[name] = to
             elif found:

@@ -169,12 +169,16 @@ def latest(conn: Connection, project: Project, memory_ids: list[str]) -> dict[st
         view = {"id": full["id"], "status": full["status"], "at": full["created_at"]}
         if full["state"]:
             view["state"] = full["state"]
-            stale = [f"{link['path']} {link['state']}" for link in full["links"]
-                     if link["state"] != evidence.UNCHANGED]  # fmt: skip
-            if stale:
-                view["recheck"] = stale
+            view.update(_recheck(full["links"]))
         out[memory_id] = view
     return out
+
+
+def _recheck(links: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """{recheck: ["path STATE", ...]} for the links that are not unchanged, or nothing."""
+    stale = [f"{link['path']} {link['state']}" for link in links
+             if link["state"] != evidence.UNCHANGED]  # fmt: skip
+    return {"recheck": stale} if stale else {}
 
 
 def evidence_state(memory: Any, root: str | None) -> dict[str, Any] | None:
@@ -185,10 +189,7 @@ def evidence_state(memory: Any, root: str | None) -> dict[str, Any] | None:
         return None
     links, recheck = evidence.freshness(root, paths)
     view: dict[str, Any] = {"state": RECHECK if recheck else FRESH}
-    stale = [f"{link['path']} {link['state']}" for link in links
-             if link["state"] != evidence.UNCHANGED]  # fmt: skip
-    if stale:
-        view["recheck"] = stale
+    view.update(_recheck(links))
     return view
 
 
