@@ -187,8 +187,8 @@ def test_python_declarations_imports_and_explicit_calls_exactly(conn, project, t
     ]  # fmt: skip
     refs = [(r["kind"], r["source"], r["target"], r["line"]) for r in found["references"]]
     assert refs == [  # by line, then kind and target
-        ("import", None, "json", 2), ("import", None, "os", 2),
-        ("import", None, ".store:Cache", 3), ("import", None, ".store:load", 3),
+        ("import", None, "json as j", 2), ("import", None, "os", 2),  # the alias kept
+        ("import", None, ".store:Cache as C", 3), ("import", None, ".store:load", 3),
         ("import", None, "pkg.util:*", 4),
         ("call", "Service", "make_default", 15),  # a default, evaluated where defined
         ("call", "Service.get", "load", 16), ("call", "Service.get", "self.cache.get", 16),
@@ -409,8 +409,8 @@ def test_javascript_and_typescript_declarations_resolve_within_their_family(conn
         ("Widget", "class", 4), ("Widget.render", "method", 5), ("Widget.paint", "method", 6),
     ]  # fmt: skip
     refs = {(r["kind"], r["source"], r["target"]) for r in found["references"]}
-    assert {("import", None, "react:default"), ("import", None, "./util:fmt"),
-            ("import", None, "./util"), ("call", "Widget.render", "this.paint"),
+    assert {("import", None, "react:default as React"), ("import", None, "./util:fmt"),
+            ("import", None, "./util as util"), ("call", "Widget.render", "this.paint"),
             ("call", "Widget.render", "fmt"), ("call", "Widget.paint", "util.pad")} <= refs  # fmt: skip
     util = snapshot.structure(conn, project, "web/util.ts")["declarations"]
     assert [d["qualname"] for d in util] == ["fmt", "pad"]  # an arrow function bound by const

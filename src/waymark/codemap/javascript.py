@@ -5,9 +5,10 @@ references (imports and explicit calls) with the declaration they sit in.
 
 Declarations: function declarations, classes, their methods (`Widget.render`), and a
 `const`/`let`/`var` bound to an arrow function or function expression (a function). Imports:
-`module:name` for a named or default import (`./util:fmt`, `react:default`), `module` for a
-namespace or bare import; an alias (`{ a as b }`) is not followed yet. Calls: a name or a
-dotted chain of names, `this.x` included, and `new Name(...)`.
+`module:name` for a named or default import (`./util:fmt`, `react:default as React`),
+`module` for a namespace or bare import (`./util as util`); ` as alias` names the local
+binding (`{ a as b }`). Calls: a name or a dotted chain of names, `this.x` included, and
+`new Name(...)`.
 """
 
 from __future__ import annotations
@@ -102,15 +103,21 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                     continue
                 for part in clause.named_children:
                     if part.type == "identifier":
-                        references.append(("import", here, f"{module}:default", line))
+                        references.append(("import", here, f"{module}:default as {_text(part)}",
+                                           line))  # fmt: skip
                     elif part.type == "namespace_import":
-                        references.append(("import", here, module, line))
+                        local = next((c for c in part.named_children if c.type == "identifier"),
+                                     None)  # fmt: skip
+                        alias = f" as {_text(local)}" if local is not None else ""
+                        references.append(("import", here, module + alias, line))
                     elif part.type == "named_imports":
                         for spec in part.named_children:
                             imported = spec.child_by_field_name("name")
+                            local = spec.child_by_field_name("alias")
+                            alias = f" as {_text(local)}" if local is not None else ""
                             if spec.type == "import_specifier" and imported is not None:
                                 references.append(
-                                    ("import", here, f"{module}:{_text(imported)}", line)
+                                    ("import", here, f"{module}:{_text(imported)}{alias}", line)
                                 )
             else:
                 if kind in ("call_expression", "new_expression"):

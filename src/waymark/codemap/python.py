@@ -3,9 +3,9 @@ with their qualified names and line spans, imports, and syntactically explicit c
 
 A declaration is a class, a function, or a method (a function directly in a class body),
 named by its dotted path inside the module (`Cache.get`, `outer.inner`), spanning its
-decorators too. An import is `module` (`import a.b`, also under an alias) or `module:name`
-(`from a import b`; a relative module keeps its dots, `.util:helper`; `from a import *` is
-`a:*`). A call is recorded when what is called is a name or a dotted chain of names (`helper`,
+decorators too. An import is `module` (`import a.b`) or `module:name` (`from a import b`;
+a relative module keeps its dots, `.util:helper`; `from a import *` is `a:*`), followed by
+` as alias` when renamed (`a.b as m`, `a:b as c`). A call is recorded when what is called is a name or a dotted chain of names (`helper`,
 `self.cache.get`, `os.path.join`): the enclosing declaration, the callee as written, the line.
 Calls on a call's result (`A().f()`) are left out: nothing syntactic says what they reach.
 Nothing here resolves a name; that needs the whole map.
@@ -44,6 +44,14 @@ def _dotted(node: Any) -> bool:
     return False
 
 
+def _imported(item: Any) -> str:
+    """An imported name as written, `name as alias` when renamed."""
+    if item.type == "aliased_import":
+        name, alias = item.child_by_field_name("name"), item.child_by_field_name("alias")
+        return f"{_text(name)} as {_text(alias)}"
+    return _text(item)
+
+
 def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, str, int]]]:
     """(declarations [(qualified name, kind, first line, last line, SHA-256 of its text)],
     references [(kind import | call, enclosing declaration or None, target, line)]) of one
@@ -78,27 +86,18 @@ def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, 
                 walk(body, qualified, is_class)
             elif kind == "import_statement":
                 for item in child.named_children:
-                    target = (
-                        item.child_by_field_name("name") if item.type == "aliased_import" else item
-                    )
-                    if target is not None:
-                        references.append(("import", here, _text(target), child.start_point[0] + 1))
+                    references.append(("import", here, _imported(item), child.start_point[0] + 1))
             elif kind == "import_from_statement":
                 module = child.child_by_field_name("module_name")
                 if module is None:
                     continue
                 base = _text(module)
-                names = [
-                    item.child_by_field_name("name") if item.type == "aliased_import" else item
-                    for item in child.children_by_field_name("name")
-                ]
                 if any(c.type == "wildcard_import" for c in child.named_children):
                     references.append(("import", here, f"{base}:*", child.start_point[0] + 1))
-                for item in names:
-                    if item is not None:
-                        references.append(
-                            ("import", here, f"{base}:{_text(item)}", child.start_point[0] + 1)
-                        )
+                for item in child.children_by_field_name("name"):
+                    references.append(
+                        ("import", here, f"{base}:{_imported(item)}", child.start_point[0] + 1)
+                    )
             else:
                 if kind == "call":
                     function = child.child_by_field_name("function")

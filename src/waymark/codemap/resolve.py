@@ -1,27 +1,54 @@
-"""What the map's Python references reach, resolved only when exactly one saved target
-matches; anything else stays unresolved, never guessed.
+"""What the map's references reach, resolved only when exactly one saved target matches;
+anything else stays unresolved, never guessed. A reference resolves within its language
+family (Python; JavaScript and TypeScript; Go; Rust; C and C++; C#; Java; PHP).
 
-- An import `a.b` reaches the one file whose module path is `a.b` or ends with `.a.b`
-  (`a/b.py` or `a/b/__init__.py` under any directory), and `from a.b import name` the
-  declaration `name` of that file when it declares one, else the file (or module
-  `a.b.name`). A relative import (`.util`, `..core`) is taken from the importing file's
-  package.
-- A call `f` reaches, in this order: a top-level declaration `f` of the same file; the
-  declaration a `from ... import f` (or `as f`) names; the one top-level declaration `f` of
-  the whole map. `self.m` / `cls.m` in a method reaches method `m` of the same class; `mod.f`
-  reaches `f` in the file `import mod` (or `import a.mod`, as `mod`) reached; an alias
-  (`import a.mod as m`) is not followed yet.
+Imports, by family (` as alias` names the local binding in every family):
+- Python: `a.b` is the one file whose module path is `a.b` or ends with `.a.b` (`a/b.py`,
+  `a/b/__init__.py`); `from a.b import name` the declaration `name` of that file, else
+  module `a.b.name`, else the file; relative imports (`.util`, `..core`) from the package.
+- JavaScript/TypeScript: a relative specifier (`./util`, `../lib/x.js`) as written, with an
+  extension, or its directory's `index`; a package name reaches no file here.
+- Go: an import path reaches the one directory of Go files it ends with (the longest such
+  directory when several do), and every file of that package.
+- Rust: `crate::a::b` from the importer's crate root (the nearest directory with `lib.rs`
+  or `main.rs`), `self::`, `super::` from its module; a module is `a/b.rs` or `a/b/mod.rs`;
+  a path whose module is a file names that file's declaration `b` when it has one.
+- C and C++: `#include "x.h"` next to the includer first, else the one file ending in `/x.h`
+  (angled includes too, so a project header reached through `-I` resolves when unique).
+- Java, C# and PHP: a type or function `a.b.T` is the one file whose package or namespace is
+  `a.b` and that declares `T` (PHP `use function` too); `import static a.b.T.m` its member,
+  and `import static a.b.T.*` / C# `using static A.B.T` bind all of T's members; PHP
+  `require`/`include` of a literal path, next to the includer. A whole package or namespace
+  (`import a.b.*`, `using A.B`) names no one file and stays unresolved.
+
+Calls: a name is a declaration of the same file, else what an import bound to that name,
+else (Go) the one declaration of the same package, else (Java, C#, C++) a member of the
+enclosing type in the same file, else (except Go) the one top-level declaration of that
+name in the family. Rust `super::f()` and `crate::a::f()` are `f` of that module's file. `self.m` / `this.m` (Go receivers, PHP `$this`,
+Rust `Self`) is the enclosing type's member `m`, looked up in the same file, then the same
+package (Go), then the family. `x.m` where an import bound `x` is `m` in what it bound (a
+module, a package, a type); any other `T.m` is the one declaration `T.m` of the family.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
 from typing import Any
 
+from waymark.codemap.walk import language
+
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+FAMILIES = {
+    "python": "python", "javascript": "js", "typescript": "js", "tsx": "js", "go": "go",
+    "rust": "rust", "c": "c", "cpp": "c", "csharp": "csharp", "java": "java", "php": "php",
+}  # fmt: skip
+TYPES = ("class", "struct", "interface", "trait", "enum")
+IMPLICIT_THIS = ("java", "csharp", "c")  # where `m()` in a method may be `this.m()`
 
 
-def _family(path: str) -> str:
-    return "python" if path.endswith((".py", ".pyi")) else "js"
+def family(path: str) -> str | None:
+    return FAMILIES.get(language(path) or "")
 
 
 def _module(path: str) -> str | None:
@@ -33,8 +60,17 @@ def _module(path: str) -> str | None:
     return ".".join(parts) if parts else None
 
 
+def split(path: str, target: str) -> tuple[str, str, str]:
+    """(module, name, alias) of an import target as the extractors write it."""
+    spec, _, alias = target.partition(" as ")
+    if family(path) == "rust":
+        return (spec[:-2], "*", alias) if spec.endswith(":*") else (spec, "", alias)
+    module, colon, name = spec.rpartition(":")
+    return (module, name, alias) if colon else (spec, "", alias)
+
+
 class Map:
-    """The newest snapshot's Python files, declarations and references, resolvable."""
+    """A snapshot's files, declarations and references, resolvable."""
 
     def __init__(
         self,
@@ -48,23 +84,37 @@ class Map:
             self.declared.setdefault(path, {})[qualname] = kind
         self.references = references
         self.modules: dict[str, list[str]] = {}  # module path and each dotted suffix -> files
-        for path in self.files:
-            if _module(path) is None:
+        self.by_name: dict[str, list[str]] = {}  # a file's base name -> files
+        self.dirs: dict[str, list[str]] = {}  # a Go package's directory -> its files
+        for path in sorted(self.files):
+            self.by_name.setdefault(posixpath.basename(path), []).append(path)
+            if path.endswith(".go"):
+                self.dirs.setdefault(posixpath.dirname(path), []).append(path)
+            name = _module(path)
+            if name is None:
                 continue
-            parts = str(_module(path)).split(".")
+            parts = name.split(".")
             for i in range(len(parts)):
                 self.modules.setdefault(".".join(parts[i:]), []).append(path)
-        tops: dict[tuple[str, str], list[str]] = {}  # (language family, name) -> files
+        self.packages: dict[tuple[str | None, str], list[str]] = {}
+        for path, kind, _, target, _ in references:
+            if kind == "package":
+                found = self.packages.setdefault((family(path), target), [])
+                if path not in found:
+                    found.append(path)
+        named: dict[tuple[str | None, str], set[str]] = {}  # (family, qualname) -> files
         for path, names in self.declared.items():
+            fam = family(path)
             for name in names:
-                if "." not in name:
-                    tops.setdefault((_family(path), name), []).append(path)
-        self.unique_tops = {k: ps[0] for k, ps in tops.items() if len(ps) == 1}
+                named.setdefault((fam, name), set()).add(path)
+        self.unique = {k: next(iter(ps)) for k, ps in named.items() if len(ps) == 1}
+
+    # -- imports ------------------------------------------------------------------------
 
     def module_file(self, name: str, importer: str) -> str | None:
-        """The one file module `name` is, seen from file `importer` (relative names too)."""
-        if _family(importer) == "js":
-            return self._js_module(name, importer)
+        """The one file Python module `name` (or JS specifier) is, seen from `importer`."""
+        if family(importer) == "js":
+            return self._relative(name, importer, JS_EXTENSIONS, "index")
         if name.startswith("."):
             dots = len(name) - len(name.lstrip("."))
             base = importer.split("/")[:-1]
@@ -77,91 +127,256 @@ class Map:
         found = self.modules.get(name, [])
         return found[0] if len(found) == 1 else None
 
-    def _js_module(self, spec: str, importer: str) -> str | None:
-        """A relative specifier (`./util`, `../lib/x.js`) as a file of the map: as written,
-        with an extension, or its directory's index; a package name reaches no file here."""
+    def _relative(
+        self, spec: str, importer: str, extensions: tuple[str, ...], index: str
+    ) -> str | None:
+        """A relative path (`./util`, `../lib/x.js`) as a file of the map: as written, with
+        an extension, or its directory's index."""
         if not spec.startswith("."):
             return None
-        parts: list[str] = importer.split("/")[:-1]
-        for part in spec.split("/"):
-            if part == "..":
-                if not parts:
-                    return None
-                parts.pop()
-            elif part not in (".", ""):
-                parts.append(part)
-        base = "/".join(parts)
-        candidates = [base, *(base + e for e in JS_EXTENSIONS),
-                      *(f"{base}/index{e}" for e in JS_EXTENSIONS)]  # fmt: skip
-        found = [c for c in candidates if c in self.files]
-        return found[0] if found else None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        if base.startswith("../") or base == "..":
+            return None
+        candidates = [base, *(base + e for e in extensions),
+                      *(f"{base}/{index}{e}" for e in extensions)]  # fmt: skip
+        return next((c for c in candidates if c in self.files), None)
+
+    def _suffix(self, spec: str, importer: str) -> str | None:
+        """A C/C++ include or PHP path: next to the includer, else the one file ending with
+        it."""
+        spec = spec.strip("<>\"'")
+        if spec.startswith("./"):
+            spec = spec[2:]
+        near = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
+        if near in self.files:
+            return near
+        found = [f for f in self.by_name.get(posixpath.basename(spec), [])
+                 if f == spec or f.endswith("/" + spec)]  # fmt: skip
+        return found[0] if len(found) == 1 else None
+
+    def _go_package(self, path: str) -> str | None:
+        """The one directory of Go files an import path names (the longest it ends with)."""
+        found = [d for d in self.dirs if d and (path == d or path.endswith("/" + d))]
+        if not found:
+            return None
+        longest = max(len(d) for d in found)
+        best = [d for d in found if len(d) == longest]
+        return best[0] if len(best) == 1 else None
+
+    def _rust_module(self, path: str, importer: str) -> str | None:
+        parts = [p for p in path.split("::") if p]
+        base = _rust_children(importer)
+        if parts and parts[0] == "crate":
+            root = self._crate_root(importer)
+            if root is None:
+                return None
+            base, parts = root, parts[1:]
+        elif parts and parts[0] == "self":
+            parts = parts[1:]
+        elif parts and parts[0] == "super":
+            while parts and parts[0] == "super":
+                base, parts = posixpath.dirname(base), parts[1:]
+        else:  # a module of this crate named from its root (or another crate's: no file)
+            root = self._crate_root(importer)
+            if root is None:
+                return None
+            base = root
+        if not parts:  # the module itself: `super`, `crate`
+            found = [c for c in (f"{base}.rs", f"{base}/mod.rs", f"{base}/lib.rs",
+                                 f"{base}/main.rs") if c.lstrip("/") in self.files]  # fmt: skip
+            return found[0].lstrip("/") if len(found) == 1 else None
+        joined = posixpath.join(base, *parts) if base else "/".join(parts)
+        found = [c for c in (f"{joined}.rs", f"{joined}/mod.rs") if c in self.files]
+        return found[0] if len(found) == 1 else None
+
+    def _crate_root(self, importer: str) -> str | None:
+        directory = posixpath.dirname(importer)
+        while True:
+            for root in ("lib.rs", "main.rs"):
+                if posixpath.join(directory, root) in self.files:
+                    return directory
+            if not directory:
+                return None
+            directory = posixpath.dirname(directory)
+
+    def _typed(self, fam: str | None, dotted: str) -> str | None:
+        """`path::T` for the one file of package `a.b` declaring `T` (dotted `a.b.T`)."""
+        package, _, name = dotted.rpartition(".")
+        found = [
+            f for f in self.packages.get((fam, package), []) if name in self.declared.get(f, {})
+        ]
+        return f"{found[0]}::{name}" if len(found) == 1 else None
+
+    def _import(self, path: str, target: str) -> tuple[list[str], dict[str, str]]:
+        """(what an import reaches, the local names it binds -> what each stands for)."""
+        fam = family(path)
+        module, name, alias = split(path, target)
+        if fam in ("python", "js"):
+            found = self.module_file(module, path)
+            to: str | None = None
+            if name == "*":
+                return ([found] if found else []), {}
+            if name:
+                if found and name in self.declared.get(found, {}):
+                    to = f"{found}::{name}"
+                elif fam == "python":  # `from a import b`: b may be module a.b
+                    child = module + name if module.endswith(".") else f"{module}.{name}"
+                    to = self.module_file(child, path) or found
+                else:
+                    to = found
+                return ([to], {alias or name: to}) if to else ([], {})
+            if not found:
+                return [], {}
+            local = alias or (
+                module.split(".")[-1]
+                if fam == "python"
+                else module.rsplit("/", 1)[-1].split(".")[0]
+            )
+            return [found], {local: found}
+        if fam == "go":
+            directory = self._go_package(module)
+            if directory is None:
+                return [], {}
+            names = {
+                t
+                for p, k, _, t, _ in self.references
+                if k == "package" and p in self.dirs[directory]
+            }
+            local = alias or (next(iter(names)) if len(names) == 1 else module.rsplit("/", 1)[-1])
+            return list(self.dirs[directory]), ({} if name == "*" else {local: "dir:" + directory})
+        if fam == "rust":
+            found = self._rust_module(module, path)
+            last = module.rsplit("::", 1)[-1]
+            if found:
+                return [found], ({} if name == "*" else {alias or last: found})
+            parent = self._rust_module(module.rsplit("::", 1)[0], path) if "::" in module else None
+            if parent is None:
+                return [], {}
+            if last in self.declared.get(parent, {}):
+                return [f"{parent}::{last}"], {alias or last: f"{parent}::{last}"}
+            return [parent], {}
+        if fam == "c" or (fam == "php" and module.startswith("./")):
+            found = self._suffix(module, path)
+            return ([found] if found else []), {}
+        declaration = self._typed(fam, module)
+        if declaration is None:  # a whole package or namespace names no one file
+            return [], {}
+        file, _, owner = declaration.partition("::")
+        if name == "*":  # a type's static members: `using static A.B.T`, `import static a.b.T.*`
+            members = {q.rpartition(".")[2]: f"{file}::{q}" for q in self.declared[file]
+                       if q.rpartition(".")[0] == owner}  # fmt: skip
+            return [declaration], members
+        if name:  # one static member: `import static a.b.T.m`
+            member = f"{owner}.{name}"
+            if member in self.declared[file]:
+                return [f"{file}::{member}"], {alias or name: f"{file}::{member}"}
+            return [declaration], {}
+        return [declaration], {alias or module.rsplit(".", 1)[-1]: declaration}
+
+    # -- edges --------------------------------------------------------------------------
 
     def edges(self) -> list[dict[str, Any]]:
         """Every resolved reference: {kind, from, to, line}; `from` and `to` are a file path
         or `path::qualname`."""
         out = []
-        imported: dict[str, dict[str, str]] = {}  # file -> local name -> what it is
+        bound: dict[str, dict[str, str]] = {}  # file -> local name -> what it stands for
         for path, kind, _, target, line in self.references:
             if kind != "import":
                 continue
-            module, _, name = target.partition(":")
-            found = self.module_file(module, path)
-            to: str | None = None
-            if name == "*":
-                to = found
-            elif name:
-                if found and name in self.declared.get(found, {}):
-                    to = f"{found}::{name}"
-                elif _family(path) == "python":  # `from a import b`: b may be module a.b
-                    child = module + name if module.endswith(".") else f"{module}.{name}"
-                    to = self.module_file(child, path) or found
-                else:
-                    to = found
-                if to:
-                    imported.setdefault(path, {})[name] = to
-            elif found:
-                to = found
-                local = (
-                    module.split(".")[-1]
-                    if _family(path) == "python"
-                    else module.rsplit("/", 1)[-1].split(".")[0]  # `import * as util from "./util"`
-                )
-                imported.setdefault(path, {})[local] = found
-            if to:
-                out.append({"kind": "import", "from": path, "to": to, "line": line})
+            reached, names = self._import(path, target)
+            bound.setdefault(path, {}).update(names)
+            for to in reached:
+                if to != path:
+                    out.append({"kind": "import", "from": path, "to": to, "line": line})
         for path, kind, source, target, line in self.references:
             if kind != "call":
                 continue
-            reached = self._call(path, source, target, imported.get(path, {}))
-            if reached:
+            called = self._call(path, source, target, bound.get(path, {}))
+            if called:
                 out.append({"kind": "call", "from": f"{path}::{source}" if source else path,
-                            "to": reached, "line": line})  # fmt: skip
+                            "to": called, "line": line})  # fmt: skip
         return out
+
+    def _in_package(self, path: str, qualname: str) -> str | None:
+        """The one file of `path`'s Go package declaring `qualname`."""
+        found = [f for f in self.dirs.get(posixpath.dirname(path), [])
+                 if qualname in self.declared.get(f, {})]  # fmt: skip
+        return f"{found[0]}::{qualname}" if len(found) == 1 else None
+
+    def _anywhere(self, path: str, qualname: str) -> str | None:
+        found = self.unique.get((family(path), qualname))
+        return f"{found}::{qualname}" if found else None
 
     def _call(
         self, path: str, source: str | None, target: str, names: dict[str, str]
     ) -> str | None:
+        fam = family(path)
         head, _, rest = target.partition(".")
         mine = self.declared.get(path, {})
         if not rest:
             if target in mine:
                 return f"{path}::{target}"
-            if target in names:
-                return names[target] if "::" in names[target] else None
-            found = self.unique_tops.get((_family(path), target))
-            return f"{found}::{target}" if found else None
-        if head in ("self", "cls", "this") and source and "." not in rest:
-            parts = source.split(".")
-            for i in range(len(parts), 0, -1):  # the innermost class the method sits in
-                owner = ".".join(parts[:i])
-                if mine.get(owner) == "class":
-                    method = f"{owner}.{rest}"
-                    return f"{path}::{method}" if method in mine else None
-            return None
-        module = names.get(head)
-        if module and "::" not in module and "." not in rest:
-            return f"{module}::{rest}" if rest in self.declared.get(module, {}) else None
-        return None
+            meaning = names.get(target, "")
+            if "::" in meaning:
+                return meaning
+            if fam == "go":
+                return self._in_package(path, target)
+            owner = _owner(source, mine) if source and fam in IMPLICIT_THIS else None
+            if owner and f"{owner}.{target}" in mine:  # `load()` for `this.load()`
+                return f"{path}::{owner}.{target}"
+            return self._anywhere(path, target)
+        if fam == "rust" and head in ("crate", "super"):  # `super::pad()`, `crate::a::f()`
+            module, _, function = target.replace(".", "::").rpartition("::")
+            found = self._rust_module(module, path)
+            return (
+                f"{found}::{function}"
+                if found and function in self.declared.get(found, {})
+                else None
+            )
+        if head in ("self", "cls", "this"):
+            if not source or "." in rest:
+                return None
+            owner = _owner(source, mine)
+            if owner is None:
+                return None
+            member = f"{owner}.{rest}"
+            if member in mine:
+                return f"{path}::{member}"
+            return self._in_package(path, member) if fam == "go" else self._anywhere(path, member)
+        bound = names.get(head)
+        if bound:
+            if bound.startswith("dir:"):  # a Go package
+                held = [f for f in self.dirs.get(bound[4:], []) if rest in self.declared.get(f, {})]
+                return f"{held[0]}::{rest}" if len(held) == 1 else None
+            file, sep, qualname = bound.partition("::")
+            member = f"{qualname}.{rest}" if sep else rest
+            return f"{file}::{member}" if member in self.declared.get(file, {}) else None
+        if target in mine:
+            return f"{path}::{target}"
+        if fam == "python" and head not in mine:
+            return None  # a Python name not defined here nor imported is a local variable
+        return self._anywhere(path, target)
+
+
+def _rust_children(importer: str) -> str:
+    """The directory a Rust file's child modules live in."""
+    directory, name = posixpath.split(importer)
+    if name in ("mod.rs", "lib.rs", "main.rs"):
+        return directory
+    return posixpath.join(directory, os.path.splitext(name)[0])
+
+
+def _owner(source: str, mine: dict[str, str]) -> str | None:
+    """The type a method sits in: the innermost enclosing type declared in its file, else
+    (a Go method, a C++ `T::m`, a Rust `impl`) the method's qualifier."""
+    parts = source.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        owner = ".".join(parts[:i])
+        if mine.get(owner) in TYPES:
+            return owner
+    if mine.get(source) == "method" and len(parts) > 1:
+        return ".".join(parts[:-1])
+    return None
 
 
 def dependents(edges: list[dict[str, Any]], target: str, depth: int) -> list[dict[str, Any]]:
@@ -169,7 +384,10 @@ def dependents(edges: list[dict[str, Any]], target: str, depth: int) -> list[dic
     declaration in it), then what reaches those, to `depth` steps: [{at, via, kind, line,
     depth}], nearest first, each once."""
     into: dict[str, list[dict[str, Any]]] = {}
+    by_file: dict[str, list[str]] = {}
     for edge in edges:
+        if edge["to"] not in into:
+            by_file.setdefault(edge["to"].partition("::")[0], []).append(edge["to"])
         into.setdefault(edge["to"], []).append(edge)
     out: list[dict[str, Any]] = []
     seen = {target}
@@ -177,10 +395,9 @@ def dependents(edges: list[dict[str, Any]], target: str, depth: int) -> list[dic
     for step in range(1, depth + 1):
         following = []
         for node in frontier:
-            keys = [k for k in into if k == node or (("::" not in node) and
-                                                     k.startswith(node + "::"))]  # fmt: skip
+            keys = by_file.get(node, []) if "::" not in node else [node]
             for key in keys:
-                for edge in into[key]:
+                for edge in into.get(key, []):
                     at = edge["from"]
                     if at in seen:
                         continue

@@ -28,17 +28,22 @@ from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 
 KEEP = 3  # snapshots per project that keep their files
-# Languages whose declarations and references the map holds so far (JSX is "javascript").
-PARSED = ("python", "javascript", "typescript", "tsx")
+# Languages whose declarations and references the map holds (JSX is "javascript").
+PARSED = ("python", "javascript", "typescript", "tsx", "go", "rust", "c", "cpp", "csharp",
+          "java", "php")  # fmt: skip
 
 
 def _parse(language: str, data: bytes) -> tuple[list, list] | None:
     """(declarations, references) of a file's source, or None when the parser fails."""
     # tree-sitter loads only when a file needs parsing
-    from waymark.codemap import javascript, python
+    from waymark.codemap import javascript, languages, python
 
     try:
-        return python.extract(data) if language == "python" else javascript.extract(data, language)
+        if language == "python":
+            return python.extract(data)
+        if language in ("javascript", "typescript", "tsx"):
+            return javascript.extract(data, language)
+        return languages.extract(data, language)
     except Exception:  # a grammar's failure costs one file, never the map
         return None
 
@@ -104,6 +109,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     }  # fmt: skip
     if unchanged:
         assert newest is not None
+        _complete(conn, project, newest["seq"], root, skipped)
         return out | {"snapshot": _public(newest), "seconds": time.perf_counter() - started}
     row = {
         "id": "snap_" + clock.new_id(), "project_id": project.id, "git_head": head,
@@ -112,20 +118,57 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 3), "created_at": clock.now(),
     }  # fmt: skip
     known = rows.parsed_digests(conn, list(to_parse))
-    parsed: dict[str, tuple[str, list, list]] = {}
-    for digest, (kind, source) in to_parse.items():
-        if digest not in known:  # a content parsed once, whatever path or snapshot holds it
-            structure = _parse(kind, source)
-            if structure is None:
-                skipped["unparsed"] = skipped.get("unparsed", 0) + 1
-            else:
-                parsed[digest] = (kind, *structure)
+    parsed = _parse_all({d: v for d, v in to_parse.items() if d not in known}, skipped)
     with db.write(conn):
-        rows.add_snapshot(conn, row, found)
+        seq = rows.add_snapshot(conn, row, found)
         for digest, (kind, declared, referenced) in parsed.items():
             rows.add_structure(conn, digest, kind, declared, referenced)
         rows.prune(conn, project.id, KEEP)
+    _complete(conn, project, seq, root, skipped)
     return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
+
+
+def _parse_all(
+    sources: dict[str, tuple[str, bytes]], skipped: dict[str, int]
+) -> dict[str, tuple[str, list, list]]:
+    """digest -> (language, declarations, references) of each new content; a content the
+    parser fails on is counted `unparsed`."""
+    parsed: dict[str, tuple[str, list, list]] = {}
+    for digest, (kind, source) in sources.items():
+        structure = _parse(kind, source)
+        if structure is None:
+            skipped["unparsed"] = skipped.get("unparsed", 0) + 1
+        else:
+            parsed[digest] = (kind, *structure)
+    return parsed
+
+
+def _complete(
+    conn: Connection, project: Project, seq: int, root: str, skipped: dict[str, int]
+) -> None:
+    """Parse what snapshot `seq` holds unparsed (a content stored before its language was
+    parsed, or after a schema change dropped the derived structure), then resolve and store
+    its relationships when they are not stored yet."""
+    missing = rows.unparsed(conn, seq, PARSED)
+    sources: dict[str, tuple[str, bytes]] = {}
+    for path, kind, digest in missing:
+        got = _digest(os.path.join(root, path))
+        if got is not None and got[0] == digest:  # the file as the snapshot saw it
+            sources[digest] = (kind, got[2])
+    parsed = _parse_all(sources, skipped)
+    if not parsed and rows.resolved(conn, seq):
+        return
+    from waymark.codemap.resolve import Map
+
+    if parsed:
+        with db.write(conn):
+            for digest, (kind, declared, referenced) in parsed.items():
+                rows.add_structure(conn, digest, kind, declared, referenced)
+    files = list(rows.files_of(conn, seq))  # resolved outside the write: hooks keep writing
+    edges = Map(files, rows.declarations(conn, seq, None), rows.references(conn, seq, None))
+    found = edges.edges()
+    with db.write(conn):
+        rows.set_edges(conn, project.id, seq, found)
 
 
 def _newest(conn: Connection, project: Project) -> dict[str, Any]:
@@ -217,7 +260,8 @@ def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> d
             "(an exact path, or path::Qualified.name)",
             target=target,
         )
-    edges = Map(files, declared, rows.references(conn, seq, None)).edges()
+    edges = (rows.all_edges(conn, seq) if rows.resolved(conn, seq)
+             else Map(files, declared, rows.references(conn, seq, None)).edges())  # fmt: skip
     found = dependents(edges, target, depth)
     return {"snapshot": newest["id"], "target": target, "depth": depth, "dependents": found}
 
@@ -303,7 +347,8 @@ def _structure_changes(
 
     edges = []
     for seq, files, declared in ((old, a, before_rows), (new, b, after_rows)):
-        found = Map(list(files), declared, rows.references(conn, seq, None)).edges()
+        found = (rows.all_edges(conn, seq) if rows.resolved(conn, seq)
+                 else Map(list(files), declared, rows.references(conn, seq, None)).edges())  # fmt: skip
         edges.append({(e["kind"], e["from"], e["to"]) for e in found})
     if moved:  # an edge that only followed a renamed file is not a change
 

@@ -1,4 +1,6 @@
-"""SQL for the code map: snapshots (`map_snapshots`) and their files (`map_files`)."""
+"""SQL for the code map: snapshots (`map_snapshots`), their files (`map_files`), the parsed
+structure of each content (`map_declarations`, `map_references`, `map_parsed`), and the
+resolved relationships of a project's newest snapshot (`map_edges`, `map_resolved`)."""
 
 from __future__ import annotations
 
@@ -168,3 +170,89 @@ def stored_files(conn: Connection, project_id: str) -> int:
         (project_id,),
     ).fetchone()
     return int(row[0])
+
+
+def set_edges(conn: Connection, project_id: str, seq: int, edges: Sequence[dict[str, Any]]) -> None:
+    """Store snapshot `seq`'s resolved relationships, and drop those of the project's other
+    snapshots (only the newest's are kept: `changes` resolves older ones on demand)."""
+    older = "SELECT seq FROM map_snapshots WHERE project_id = ? AND seq != ?"
+    conn.execute(f"DELETE FROM map_edges WHERE snapshot_seq IN ({older})", (project_id, seq))
+    conn.execute(f"DELETE FROM map_resolved WHERE snapshot_seq IN ({older})", (project_id, seq))
+    conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
+    conn.executemany(
+        "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(seq, e["kind"], e["from"], e["to"].partition("::")[0], e["to"], e["line"])
+         for e in edges],
+    )  # fmt: skip
+    conn.execute("INSERT OR IGNORE INTO map_resolved (snapshot_seq) VALUES (?)", (seq,))
+
+
+def resolved(conn: Connection, seq: int) -> bool:
+    """Whether snapshot `seq`'s relationships are stored."""
+    found = conn.execute("SELECT 1 FROM map_resolved WHERE snapshot_seq = ?", (seq,))
+    return found.fetchone() is not None
+
+
+def newest_resolved(conn: Connection, project_id: str) -> dict[str, Any] | None:
+    """{seq, id, created_at, git_head} of the project's newest snapshot with stored
+    relationships, or None: what a hook reads (no parser, no resolution)."""
+    row = conn.execute(
+        "SELECT s.seq, s.id, s.created_at, s.git_head FROM map_snapshots s"
+        " JOIN map_resolved r ON r.snapshot_seq = s.seq WHERE s.project_id = ?"
+        " ORDER BY s.seq DESC LIMIT 1",
+        (project_id,),
+    ).fetchone()
+    return (
+        None
+        if row is None
+        else dict(zip(("seq", "id", "created_at", "git_head"), row, strict=True))
+    )
+
+
+def edges_into(conn: Connection, seq: int, node: str) -> list[tuple[str, str, str, int]]:
+    """(kind, from, to, line) of snapshot `seq`'s relationships reaching `node`: a file
+    (and every declaration in it), or one `path::Qualified.name`."""
+    where, param = "to_path = ?", [node.partition("::")[0]]
+    if "::" in node:
+        where, param = "to_path = ? AND to_node = ?", [*param, node]
+    return [
+        (str(r[0]), str(r[1]), str(r[2]), int(r[3]))
+        for r in conn.execute(
+            "SELECT kind, from_node, to_node, line FROM map_edges"
+            f" WHERE snapshot_seq = ? AND {where} ORDER BY from_node, line",
+            (seq, *param),
+        )
+    ]
+
+
+def all_edges(conn: Connection, seq: int) -> list[dict[str, Any]]:
+    """Snapshot `seq`'s stored relationships, {kind, from, to, line}."""
+    return [
+        {"kind": r[0], "from": r[1], "to": r[2], "line": r[3]}
+        for r in conn.execute(
+            "SELECT kind, from_node, to_node, line FROM map_edges WHERE snapshot_seq = ?", (seq,)
+        )
+    ]
+
+
+def unparsed(conn: Connection, seq: int, languages: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(path, language, sha256) of snapshot `seq`'s files in `languages` whose content has
+    no stored structure (new since the parser learnt their language, or failed before)."""
+    return [
+        (str(r[0]), str(r[1]), str(r[2]))
+        for r in conn.execute(
+            "SELECT f.path, f.language, f.sha256 FROM map_files f WHERE f.snapshot_seq = ?"
+            " AND f.language IN (SELECT value FROM json_each(?)) AND NOT EXISTS"
+            " (SELECT 1 FROM map_parsed p WHERE p.sha256 = f.sha256)",
+            (seq, json.dumps(list(languages))),
+        )
+    ]
+
+
+def latest_seq(conn: Connection, project_id: str) -> int | None:
+    """The seq of the project's newest snapshot, or None: one indexed read."""
+    row = conn.execute(
+        "SELECT max(seq) FROM map_snapshots WHERE project_id = ?", (project_id,)
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])

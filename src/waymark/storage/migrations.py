@@ -578,6 +578,48 @@ CREATE TABLE map_parsed (
 CREATE INDEX map_files_by_digest ON map_files (sha256);
 """
 
+M025_MAP_LANGUAGES_EDGES = """
+-- The map parses all ten of its languages: declarations take the kinds of types (struct,
+-- interface, trait, enum) too, and references the package or namespace a file declares.
+-- The parsed structure is derived, keyed by content: it is dropped here and parsed again by
+-- the next refresh. The resolved relationships of each project's newest snapshot are kept
+-- (`map_edges`), so a hook finds a file's dependents by index, without a parser;
+-- `map_resolved` marks a snapshot whose relationships were resolved (it may have none).
+DROP TABLE map_declarations;
+DROP TABLE map_references;
+DELETE FROM map_parsed;
+CREATE TABLE map_declarations (
+    sha256       TEXT NOT NULL,
+    qualname     TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('class', 'struct', 'interface', 'trait', 'enum',
+                                               'function', 'method')),
+    start_line   INTEGER NOT NULL,
+    end_line     INTEGER NOT NULL,
+    digest       TEXT NOT NULL,
+    PRIMARY KEY (sha256, qualname, start_line)
+) WITHOUT ROWID;
+CREATE TABLE map_references (
+    sha256       TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('import', 'call', 'package')),
+    source       TEXT,
+    target       TEXT NOT NULL,
+    line         INTEGER NOT NULL
+);
+CREATE INDEX map_references_by_digest ON map_references (sha256);
+CREATE TABLE map_edges (
+    snapshot_seq INTEGER NOT NULL REFERENCES map_snapshots(seq),
+    kind         TEXT NOT NULL CHECK (kind IN ('import', 'call')),
+    from_node    TEXT NOT NULL,  -- a file, or path::Qualified.name
+    to_path      TEXT NOT NULL,
+    to_node      TEXT NOT NULL,
+    line         INTEGER NOT NULL
+);
+CREATE INDEX map_edges_into ON map_edges (snapshot_seq, to_path, to_node);
+CREATE TABLE map_resolved (
+    snapshot_seq INTEGER PRIMARY KEY REFERENCES map_snapshots(seq)
+);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -604,6 +646,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m022_observations", M022_OBSERVATIONS),
     ("m023_code_map", M023_CODE_MAP),
     ("m024_code_structure", M024_CODE_STRUCTURE),
+    ("m025_map_languages_edges", M025_MAP_LANGUAGES_EDGES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
