@@ -5,7 +5,7 @@ python -I -c "from waymark.hooks.session_start import main;main()" claude-code|c
 
 from __future__ import annotations
 
-from .runtime import Context, context_output, run
+from .runtime import Context, context_output, log, run
 
 NAME = "SessionStart"
 
@@ -16,10 +16,28 @@ def handle(ctx: Context) -> str | None:
     from waymark.packets.session_start import start_session
 
     event = ctx.event
+    if ctx.records and (event.source or "startup") in ("startup", "clear"):
+        _refresh_map(ctx)
     text = start_session(
         ctx.conn, ctx.project, event.session_id, event.client, event.source, record=ctx.records
     )
     return context_output(NAME, text) if text else None
+
+
+def _refresh_map(ctx: Context) -> None:
+    """An existing code map brought up to date within `map.refresh_ms` before the packet
+    reads it, else in the background; a failure costs the map's freshness, never the
+    packet."""
+    try:
+        from waymark import settings
+        from waymark.codemap.snapshot import refresh_existing
+        from waymark.storage.connection import read_only
+
+        if not read_only(ctx.conn):
+            budget = settings.get(ctx.conn, "map.refresh_ms") / 1000
+            refresh_existing(ctx.conn, ctx.project, budget)
+    except Exception as exc:
+        log(NAME, f"code map refresh skipped: {exc!r}")
 
 
 def main() -> None:

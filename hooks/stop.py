@@ -30,6 +30,13 @@ def handle(ctx: Context) -> str | None:
         event.client,
         stop_hook_active=bool(event.stop_hook_active),
     )
+    if why:  # work without a handoff: the code map catches up, in the background
+        try:
+            from waymark.codemap.snapshot import refresh_existing
+
+            refresh_existing(ctx.conn, ctx.project, None)
+        except Exception as exc:
+            log(NAME, f"code map refresh skipped: {exc!r}")
     return block_output(why) if why else None
 
 

@@ -29,6 +29,9 @@ DEFAULTS: dict[str, Any] = {
     "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
     "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
+    # The code map's refresh at SessionStart (an existing map only): past this many
+    # milliseconds the hook stops and `waymark map refresh` finishes in the background.
+    "map.refresh_ms": 150.0,
     # Retention (curation/retention.py): nothing is archived or purged unless a sweep is asked
     # for (`waymark forget`) or scheduled here ("daily" or "weekly"; the MCP server runs it).
     "retention.schedule": "off",

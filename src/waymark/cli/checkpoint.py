@@ -155,6 +155,11 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
             operation=args.operation,
             budget=budget,
         )
+    from waymark.codemap import snapshot
+
+    failed = snapshot.after_save(conn, project)  # an existing code map follows the save
+    if failed:
+        print(f"waymark: the code map was not refreshed: {failed}", file=sys.stderr)
     emit(
         saved.to_dict(),
         ctx.as_json,

@@ -31,6 +31,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
     p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
     p.add_argument("--path", help="changes: only this file or directory; symbols: this file")
+    p.add_argument("--quiet", action="store_true",
+                   help="refresh: print nothing (what hooks start in the background)")  # fmt: skip
 
 
 def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
@@ -45,7 +47,8 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         if done["skipped"]:
             left = ", ".join(f"{n:,} {why}" for why, n in sorted(done["skipped"].items()))
             lines.append(f"left out: {left}")
-        emit(done, ctx.as_json, "\n".join(lines))
+        if not args.quiet:
+            emit(done, ctx.as_json, "\n".join(lines))
     elif args.action == "status":
         found = snapshot.status(ctx.conn, ctx.project(create=False))
         lines = [

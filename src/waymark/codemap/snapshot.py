@@ -68,9 +68,15 @@ def _git_state(root: str) -> tuple[str | None, str | None, bool | None]:
     return head, (parent or "").strip() or None, None if changed is None else bool(changed)
 
 
-def refresh(conn: Connection, project: Project) -> dict[str, Any]:
+class Overdue(Exception):
+    """A refresh given a deadline passed it; what it had stored stands (a snapshot without
+    its relationships is completed by the next refresh)."""
+
+
+def refresh(conn: Connection, project: Project, *, deadline: float | None = None) -> dict[str, Any]:
     """Bring the project's map up to date; what was done: the snapshot (new, or the newest
-    when nothing changed), files hashed and reused, what the walk left out, seconds."""
+    when nothing changed), files hashed and reused, what the walk left out, seconds. With
+    `deadline` (a `time.perf_counter()` value) it raises Overdue once past it."""
     root = project.files
     if root is None:
         raise InvalidArgument("the code map needs a project directory; this project has none")
@@ -82,6 +88,8 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     to_parse: dict[str, tuple[str, bytes]] = {}  # digest -> (language, source), new contents
     hashed = 0
     for rel, st in walk.files(root, rules_for(root, root), skipped):
+        if deadline is not None and time.perf_counter() > deadline:
+            raise Overdue("the walk")
         old = before.get(rel)
         if old is not None and (old[2], old[4]) == (st.st_size, st.st_mtime_ns):
             found.append((rel, *old))
@@ -109,7 +117,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     }  # fmt: skip
     if unchanged:
         assert newest is not None
-        _complete(conn, project, newest["seq"], root, skipped)
+        _complete(conn, project, newest["seq"], root, skipped, deadline)
         return out | {"snapshot": _public(newest), "seconds": time.perf_counter() - started}
     row = {
         "id": "snap_" + clock.new_id(), "project_id": project.id, "git_head": head,
@@ -118,23 +126,25 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 3), "created_at": clock.now(),
     }  # fmt: skip
     known = rows.parsed_digests(conn, list(to_parse))
-    parsed = _parse_all({d: v for d, v in to_parse.items() if d not in known}, skipped)
+    parsed = _parse_all({d: v for d, v in to_parse.items() if d not in known}, skipped, deadline)
     with db.write(conn):
         seq = rows.add_snapshot(conn, row, found)
         for digest, (kind, declared, referenced) in parsed.items():
             rows.add_structure(conn, digest, kind, declared, referenced)
         rows.prune(conn, project.id, KEEP)
-    _complete(conn, project, seq, root, skipped)
+    _complete(conn, project, seq, root, skipped, deadline)
     return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
 
 
 def _parse_all(
-    sources: dict[str, tuple[str, bytes]], skipped: dict[str, int]
+    sources: dict[str, tuple[str, bytes]], skipped: dict[str, int], deadline: float | None
 ) -> dict[str, tuple[str, list, list]]:
     """digest -> (language, declarations, references) of each new content; a content the
     parser fails on is counted `unparsed`."""
     parsed: dict[str, tuple[str, list, list]] = {}
     for digest, (kind, source) in sources.items():
+        if deadline is not None and time.perf_counter() > deadline:
+            raise Overdue("parsing")
         structure = _parse(kind, source)
         if structure is None:
             skipped["unparsed"] = skipped.get("unparsed", 0) + 1
@@ -144,7 +154,12 @@ def _parse_all(
 
 
 def _complete(
-    conn: Connection, project: Project, seq: int, root: str, skipped: dict[str, int]
+    conn: Connection,
+    project: Project,
+    seq: int,
+    root: str,
+    skipped: dict[str, int],
+    deadline: float | None = None,
 ) -> None:
     """Parse what snapshot `seq` holds unparsed (a content stored before its language was
     parsed, or after a schema change dropped the derived structure), then resolve and store
@@ -155,7 +170,7 @@ def _complete(
         got = _digest(os.path.join(root, path))
         if got is not None and got[0] == digest:  # the file as the snapshot saw it
             sources[digest] = (kind, got[2])
-    parsed = _parse_all(sources, skipped)
+    parsed = _parse_all(sources, skipped, deadline)
     if not parsed and rows.resolved(conn, seq):
         return
     from waymark.codemap.resolve import Map
@@ -164,11 +179,55 @@ def _complete(
         with db.write(conn):
             for digest, (kind, declared, referenced) in parsed.items():
                 rows.add_structure(conn, digest, kind, declared, referenced)
+    if deadline is not None and time.perf_counter() > deadline:
+        raise Overdue("resolving")
     files = list(rows.files_of(conn, seq))  # resolved outside the write: hooks keep writing
     edges = Map(files, rows.declarations(conn, seq, None), rows.references(conn, seq, None))
     found = edges.edges()
     with db.write(conn):
         rows.set_edges(conn, project.id, seq, found)
+
+
+def refresh_existing(conn: Connection, project: Project, seconds: float | None) -> str:
+    """A hook's refresh: only a project that has a map (its first is built by `waymark map
+    refresh` or the MCP server, never in a hook), within `seconds` (None: no wait at all);
+    past them, or when there is no time to try, `waymark map refresh` goes on in a
+    background process. What happened: "no map", "refreshed", "background"."""
+    if project.files is None or rows.latest_seq(conn, project.id) is None:
+        return "no map"
+    if seconds is not None:
+        try:
+            refresh(conn, project, deadline=time.perf_counter() + seconds)
+            return "refreshed"
+        except Overdue:
+            pass
+    in_background(project.files)
+    return "background"
+
+
+def after_save(conn: Connection, project: Project) -> str | None:
+    """A saved checkpoint is a moment worth mapping: an existing map is brought up to date
+    (a first one is never started here). None, or why it failed: the save stands."""
+    try:
+        if project.files and rows.latest_seq(conn, project.id) is not None:
+            refresh(conn, project)
+    except Exception as exc:  # the map is a nicety next to the handoff
+        return repr(exc)
+    return None
+
+
+def in_background(root: str) -> None:
+    """Start `waymark map refresh` in `root` as a process of its own that nothing waits
+    for: no pipe of the caller's is held open, and it outlives the caller."""
+    import subprocess
+    import sys
+
+    subprocess.Popen(
+        [sys.executable, "-I", "-c", "from waymark.cli import main;main()", "map", "refresh",
+         "--quiet"],
+        cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+    )  # fmt: skip
 
 
 def _newest(conn: Connection, project: Project) -> dict[str, Any]:

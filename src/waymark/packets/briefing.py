@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from waymark.storage.memories import Memory
 
 
-def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | None:
-    """The active checkpoint with its lessons (historical ones marked) and evidence state."""
+def checkpoint_section(
+    conn: Connection, project: Project, *, files: bool = False
+) -> dict[str, Any] | None:
+    """The active checkpoint with its lessons (historical ones marked) and evidence state;
+    with `files`, its relevant files too (what the packet's code map part starts from)."""
     from waymark.handoff import (
         checkpoints,  # hashes evidence files: only the callers that show it pay
     )
@@ -29,7 +32,8 @@ def checkpoint_section(conn: Connection, project: Project) -> dict[str, Any] | N
     if current is None:
         return None
     fresh = checkpoints.freshness(current, project.files)
-    return {
+    relevant = {"relevant_files": list(current.revision.body.get("relevant_files") or [])}
+    return (relevant if files else {}) | {
         "id": current.id,
         "revision_id": current.revision.id,
         "updated_at": current.updated_at,

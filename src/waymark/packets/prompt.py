@@ -93,6 +93,9 @@ def prompt_packet(
         and h.memory.id not in seen
         and h.memory.id not in shown_scoped
     ]
+    impact, around = _impact(conn, project, named, prompt, seen | shown_scoped)
+    shown_scoped |= {m.id for m in around}
+    chosen = [h for h in chosen if h.memory.id not in shown_scoped]
     restated = sections.not_restated(project, scoped + [h.memory for h in chosen])
     scoped = [m for m in scoped if m not in restated]
     chosen = [h for h in chosen if h.memory not in restated]
@@ -104,6 +107,14 @@ def prompt_packet(
             500,
             0,
             [(m.id, f"path match: {m.scope_target}") for m in scoped],
+        ),
+        Section(
+            "What depends on what you named",
+            [line for _, line in impact] + [sections.memory_line(m) for m in around],
+            300,
+            0,
+            [(None, "the code map's static dependents")] * len(impact)
+            + [(m.id, f"path match: {m.scope_target} (a dependent)") for m in around],
         ),
         Section(
             "Relevant memories",
@@ -118,10 +129,31 @@ def prompt_packet(
         return None
     if writable:
         sections.note_injected(
-            conn, session_id, [m.id for m in scoped + relevant if m.id in text],
+            conn, session_id, [m.id for m in scoped + around + relevant if m.id in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
+            others=[k for k, line in impact if line in text],
         )  # fmt: skip
     return text
+
+
+def _impact(
+    conn: Connection, project: Project, named: list[str], prompt: str, seen: set[str]
+) -> tuple[list[tuple[str, str]], list[Any]]:
+    """For a file or declaration the prompt names (two at most): (seen key, a line of how
+    many files depend on it and which), and the memories scoped to those dependents."""
+    from waymark.codemap import facts
+    from waymark.packets.briefing import file_memories
+
+    lines, files = [], []
+    for node in facts.named_in_prompt(conn, project.id, named, prompt):
+        found = facts.dependents(conn, project.id, node)
+        if found and f"map:{found['snapshot']}:{node}" not in seen:
+            lines.append((f"map:{found['snapshot']}:{node}", facts.dependents_line(node, found)))
+            files += [f for f in found["top"] if f not in files]
+    around = (
+        [m for m in file_memories(conn, project, files, 4) if m.id not in seen] if files else []
+    )
+    return lines, around
 
 
 def why_recalled(hit: Any) -> str:

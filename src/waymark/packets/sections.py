@@ -35,7 +35,7 @@ def memory_line(m: Memory) -> str:
     )
 
 
-Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes")
+Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes files", defaults=((),))
 
 
 def checkpoint(conn: Connection, project: Project, branch: str | None = None) -> Checkpoint:
@@ -45,7 +45,7 @@ def checkpoint(conn: Connection, project: Project, branch: str | None = None) ->
     from waymark.handoff.checkpoints import past_lessons
     from waymark.packets.briefing import checkpoint_section
 
-    section = checkpoint_section(conn, project)
+    section = checkpoint_section(conn, project, files=True)
     if section is None:
         past = past_lessons(conn, project, branch=branch)
         return Checkpoint(None, [], [], [_past(x) for x in past], _past_notes(past))
@@ -80,7 +80,8 @@ def checkpoint(conn: Connection, project: Project, branch: str | None = None) ->
     past = past_lessons(conn, project, own, branch=branch)
     lessons += [_past(lesson) for lesson in past]
     nxt = [lines[0]] if section["next_action"] else []
-    return Checkpoint(section["id"], lines, nxt, lessons, notes + _past_notes(past))
+    return Checkpoint(section["id"], lines, nxt, lessons, notes + _past_notes(past),
+                      section["relevant_files"])  # fmt: skip
 
 
 def _past_notes(past: list[dict]) -> list[tuple[str | None, str]]:

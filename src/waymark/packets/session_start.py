@@ -13,7 +13,7 @@ from waymark.packets.render import Section, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
@@ -155,10 +155,30 @@ def packet(
                 sections.repo_changes(conn, project, session_id, head, dirty(), branch),
                 200,
             ),
+            code_section(conn, project, session_id, checkpoint.files),
         ]
     budget = settings.get(conn, "packet.session_start_tokens")
     text = render("session-start", parts, budget)
     return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
+
+
+def code_section(
+    conn: Connection, project: Project, session_id: str, files: Sequence[str]
+) -> Section:
+    """The code map's part of the packet: what changed in the code's structure since the
+    last session began, the static dependents of the checkpoint's relevant files (two at
+    most), and, when there is room, an overview of the map. Nothing without a map."""
+    from waymark.codemap import facts
+
+    changed, more = facts.since_session(conn, project.id, session_id)
+    lines = list(changed)
+    for path in list(files)[:2]:
+        found = facts.dependents(conn, project.id, path)
+        if found:
+            lines.append(facts.dependents_line(path, found))
+    if lines or changed == []:
+        lines += facts.overview(conn, project.id)
+    return Section("Code map", lines, 220, more)
 
 
 def _agent_name(agent_type: str | None) -> str | None:

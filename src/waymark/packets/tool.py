@@ -58,7 +58,9 @@ def tool_packet(
     named = list(paths)
     if command:
         named += commands.written_files(command)
-        named += _named_files(command, where) if commands.program(command) else []
+    edited = normalise(project, [os.path.join(where or "", p) for p in named])
+    if command and commands.program(command):
+        named += _named_files(command, where)
     rel = normalise(project, [os.path.join(where or "", p) for p in named])
     if not rel and not command:
         return None, None
@@ -78,7 +80,8 @@ def tool_packet(
         failures = [f for f in _failures(conn, project, command) if f[0] not in seen]
     shown = {m.id for m in fresh}
     warnings = [m for m in naming if m.id not in seen and m.id not in shown]
-    if not (fresh or approaches or failures or warnings):
+    impact = [d for d in _dependents(conn, project, edited) if d[0] not in seen]
+    if not (fresh or approaches or failures or warnings or impact):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
     from waymark.packets.render import Section, render
@@ -111,6 +114,13 @@ def tool_packet(
             0,
             [(m.id, "its text names the command") for m in warnings],
         ),
+        Section(
+            "What depends on it",
+            [d[1] for d in impact],
+            120,
+            0,
+            [(d[0], "the code map's static dependents") for d in impact],
+        ),
     ]
     text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
     if not text:
@@ -123,11 +133,24 @@ def tool_packet(
             session_id,
             [m.id for m in fresh + warnings if m.id in text],
             receipt=(project.id, "PreToolUse", "tool", text, parts),
-            others=[k for k, line in approaches + failures if line in text],
+            others=[k for k, line in approaches + failures + impact if line in text],
             new_session=None if sessions.session_exists(conn, session_id) else client,
             agent_id=agent_id,
         )
     return text, ask
+
+
+def _dependents(conn: Connection, project: Project, edited: list[str]) -> list[tuple[str, str]]:
+    """(seen key, line) of the static dependents of the files an edit changes (two at most),
+    from the code map's newest resolved snapshot: how many files, and the top three."""
+    from waymark.codemap import facts
+
+    out = []
+    for path in edited[:2]:
+        found = facts.dependents(conn, project.id, path)
+        if found:
+            out.append((f"map:{found['snapshot']}:{path}", facts.dependents_line(path, found)))
+    return out
 
 
 def _scoped(

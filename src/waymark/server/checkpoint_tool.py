@@ -108,16 +108,12 @@ def checkpoint(
 
 
 def _refresh_map(conn: Any, proj: Any) -> None:
-    """A saved checkpoint is a moment worth mapping: the code map is brought up to date when
-    the project has one (it is never started here: `waymark map refresh` makes the first,
-    which can be long). A failure is logged; the checkpoint stands."""
+    """An existing code map is brought up to date after a save (`snapshot.after_save`)."""
     from waymark.codemap import snapshot
 
-    try:
-        if proj.files and snapshot.status(conn, proj, 1)["snapshots"]:
-            snapshot.refresh(conn, proj)
-    except Exception as exc:  # the map is a nicety next to the handoff
-        log.warning("code map refresh after a checkpoint failed: %s", exc)
+    failed = snapshot.after_save(conn, proj)
+    if failed:
+        log.warning("code map refresh after a checkpoint failed: %s", failed)
 
 
 # (function, tool name, hints): what `app.build_server` registers.

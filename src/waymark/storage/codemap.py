@@ -256,3 +256,70 @@ def latest_seq(conn: Connection, project_id: str) -> int | None:
         "SELECT max(seq) FROM map_snapshots WHERE project_id = ?", (project_id,)
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def kept_at(conn: Connection, project_id: str, when: str | None) -> dict[str, Any] | None:
+    """{seq, id} of the project's newest snapshot that keeps its files, taken at or before
+    `when` (None: the newest of all)."""
+    clause, params = ("AND created_at <= ?", (when,)) if when else ("", ())
+    row = conn.execute(
+        "SELECT seq, id FROM map_snapshots s WHERE project_id = ?"
+        f" {clause} AND EXISTS (SELECT 1 FROM map_files f WHERE f.snapshot_seq = s.seq)"
+        " ORDER BY seq DESC LIMIT 1",
+        (project_id, *params),
+    ).fetchone()
+    return None if row is None else {"seq": int(row[0]), "id": str(row[1])}
+
+
+def files_changed(conn: Connection, old: int, new: int) -> tuple[dict[str, str], dict[str, str]]:
+    """({path: sha256} in `new` and not so in `old`, the same of `old` against `new`)."""
+    query = (
+        "SELECT path, sha256 FROM map_files WHERE snapshot_seq = ?"
+        " EXCEPT SELECT path, sha256 FROM map_files WHERE snapshot_seq = ?"
+    )
+    came = {str(r[0]): str(r[1]) for r in conn.execute(query, (new, old))}
+    left = {str(r[0]): str(r[1]) for r in conn.execute(query, (old, new))}
+    return came, left
+
+
+def declared_in(conn: Connection, digest: str) -> dict[str, tuple[str, str]]:
+    """qualname -> (kind, digest of its text) of one parsed file content."""
+    return {
+        str(r[0]): (str(r[1]), str(r[2]))
+        for r in conn.execute(
+            "SELECT qualname, kind, digest FROM map_declarations WHERE sha256 = ?", (digest,)
+        )
+    }
+
+
+def overview(conn: Connection, seq: int, directories: int) -> dict[str, Any]:
+    """A snapshot's file count by language and its `directories` fullest directories."""
+    languages = {
+        (r[0] or ""): int(r[1])
+        for r in conn.execute(
+            "SELECT language, count(*) FROM map_files WHERE snapshot_seq = ? GROUP BY language",
+            (seq,),
+        )
+    }
+    fullest = [
+        (str(r[0]).rstrip("/"), int(r[1]))
+        for r in conn.execute(
+            "SELECT rtrim(path, replace(path, '/', '')) AS dir, count(*) AS n FROM map_files"
+            " WHERE snapshot_seq = ? AND language IS NOT NULL AND instr(path, '/') > 0"
+            " GROUP BY dir ORDER BY n DESC, dir LIMIT ?",
+            (seq, directories),
+        )
+    ]
+    return {"languages": languages, "directories": fullest}
+
+
+def declaration_named(conn: Connection, seq: int, qualname: str, limit: int) -> list[str]:
+    """Paths of snapshot `seq`'s files declaring `qualname` (at most `limit`)."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT f.path FROM map_declarations d JOIN map_files f"
+            " ON f.sha256 = d.sha256 AND f.snapshot_seq = ? WHERE d.qualname = ? LIMIT ?",
+            (seq, qualname, limit),
+        )
+    ]

@@ -598,6 +598,7 @@ CREATE TABLE map_declarations (
     digest       TEXT NOT NULL,
     PRIMARY KEY (sha256, qualname, start_line)
 ) WITHOUT ROWID;
+CREATE INDEX map_declarations_by_name ON map_declarations (qualname);
 CREATE TABLE map_references (
     sha256       TEXT NOT NULL,
     kind         TEXT NOT NULL CHECK (kind IN ('import', 'call', 'package')),

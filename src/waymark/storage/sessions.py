@@ -183,6 +183,16 @@ def previous_head(conn: Connection, project_id: str, except_session: str) -> str
     return None if row is None else row[0]
 
 
+def previous_start(conn: Connection, project_id: str, except_session: str) -> str | None:
+    """When the project's latest other session started."""
+    row = conn.execute(
+        "SELECT started_at FROM sessions WHERE project_id = ? AND id <> ?"
+        " ORDER BY started_at DESC, id DESC LIMIT 1",
+        (project_id, except_session),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
 def add_injected(conn: Connection, session_id: str, memory_ids: Iterable[str]) -> None:
     for memory_id in memory_ids:
         conn.execute(
