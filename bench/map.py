@@ -1,6 +1,6 @@
 """The code map's refresh times and size: a synthetic repository of N files (source in the
 map's languages and other files, 40-200 lines each, a tenth of them Python with a function
-every two lines, committed to git), mapped by
+every two lines, each calling a function of another file, committed to git), mapped by
 `waymark map refresh`'s code: the first map, a refresh with nothing changed, and one after a
 single edit; then the database's growth per 1,000 files. Each run is timed once, wall clock.
 
@@ -32,8 +32,9 @@ def make_repo(root: pathlib.Path, n: int, seed: int) -> None:
         path = root / f"pkg{i % 37}" / f"mod{i % 11}" / f"file_{i}{ext}"
         path.parent.mkdir(parents=True, exist_ok=True)
         n_lines = rng.randint(40, 200)
-        if ext == ".py":  # real declarations and calls for the parser
-            lines = [f"def f{k}_{i}(x):\n    return g{k}(x) + {rng.randrange(10**9)}"
+        if ext == ".py":  # real declarations, and calls that resolve to another file's
+            other = i - len(EXTENSIONS) if i >= len(EXTENSIONS) else i
+            lines = [f"def f{k}_{i}(x):\n    return f{k}_{other}(x) + {rng.randrange(10**9)}"
                      for k in range(n_lines // 2)]  # fmt: skip
         else:
             lines = [f"// {i} line {k} value {rng.randrange(10**9)}" for k in range(n_lines)]
@@ -77,12 +78,14 @@ def main() -> int:
         timings["after one edit"] = (time.perf_counter() - started, done)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         second = db_bytes(home) - empty - first
+        edges = conn.execute("SELECT count(*) FROM map_edges").fetchone()[0]
         conn.close()
     print(f"machine: {os.cpu_count()} cores; {args.files:,} files; wall seconds of one run each")
     print(f"{'refresh':<16} {'seconds':>8} {'files':>7} {'hashed':>7} {'snapshot':>9}")
     for label, (seconds, done) in timings.items():
         print(f"{label:<16} {seconds:>8.3f} {done['files']:>7,} {done['hashed']:>7,} "
               f"{'new' if done['created'] else 'same':>9}")  # fmt: skip
+    print(f"resolved relationships stored for the newest snapshot: {edges:,}")
     per = first / args.files * 1000 / 1024
     print(
         f"database: {first / 1024:,.0f} KiB for the first map ({per:,.0f} KiB per 1,000 files,"

@@ -82,6 +82,7 @@ STRUCTURAL = {
     "map_declarations": {"sha256", "qualname", "kind", "digest"},  # names parsed from the tree's code
     "map_references": {"sha256", "kind", "source", "target"},
     "map_parsed": {"sha256", "language"},
+    "map_edges": {"kind", "from_node", "to_path", "to_node"},  # paths and parsed names
 }  # fmt: skip
 
 SECRETS = {
