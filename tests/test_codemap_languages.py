@@ -5,6 +5,7 @@ is left out stayed unresolved: ambiguous names, locals, packages), and the renam
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -261,3 +262,71 @@ def test_the_go_fixture_through_the_cli(conn, tmp_path):
     assert text.startswith("2 dependents of util/pad.go::Pad")  # c.Get stays unresolved
     assert "store/cache.go::Cache.Get  calls util/pad.go::Pad" in text
     assert "util/trim.go::Trim  calls util/pad.go::Pad" in text
+
+
+def test_a_symbol_target_is_checked_against_the_map_of_the_file_as_it_is(conn, tmp_path):
+    from test_codemap import cli
+
+    root, _ = _mapped(tmp_path, "go", conn)
+
+    def remember(target):
+        return cli("remember", "--content", "note", "--scope", "symbol", "--target", target,
+                   "--json", cwd=str(root))  # fmt: skip
+
+    assert remember("util/pad.go::Pad").returncode == 0  # declared: the map says so
+    assert remember("store/cache.go::Cache.Get").returncode == 0
+    wrong = remember("util/pad.go::Padd")
+    assert wrong.returncode != 0
+    error = json.loads(wrong.stdout or wrong.stderr)
+    assert error["code"] == "target_not_found"
+    assert "not declared in util/pad.go (code map snap_" in error["message"]
+    assert "did you mean Pad" in error["message"]
+    # Println is only called in cache.go: a word match once let it through, the map does not
+    assert remember("store/cache.go::Println").returncode != 0
+    # the file changed since the map: the map is no authority on it, the text check is
+    (root / "store/cache.go").write_text(
+        (root / "store/cache.go").read_text("utf-8") + "\n// changed\n", "utf-8"
+    )
+    assert remember("store/cache.go::Println").returncode == 0
+
+
+def test_memories_follow_a_renamed_file_and_a_moved_declaration(conn, tmp_path):
+    from test_codemap import cli
+
+    root, project = _mapped(tmp_path, "go", conn)
+
+    def remember(scope, target):
+        done = cli("remember", "--content", f"about {target}", "--scope", scope, "--target",
+                   target, "--json", cwd=str(root))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["memory"]["id"]
+
+    on_file = remember("file", "util/trim.go")
+    on_symbol = remember("symbol", "util/trim.go::Trim")
+    on_moved = remember("symbol", "store/open.go::Open")
+    untouched = remember("symbol", "util/pad.go::Pad")
+    os.rename(root / "util/trim.go", root / "util/strings.go")
+    source = (root / "store/open.go").read_text("utf-8")
+    (root / "store/open.go").write_text("package store\n", "utf-8")  # Open leaves ...
+    (root / "store/make.go").write_text(
+        source.replace("package store\n\n", "package store\n\n// made\n"), "utf-8"
+    )  # fmt: skip  ... and arrives, its text the same
+    done = cli("map", "refresh", cwd=str(root))
+    assert done.returncode == 0, done.stderr
+    assert "now targets util/strings.go (was util/trim.go: it moved)" in done.stdout
+    assert "now targets store/make.go::Open (was store/open.go::Open: it moved)" in done.stdout
+    listed = json.loads(cli("list", "--json", cwd=str(root)).stdout)
+    targets = {m["scope_target"] for m in listed["results"]}
+    assert {"util/strings.go", "util/strings.go::Trim", "store/make.go::Open",
+            "util/pad.go::Pad"} <= targets  # fmt: skip
+    assert not targets & {"util/trim.go", "util/trim.go::Trim", "store/open.go::Open"}
+    history = json.loads(cli("history", on_symbol, "--json", cwd=str(root)).stdout)
+    assert [m["scope_target"] for m in history] == ["util/trim.go::Trim", "util/strings.go::Trim"]
+    assert [m["status"] for m in history] == ["superseded", "active"]
+    assert history[1]["content"] == "about util/trim.go::Trim"  # nothing else changed
+    for old in (on_file, on_moved):
+        assert json.loads(cli("history", old, "--json", cwd=str(root)).stdout)[-1]["status"] == (
+            "active")  # fmt: skip
+    assert len(json.loads(cli("history", untouched, "--json", cwd=str(root)).stdout)) == 1
+    again = cli("map", "refresh", cwd=str(root)).stdout
+    assert "now targets" not in again  # nothing moved since

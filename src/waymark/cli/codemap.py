@@ -47,6 +47,8 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         if done["skipped"]:
             left = ", ".join(f"{n:,} {why}" for why, n in sorted(done["skipped"].items()))
             lines.append(f"left out: {left}")
+        lines += [f"memory {r['memory']} now targets {r['to']} (was {r['from']}: it moved)"
+                  for r in done["retargeted"]]  # fmt: skip
         if not args.quiet:
             emit(done, ctx.as_json, "\n".join(lines))
     elif args.action == "status":

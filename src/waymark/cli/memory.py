@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit, read_content
+from waymark.codemap.facts import declarations_of
 from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
@@ -255,6 +256,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         git_branch=_branch(project.files),
         base_dir=base_dir,
         check_symbol=args.target is not None,  # typed now, so it must be real now
+        mapped=declarations_of(ctx.conn, project.id) if project.files else None,
     )
 
 

@@ -167,3 +167,19 @@ def overview(conn: Connection, project_id: str) -> list[str]:
     if found["directories"]:
         line += "; fullest: " + ", ".join(d for d, _ in found["directories"])
     return [line]
+
+
+def declarations_of(conn: Connection, project_id: str) -> Any:
+    """`mapped(path, sha256)` for a symbol check: (the newest kept snapshot's id, the
+    qualified names it parsed in `path`) when that snapshot holds `path` with that very
+    content, parsed; else None (the map knows nothing of the file as it is)."""
+
+    def mapped(path: str, digest: str) -> tuple[str, set[str]] | None:
+        newest = rows.kept_at(conn, project_id, None)
+        if newest is None or rows.file_digest(conn, newest["seq"], path) != digest:
+            return None
+        if not rows.parsed_digests(conn, [digest]):
+            return None
+        return newest["id"], set(rows.declared_in(conn, digest))
+
+    return mapped

@@ -14,11 +14,10 @@ import hashlib
 import os
 import re
 import time
-from collections import Counter
 from typing import Any
 
 from waymark.base import clock
-from waymark.codemap import walk
+from waymark.codemap import moves, walk
 from waymark.errors import InvalidArgument, NotFound
 from waymark.projects import git
 from waymark.projects.ignore import rules_for
@@ -118,7 +117,8 @@ def refresh(conn: Connection, project: Project, *, deadline: float | None = None
     if unchanged:
         assert newest is not None
         _complete(conn, project, newest["seq"], root, skipped, deadline)
-        return out | {"snapshot": _public(newest), "seconds": time.perf_counter() - started}
+        return out | {"snapshot": _public(newest), "retargeted": [],
+                      "seconds": time.perf_counter() - started}  # fmt: skip
     row = {
         "id": "snap_" + clock.new_id(), "project_id": project.id, "git_head": head,
         "git_parent": parent, "git_dirty": dirty, "files": len(found),
@@ -132,8 +132,13 @@ def refresh(conn: Connection, project: Project, *, deadline: float | None = None
         for digest, (kind, declared, referenced) in parsed.items():
             rows.add_structure(conn, digest, kind, declared, referenced)
         rows.prune(conn, project.id, KEEP)
+    # memories follow a file or declaration that moved (before anything that may be overdue)
+    followed = (
+        moves.follow(conn, project, newest["seq"], seq, row["id"]) if newest and before else []
+    )
     _complete(conn, project, seq, root, skipped, deadline)
-    return out | {"snapshot": _public(row), "seconds": time.perf_counter() - started}
+    return out | {"snapshot": _public(row), "retargeted": followed,
+                  "seconds": time.perf_counter() - started}  # fmt: skip
 
 
 def _parse_all(
@@ -364,13 +369,9 @@ def changes(
     modified = sorted(p for p in a if p in b and a[p][1] != b[p][1] and under(p))
     # A rename: a digest held by one file in each snapshot, which left one path and arrived
     # at another. A digest several files share (empty files, copies) names no identity.
-    before, after = Counter(v[1] for v in a.values()), Counter(v[1] for v in b.values())
-    came = {b[p][1]: p for p in added if after[b[p][1]] == 1}
-    renamed = [
-        {"from": p, "to": came[a[p][1]]}
-        for p in removed
-        if before[a[p][1]] == 1 and a[p][1] in came
-    ]
+    arrived = set(added)
+    renamed = [{"from": p, "to": q} for p, q in moves.renames(a, b).items()
+               if p in removed and q in arrived]  # fmt: skip
     moved_from = {r["from"] for r in renamed}
     moved_to = {r["to"] for r in renamed}
     return {

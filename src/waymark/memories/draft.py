@@ -97,6 +97,7 @@ def make_draft(
     agent: str | None = None,
     base_dir: str | None = None,
     check_symbol: bool = False,
+    mapped: Any = None,
 ) -> Draft:
     """Validate every field, scrub secrets, and return a Draft; raise on bad input."""
     if type not in TYPES:
@@ -128,7 +129,7 @@ def make_draft(
         content=content,
         scope_type=scope,
         scope_target=normalise_target(
-            scope, target, project.files, base_dir, check_symbol=check_symbol
+            scope, target, project.files, base_dir, check_symbol=check_symbol, mapped=mapped
         ),
         tags=clean_tags,
         priority=int(priority),
@@ -237,3 +238,25 @@ def content_hash(content: str) -> str:
     """Hash of the normalised content: whitespace collapsed, case folded."""
     normal = " ".join(content.split()).casefold()
     return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def revision_of(project: Project, old: Any, **changes: Any) -> Draft:
+    """A draft of `old` (a Memory) with `changes` (content, target, actor, client,
+    session_id), every other field as it was: what an edit or a retarget saves."""
+    fields: dict[str, Any] = {
+        "type": old.type,
+        "content": old.content,
+        "title": old.title if old.title != title_from(old.content) else None,
+        "scope": old.scope_type,
+        "target": old.scope_target,
+        "tags": old.tags,
+        "priority": old.priority,
+        "pinned": old.pinned,
+        "evidence": old.evidence,
+        "valid_until": old.valid_until,
+        "key": old.key,
+        "source_ref": old.source_ref,
+        "git_branch": old.git_branch,
+        "agent": old.agent,
+    }
+    return make_draft(project, **(fields | changes))

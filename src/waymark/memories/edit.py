@@ -17,7 +17,7 @@ from typing import Any
 
 from waymark.errors import InvalidArgument
 from waymark.memories import store
-from waymark.memories.draft import MAX_CONTENT, make_draft, title_from
+from waymark.memories.draft import MAX_CONTENT, revision_of
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
@@ -112,25 +112,8 @@ def edit(
             )
         if content == old.content:
             raise InvalidArgument("the operations leave the content as it is; nothing to save")
-        draft = make_draft(
-            project,
-            type=old.type,
-            content=content,
-            title=old.title if old.title != title_from(old.content) else None,
-            scope=old.scope_type,
-            target=old.scope_target,
-            tags=old.tags,
-            priority=old.priority,
-            pinned=old.pinned,
-            evidence=old.evidence,
-            valid_until=old.valid_until,
-            key=old.key,
-            actor=actor,
-            client=client,
-            session_id=session_id,
-            source_ref=old.source_ref,
-            git_branch=old.git_branch,
-            agent=old.agent,
+        draft = revision_of(
+            project, old, content=content, actor=actor, client=client, session_id=session_id
         )
         if draft.redactions or draft.content != content:
             raise InvalidArgument(

@@ -8,6 +8,7 @@ symlinks are resolved, and never point into `.git`. Deleting the code later dele
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from waymark.errors import InvalidScope, TargetNotFound
 
@@ -59,12 +60,15 @@ def normalise_target(
     base: str | None = None,
     *,
     check_symbol: bool = False,
+    mapped: Callable[[str, str], tuple[str, set[str]] | None] | None = None,
 ) -> str | None:
     """Validate `target` for `scope` and return it as stored (None for project/global).
 
     A relative target is taken against `base` (the caller's working directory), else the root.
     With `check_symbol` (a target someone just typed), a symbol must be defined in its file;
     a carried-over or imported target is not re-checked: code that moved deletes nothing.
+    `mapped(path, sha256)` gives the code map's (snapshot, declarations) of a file whose
+    content the map parsed as it is now (`symbols.check_defined`).
     """
     if scope not in SCOPES:
         raise InvalidScope(
@@ -93,7 +97,7 @@ def normalise_target(
     if symbol is not None and check_symbol:
         from waymark.memories.symbols import check_defined  # only symbol targets pay
 
-        check_defined(os.path.join(root, rel), rel, symbol)
+        check_defined(os.path.join(root, rel), rel, symbol, mapped)
     return f"{rel}::{symbol}" if symbol is not None else rel
 
 

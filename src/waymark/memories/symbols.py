@@ -10,8 +10,10 @@ cheaply (over 2 MB) is not checked.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections.abc import Callable
 
 from waymark.errors import TargetNotFound
 
@@ -22,34 +24,62 @@ _DECLARING = (
 )
 
 
-def check_defined(path: str, rel: str, symbol: str) -> None:
-    """Raise TargetNotFound unless the file at `path` defines `symbol`."""
+def check_defined(
+    path: str,
+    rel: str,
+    symbol: str,
+    mapped: Callable[[str, str], tuple[str, set[str]] | None] | None = None,
+) -> None:
+    """Raise TargetNotFound unless the file at `path` defines `symbol`. Where the code map
+    parsed the file as it is now (`mapped`), its declarations are the authority: a symbol
+    it declares passes, and one it does not passes only as a name the map does not record
+    (a Python module-level assignment, a `const`/`let`/`var`/`type`-like declaration)."""
     try:
         if os.path.getsize(path) > MAX_BYTES:
             return
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError:
         return  # the file check already passed; an unreadable file is not ours to judge
+    found = mapped(rel, hashlib.sha256(data).hexdigest()) if mapped else None
+    if found is not None and symbol.replace("::", ".") in found[1]:
+        return
+    text = data.decode("utf-8", errors="replace")
     names = _python_names(text) if rel.endswith((".py", ".pyi")) else None
     if names is not None:
-        if symbol in names or symbol.split(".")[-1] in {n.split(".")[-1] for n in names}:
+        if symbol in names or (found is None and
+                               symbol.split(".")[-1] in {n.split(".")[-1] for n in names}):  # fmt: skip
             return
         raise TargetNotFound(
-            f"symbol {symbol!r} is not defined in {rel}" + _closest(symbol, names),
+            f"symbol {symbol!r} is not defined in {rel}"
+            + _map_note(found)
+            + _closest(symbol, names | (found[1] if found else set())),
             target=f"{rel}::{symbol}",
         )
     last = re.escape(symbol.replace("::", ".").split(".")[-1])
     declared = re.search(rf"\b{_DECLARING}\s+(?:[\w*&<>\[\]]+\s+)*?{last}\b", text)
+    if declared:
+        return
+    if found is not None:  # the map's parse of this very content: no looser guess
+        raise TargetNotFound(
+            f"symbol {symbol!r} is not declared in {rel}"
+            + _map_note(found)
+            + _closest(symbol.replace("::", "."), found[1]),
+            target=f"{rel}::{symbol}",
+        )
     called_like_c = re.search(rf"^[^\n;=]*\b{last}\s*\([^;]*$", text, re.MULTILINE)
     words = all(
         re.search(rf"\b{re.escape(part)}\b", text)
         for part in symbol.replace("::", ".").split(".")
         if part
     )
-    if declared or (called_like_c and words) or (words and not _known_language(rel)):
+    if (called_like_c and words) or (words and not _known_language(rel)):
         return
     raise TargetNotFound(f"symbol {symbol!r} is not defined in {rel}", target=f"{rel}::{symbol}")
+
+
+def _map_note(found: tuple[str, set[str]] | None) -> str:
+    return f" (code map {found[0]})" if found else ""
 
 
 def _known_language(rel: str) -> bool:

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from waymark.base import tokens
+from waymark.codemap.facts import declarations_of
 from waymark.errors import InvalidArgument, NotFound
 from waymark.memories import browse, links, observations, store
 from waymark.memories.draft import make_draft
@@ -279,6 +280,7 @@ def remember(
             actor="agent",
             client="mcp",
             check_symbol=target is not None,
+            mapped=declarations_of(conn, proj.id) if proj.files else None,
             **state.origin(conn, proj),
         )
         saved = (

@@ -323,3 +323,11 @@ def declaration_named(conn: Connection, seq: int, qualname: str, limit: int) -> 
             (seq, qualname, limit),
         )
     ]
+
+
+def file_digest(conn: Connection, seq: int, path: str) -> str | None:
+    """The SHA-256 snapshot `seq` holds for `path`, or None."""
+    row = conn.execute(
+        "SELECT sha256 FROM map_files WHERE snapshot_seq = ? AND path = ?", (seq, path)
+    ).fetchone()
+    return None if row is None else str(row[0])

@@ -401,6 +401,29 @@ def targeted(
     return [tuple(r) for r in rows]
 
 
+def targeting(
+    conn: Connection, project_id: str, targets: Sequence[str], prefixes: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(id, scope_target) of the project's active file- and symbol-scoped memories, every
+    agent's, whose target is one of `targets` or starts with `prefix::`."""
+    base = (
+        "SELECT id, scope_target FROM memories WHERE project_id = ? AND"
+        f" {_TARGET_WHERE} AND scope_type IN ('file', 'symbol')"
+    )
+    found: list[Any] = []
+    if targets:
+        marks = ", ".join("?" * len(targets))
+        found += conn.execute(
+            f"{base} AND scope_target IN ({marks})", (project_id, *targets)
+        ).fetchall()
+    for path in prefixes:
+        found += conn.execute(
+            f"{base} AND scope_target >= ? AND scope_target < ?",
+            (project_id, path + "::", path + ":;"),
+        ).fetchall()
+    return sorted({(str(r[0]), str(r[1])) for r in found})
+
+
 def keyed(
     conn: Connection,
     owners: Sequence[str | None],
