@@ -67,3 +67,46 @@ def test_the_server_owns_warm_recall_and_exits_with_its_client(repo):
                 for stream in (proc.stdout, proc.stderr, proc.stdin):
                     if stream and not stream.closed:
                         stream.close()
+
+
+def _stop(proc):
+    proc.stdin.close()
+    assert proc.wait(timeout=20) == 0
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()
+
+
+def test_the_server_builds_a_captured_projects_first_code_map_in_the_background(
+    conn, enabled, repo
+):
+    from waymark.codemap import snapshot
+
+    server = start_server(repo)
+    try:
+        assert wait_for(lambda: snapshot.rows.latest_seq(conn, enabled.id) is not None, 30.0), (
+            "the server built no first map"
+        )
+        seq = snapshot.rows.latest_seq(conn, enabled.id)
+        assert wait_for(lambda: snapshot.rows.resolved(conn, seq), 30.0)
+        files = snapshot.rows.files_of(conn, seq)
+        assert "src/pkg/core.py" in files  # the repository, as `waymark map refresh` maps it
+    finally:
+        _stop(server)
+
+
+def test_the_server_builds_no_map_when_told_not_to_or_where_capture_is_off(conn, enabled, repo):
+    from waymark import settings
+    from waymark.codemap import snapshot
+    from waymark.projects import capture
+
+    settings.set_value(conn, "map.server_builds_first", False)
+    server = start_server(repo)
+    time.sleep(3.0)
+    _stop(server)
+    assert snapshot.rows.latest_seq(conn, enabled.id) is None
+    settings.set_value(conn, "map.server_builds_first", True)
+    capture.set_enabled(conn, enabled, False)
+    server = start_server(repo)
+    time.sleep(3.0)
+    _stop(server)
+    assert snapshot.rows.latest_seq(conn, enabled.id) is None

@@ -32,6 +32,9 @@ DEFAULTS: dict[str, Any] = {
     # The code map's refresh at SessionStart (an existing map only): past this many
     # milliseconds the hook stops and `waymark map refresh` finishes in the background.
     "map.refresh_ms": 150.0,
+    # The MCP server builds a captured project's first code map in the background, so no
+    # hook ever waits for it (`waymark map refresh` builds it by hand).
+    "map.server_builds_first": True,
     # Retention (curation/retention.py): nothing is archived or purged unless a sweep is asked
     # for (`waymark forget`) or scheduled here ("daily" or "weekly"; the MCP server runs it).
     "retention.schedule": "off",

@@ -54,6 +54,10 @@ ProjectArg = Annotated[str | None, Field()]  # default: the working directory's 
 RECALLED_KEPT = 1000
 
 
+FIRST_MAP_TRIES = 10  # the project may appear with the client's SessionStart, just after
+FIRST_MAP_WAIT_S = 1.0
+
+
 class State:
     def __init__(self, *, cwd: str | None = None) -> None:
         self.cwd = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
@@ -128,6 +132,43 @@ class State:
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
         threading.Thread(target=self._check_file, name="waymark-check", daemon=True).start()
         threading.Thread(target=self._scheduled_sweep, name="waymark-sweep", daemon=True).start()
+        threading.Thread(target=self._first_map, name="waymark-map", daemon=True).start()
+
+    def _first_map(self) -> None:
+        """A captured project's first code map, built here so no hook waits for it
+        (`map.server_builds_first`); the hooks keep it up to date from then on. Its own
+        connection: a long first map holds no tool call up. A project the client's
+        SessionStart has not created yet is waited for a little."""
+        import time
+
+        from waymark import settings
+        from waymark.codemap import snapshot
+        from waymark.projects.capture import policy
+
+        conn = None
+        try:
+            conn = db.connect()
+            for _ in range(FIRST_MAP_TRIES):
+                try:
+                    project = self.project(conn, None, create=False)
+                    break
+                except errors.NotFound:
+                    time.sleep(FIRST_MAP_WAIT_S)
+            else:
+                return  # no project here: nothing to map
+            if not (project.files and settings.get(conn, "map.server_builds_first")):
+                return
+            if not policy(conn, project)["records"]:
+                return  # capture off or read-only: nothing is written for it
+            if snapshot.rows.latest_seq(conn, project.id) is not None:
+                return
+            done = snapshot.refresh(conn, project)
+            log.info("first code map: %d files in %.1f s", done["files"], done["seconds"])
+        except Exception as exc:  # background work: log, never take the server down
+            log.warning("the first code map could not be built: %s", exc)
+        finally:
+            if conn is not None:
+                conn.close()
 
     def _scheduled_sweep(self) -> None:
         """The retention sweep the user scheduled (`retention.schedule`), when it is due."""
