@@ -15,7 +15,7 @@ worst case; a few of the corpus's commands have failed before, so the failure lo
 PreToolUse (again) is one session editing the same three files over and over: after the
 warm-up runs there is nothing new to say, the common case.
 
-    python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--profile] [--keep]
+    python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--map] [--profile] [--keep]
 
 WAYMARK_EMBED_MODEL_DIR defaults to ../shared/models/all-MiniLM-L6-v2-onnx when that exists.
 """
@@ -88,8 +88,10 @@ def git(repo: pathlib.Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
 
 
-def setup(size: int, tmp: pathlib.Path, seed: int) -> dict:
-    """The repository and database for one size; returns what the runs need."""
+def setup(size: int, tmp: pathlib.Path, seed: int, code_map: bool = False) -> dict:
+    """The repository and database for one size; returns what the runs need. With
+    `code_map`, the repository's code map is built first (`waymark map refresh`): SessionStart
+    then refreshes it and shows its section, PreToolUse and prompts read dependents."""
     data = corpus.make_corpus(size, seed)
     repo = tmp / f"repo-{size}"
     corpus.materialise(data.tree, str(repo))
@@ -126,6 +128,11 @@ def setup(size: int, tmp: pathlib.Path, seed: int) -> dict:
             failed=True, exit_code=1, error="E   AssertionError: expected 2 got 3\nFAILED",
         )  # fmt: skip
     n_vectors, _ = corpus.fill_vectors(conn, project.id, seed)
+    if code_map:
+        from waymark.codemap import snapshot
+
+        mapped = snapshot.refresh(conn, project)
+        print(f"code map: {mapped['files']:,} files in {mapped['seconds']:.2f} s", flush=True)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return {
@@ -372,7 +379,7 @@ def profile(env: dict, hooks: list[str], rng: random.Random) -> None:
 
 def measure(size: int, tmp: pathlib.Path, args: argparse.Namespace) -> dict:
     started = time.perf_counter()
-    env = setup(size, tmp, args.seed)
+    env = setup(size, tmp, args.seed, args.map)
     print(
         f"{size:,} memories loaded in {env['load_s']:.0f} s ({env['vectors']:,} vectors);"
         f" setup {time.perf_counter() - started:.0f} s",
@@ -452,6 +459,7 @@ def main() -> int:
     parser.add_argument(
         "--profile", action="store_true", help="also print a cProfile of one run per hook"
     )
+    parser.add_argument("--map", action="store_true", help="build the repository's code map first")
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if not os.environ.get(embed.ENV_MODEL_DIR) and DEFAULT_MODEL.is_dir():

@@ -30,8 +30,12 @@ def _refresh_map(ctx: Context) -> None:
     packet."""
     try:
         from waymark import settings
-        from waymark.codemap.snapshot import refresh_existing
+        from waymark.storage.codemap import latest_seq
         from waymark.storage.connection import read_only
+
+        if latest_seq(ctx.conn, ctx.project.id) is None:
+            return  # no map (the common case): nothing heavier is imported
+        from waymark.codemap.snapshot import refresh_existing
 
         if not read_only(ctx.conn):
             budget = settings.get(ctx.conn, "map.refresh_ms") / 1000

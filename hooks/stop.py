@@ -32,9 +32,12 @@ def handle(ctx: Context) -> str | None:
     )
     if why:  # work without a handoff: the code map catches up, in the background
         try:
-            from waymark.codemap.snapshot import refresh_existing
+            from waymark.storage.codemap import latest_seq
 
-            refresh_existing(ctx.conn, ctx.project, None)
+            if latest_seq(ctx.conn, ctx.project.id) is not None:
+                from waymark.codemap.snapshot import refresh_existing
+
+                refresh_existing(ctx.conn, ctx.project, None)
         except Exception as exc:
             log(NAME, f"code map refresh skipped: {exc!r}")
     return block_output(why) if why else None

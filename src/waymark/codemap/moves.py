@@ -15,12 +15,13 @@ code went, and nothing is merged or guessed.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from waymark.storage import codemap as rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 

@@ -2,7 +2,7 @@
 
 A refresh walks the tree (`walk`), reuses the digest of every file whose size and mtime are
 those of the newest snapshot, hashes the rest, and records a new immutable snapshot, with the
-Git state (HEAD, its parent, dirty or clean), only when something differs; the KEEP newest
+Git state (HEAD, its parent, dirty or clean), only when a mapped file or HEAD differs; the KEEP newest
 keep their files. `changes` compares two snapshots as named (default: the two newest, in the
 order taken): a path that left and one that arrived with a digest that one file holds in
 each snapshot is a rename, never a guess among copies.
@@ -10,21 +10,24 @@ each snapshot is a rename, never a guess among copies.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import time
-from typing import Any
 
 from waymark.base import clock
-from waymark.codemap import moves, walk
+from waymark.codemap import walk
 from waymark.errors import InvalidArgument, NotFound
 from waymark.projects import git
 from waymark.projects.ignore import rules_for
-from waymark.projects.resolve import Project
 from waymark.storage import codemap as rows
 from waymark.storage import connection as db
-from waymark.storage.connection import Connection
+
+# A hook refreshes through here: `re`, `hashlib` and `typing` load only where they are used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
 
 KEEP = 3  # snapshots per project that keep their files
 # Languages whose declarations and references the map holds (JSX is "javascript").
@@ -55,6 +58,8 @@ def _digest(path: str) -> tuple[str, int, bytes] | None:
     except OSError:
         return None
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    import hashlib
+
     return hashlib.sha256(data).hexdigest(), lines, data
 
 
@@ -106,10 +111,11 @@ def refresh(conn: Connection, project: Project, *, deadline: float | None = None
         hashed += 1
         if language is not None and language in PARSED:
             to_parse[digest] = (language, data)
-    head, parent, dirty = _git_state(root)
+    # Unchanged: every mapped file as it was, at the same HEAD (read from the refs, no git
+    # process); git runs only for a new snapshot's parent and dirty flag.
     same_files = {r[0]: r[2] for r in found} == {p: v[1] for p, v in before.items()}
     unchanged = newest is not None and newest["kept"] and same_files and (
-        newest["git_head"], newest["git_dirty"]) == (head, dirty)  # fmt: skip
+        newest["git_head"] == (git.head(root) if git.is_repo(root) else None))  # fmt: skip
     out: dict[str, Any] = {
         "created": not unchanged, "files": len(found), "hashed": hashed,
         "reused": len(found) - hashed, "skipped": skipped,
@@ -119,6 +125,7 @@ def refresh(conn: Connection, project: Project, *, deadline: float | None = None
         _complete(conn, project, newest["seq"], root, skipped, deadline)
         return out | {"snapshot": _public(newest), "retargeted": [],
                       "seconds": time.perf_counter() - started}  # fmt: skip
+    head, parent, dirty = _git_state(root)
     row = {
         "id": "snap_" + clock.new_id(), "project_id": project.id, "git_head": head,
         "git_parent": parent, "git_dirty": dirty, "files": len(found),
@@ -133,6 +140,8 @@ def refresh(conn: Connection, project: Project, *, deadline: float | None = None
             rows.add_structure(conn, digest, kind, declared, referenced)
         rows.prune(conn, project.id, KEEP)
     # memories follow a file or declaration that moved (before anything that may be overdue)
+    from waymark.codemap import moves
+
     followed = (
         moves.follow(conn, project, newest["seq"], seq, row["id"]) if newest and before else []
     )
@@ -271,6 +280,8 @@ def find(conn: Connection, project: Project, query: str, limit: int = 20) -> dic
     """A starting point: the newest snapshot's declarations and files ranked for a few
     literal words: a name equal to a word first, then a name starting with one, then names
     and paths holding every word; shorter names first within a rank."""
+    import re
+
     words = [w for w in re.split(r"[^\w]+", query.casefold()) if w]
     if not words:
         raise InvalidArgument("give a word or a few to look for")
@@ -369,6 +380,8 @@ def changes(
     modified = sorted(p for p in a if p in b and a[p][1] != b[p][1] and under(p))
     # A rename: a digest held by one file in each snapshot, which left one path and arrived
     # at another. A digest several files share (empty files, copies) names no identity.
+    from waymark.codemap import moves
+
     arrived = set(added)
     renamed = [{"from": p, "to": q} for p, q in moves.renames(a, b).items()
                if p in removed and q in arrived]  # fmt: skip
