@@ -32,6 +32,7 @@ module, a package, a type); any other `T.m` is the one declaration `T.m` of the 
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 from typing import Any
@@ -47,6 +48,7 @@ TYPES = ("class", "struct", "interface", "trait", "enum")
 IMPLICIT_THIS = ("java", "csharp", "c")  # where `m()` in a method may be `this.m()`
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def family(path: str) -> str | None:
     return FAMILIES.get(language(path) or "")
 
