@@ -450,3 +450,38 @@ def test_a_checkpoint_saved_through_mcp_refreshes_an_existing_map_only(conn, pro
     assert snapshot.changes(conn, project)["declarations"]["modified"] == [
         "src/pkg/util.py::helper"
     ]
+
+
+BARRELS = {
+    "web/util.ts": "export function fmt(n: number) { return String(n); }\n"
+    "export function pad(s: string) { return s; }\n",
+    "web/lib/deep.ts": "export function deep() { return 1; }\n",
+    "web/lib/index.ts": 'export { deep } from "./deep";\n',
+    "web/other.ts": "export function fmt() { return 2; }\n",
+    "web/index.ts": 'export { fmt, pad as padLeft } from "./util";\n'
+    'export * from "./lib";\n'
+    'export * as others from "./other";\n',
+    "main.ts": 'import { fmt, padLeft, deep } from "./web";\n'
+    "function run() { fmt(1); padLeft('x'); deep(); }\n",
+}
+
+
+def test_typescript_barrels_are_followed_to_the_one_declaration_they_re_export(conn, project, tree):
+    for path, text in BARRELS.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text, "utf-8")
+    snapshot.refresh(conn, project)
+    refs = {
+        (r["kind"], r["target"])
+        for r in snapshot.structure(conn, project, "web/index.ts")["references"]
+    }
+    assert refs == {("export", "./util:fmt"), ("export", "./util:pad as padLeft"),
+                    ("export", "./lib:*"), ("export", "./other as others")}  # fmt: skip
+    on_fmt = snapshot.impact(conn, project, "web/util.ts::fmt", depth=1)
+    assert {d["at"] for d in on_fmt["dependents"]} == {"main.ts", "main.ts::run", "web/index.ts"}
+    on_pad = snapshot.impact(conn, project, "web/util.ts::pad", depth=1)
+    assert "main.ts::run" in {d["at"] for d in on_pad["dependents"]}  # through its alias
+    on_deep = snapshot.impact(conn, project, "web/lib/deep.ts::deep", depth=1)
+    assert "main.ts::run" in {d["at"] for d in on_deep["dependents"]}  # two barrels deep
+    on_other = snapshot.impact(conn, project, "web/other.ts::fmt", depth=1)
+    assert "main.ts::run" not in {d["at"] for d in on_other["dependents"]}  # a namespace only

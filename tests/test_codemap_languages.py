@@ -55,6 +55,7 @@ EXPECTED = {
             ("src/store.rs", "Getter", "trait", 6, 6),
             ("src/store.rs", "open", "function", 16, 16),
             ("src/store.rs", "render", "function", 14, 14),
+            ("src/store.rs", "shouted", "function", 20, 20),
             ("src/util/mod.rs", "pad", "function", 3, 3),
             ("src/util/text.rs", "render", "function", 3, 3),
             ("src/util/text.rs", "shout", "function", 1, 1),
@@ -66,6 +67,9 @@ EXPECTED = {
             ("call", "src/store.rs::Cache.get", "src/util/text.rs::shout"),
             ("call", "src/store.rs::Cache.load", "src/store.rs::Cache.new"),
             ("call", "src/store.rs::open", "src/store.rs::Cache.new"),
+            ("call", "src/store.rs::shouted", "src/util/text.rs::shout"),  # via `pub use ... as`
+            ("import", "src/store.rs", "src/util/text.rs::shout"),
+            ("import", "src/util/mod.rs", "src/util/text.rs::shout"),  # a child module's path
             ("call", "src/util/text.rs::shout", "src/util/mod.rs::pad"),
             ("import", "src/store.rs", "src/util/mod.rs"),
             ("import", "src/store.rs", "src/util/mod.rs::pad"),

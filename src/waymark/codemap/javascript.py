@@ -7,7 +7,9 @@ Declarations: function declarations, classes, their methods (`Widget.render`), a
 `const`/`let`/`var` bound to an arrow function or function expression (a function). Imports:
 `module:name` for a named or default import (`./util:fmt`, `react:default as React`),
 `module` for a namespace or bare import (`./util as util`); ` as alias` names the local
-binding (`{ a as b }`). Calls: a name or a dotted chain of names, `this.x` included, and
+binding (`{ a as b }`). Re-exports (`export { a as b } from "./x"`, `export * from "./x"`,
+`export * as ns from "./x"`) are `export` references of the same form, which the resolver
+follows through barrels. Calls: a name or a dotted chain of names, `this.x` included, and
 `new Name(...)`.
 """
 
@@ -91,6 +93,26 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                     walk(value, inner, False)
                 else:
                     walk(child, scope, in_class)
+            elif kind == "export_statement" and child.child_by_field_name("source") is not None:
+                module = _text(child.child_by_field_name("source")).strip("'\"`")
+                line = child.start_point[0] + 1
+                clause = next((c for c in child.named_children if c.type == "export_clause"), None)
+                spaced = next((c for c in child.named_children if c.type == "namespace_export"),
+                              None)  # fmt: skip
+                if clause is not None:
+                    for spec in clause.named_children:
+                        exported, local = (spec.child_by_field_name(f) for f in ("name", "alias"))
+                        if spec.type == "export_specifier" and exported is not None:
+                            alias = f" as {_text(local)}" if local is not None else ""
+                            references.append(
+                                ("export", here, f"{module}:{_text(exported)}{alias}", line)
+                            )
+                elif spaced is not None:
+                    named = spaced.named_children[0] if spaced.named_children else None
+                    alias = f" as {_text(named)}" if named is not None else ""
+                    references.append(("export", here, module + alias, line))
+                else:
+                    references.append(("export", here, f"{module}:*", line))
             elif kind == "import_statement":
                 source_node = child.child_by_field_name("source")
                 if source_node is None:

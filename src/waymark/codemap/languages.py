@@ -12,7 +12,7 @@ One walker serves the seven, told by a `Spec` which nodes declare what. What eac
 - Imports, as `module`, `module:name` or `module:*`, and ` as alias` when renamed:
   Go `import u "x/util"` (`x/util as u`; a dot import `x/util:*`); Rust `use` paths as
   written with `::`, a `{...}` group expanded (`self` in it is the group's path), `as`
-  kept, `*` as `path:*`; C and C++ `#include` paths (quoted or angled); C# `using A.B`,
+  kept, `*` as `path:*` (`pub use` is an `export`: it imports and re-exports); C and C++ `#include` paths (quoted or angled); C# `using A.B`,
   `using static A.B.T` (`A.B.T:*`), `using X = A.B.T`; Java `import a.b.T`,
   `import static a.b.T.m` (`a.b.T:m`), `import a.b.*` and `import static a.b.T.*` (`:*`); PHP `use A\\B\\T`, grouped `use A\\{B, C as D}`, `use function`, and
   `require`/`include` of a literal path. Namespaces are written with dots (`A.B.T`).
@@ -349,8 +349,9 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
         if kind != "use_declaration":
             return False
         argument = node.child_by_field_name("argument")
-        for target in _rust_use(argument, ""):
-            refer("import", here, target, node)
+        public = any(c.type == "visibility_modifier" for c in node.children)
+        for target in _rust_use(argument, ""):  # `pub use` imports and re-exports
+            refer("export" if public else "import", here, target, node)
         return True
     if language in ("c", "cpp"):
         if kind != "preproc_include":

@@ -7,12 +7,16 @@ Imports, by family (` as alias` names the local binding in every family):
   `a/b/__init__.py`); `from a.b import name` the declaration `name` of that file, else
   module `a.b.name`, else the file; relative imports (`.util`, `..core`) from the package.
 - JavaScript/TypeScript: a relative specifier (`./util`, `../lib/x.js`) as written, with an
-  extension, or its directory's `index`; a package name reaches no file here.
+  extension, or its directory's `index`; a package name reaches no file here. A name the
+  file does not declare is followed through its re-exports (`export { a as b } from`,
+  `export * from`), three barrels deep, to the one declaration they reach; a barrel depends
+  on what it re-exports.
 - Go: an import path reaches the one directory of Go files it ends with (the longest such
   directory when several do), and every file of that package.
 - Rust: `crate::a::b` from the importer's crate root (the nearest directory with `lib.rs`
   or `main.rs`), `self::`, `super::` from its module; a module is `a/b.rs` or `a/b/mod.rs`;
-  a path whose module is a file names that file's declaration `b` when it has one.
+  a path whose module is a file names that file's declaration `b` when it has one, else
+  what that module re-exports as `b` (`pub use`, three modules deep).
 - C and C++: `#include "x.h"` next to the includer first, else the one file ending in `/x.h`
   (angled includes too, so a project header reached through `-I` resolves when unique).
 - Java, C# and PHP: a type or function `a.b.T` is the one file whose package or namespace is
@@ -45,7 +49,8 @@ FAMILIES = {
     "rust": "rust", "c": "c", "cpp": "c", "csharp": "csharp", "java": "java", "php": "php",
 }  # fmt: skip
 TYPES = ("class", "struct", "interface", "trait", "enum")
-IMPLICIT_THIS = ("java", "csharp", "c")  # where `m()` in a method may be `this.m()`
+IMPLICIT_THIS = ("java", "csharp", "c")
+REEXPORT_HOPS = 3  # barrels re-exporting barrels, followed this deep  # where `m()` in a method may be `this.m()`
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -99,7 +104,10 @@ class Map:
             for i in range(len(parts)):
                 self.modules.setdefault(".".join(parts[i:]), []).append(path)
         self.packages: dict[tuple[str | None, str], list[str]] = {}
+        self.exports: dict[str, list[tuple[str, str, str]]] = {}  # file -> (module, name, as)
         for path, kind, _, target, _ in references:
+            if kind == "export":
+                self.exports.setdefault(path, []).append(split(path, target))
             if kind == "package":
                 found = self.packages.setdefault((family(path), target), [])
                 if path not in found:
@@ -178,10 +186,13 @@ class Map:
         elif parts and parts[0] == "super":
             while parts and parts[0] == "super":
                 base, parts = posixpath.dirname(base), parts[1:]
-        else:  # a module of this crate named from its root (or another crate's: no file)
+        else:  # a child module (2018 paths), else one named from the crate root
+            child = self._rust_module("self::" + path, importer)
+            if child is not None:
+                return child
             root = self._crate_root(importer)
             if root is None:
-                return None
+                return None  # another crate's: no file here
             base = root
         if not parts:  # the module itself: `super`, `crate`
             found = [c for c in (f"{base}.rs", f"{base}/mod.rs", f"{base}/lib.rs",
@@ -209,6 +220,53 @@ class Map:
         ]
         return f"{found[0]}::{name}" if len(found) == 1 else None
 
+    def _rust_target(self, path: str, importer: str, hops: int) -> str | None:
+        """What a Rust `use` path names: a module's file, else `file::item` of its parent
+        module (through that module's `pub use` re-exports, `hops` deep), else the parent's
+        file."""
+        found = self._rust_module(path, importer)
+        if found or "::" not in path:
+            return found
+        head, _, last = path.rpartition("::")
+        parent = self._rust_module(head, importer)
+        if parent is None:
+            return None
+        if last in self.declared.get(parent, {}):
+            return f"{parent}::{last}"
+        if hops > 0:
+            for module, name, alias in self.exports.get(parent, []):
+                if name == "*":  # `pub use a::*`: the item may be a's
+                    deeper = self._rust_target(f"{module}::{last}", parent, hops - 1)
+                elif (alias or module.rsplit("::", 1)[-1]) == last:
+                    deeper = self._rust_target(module, parent, hops - 1)
+                else:
+                    continue
+                if deeper and "::" in deeper:
+                    return deeper
+        return parent
+
+    def _reexported(self, barrel: str, name: str, hops: int) -> str | None:
+        """The one declaration `name` that JavaScript/TypeScript file `barrel` re-exports
+        (`export { a as name } from`, `export * from`), followed `hops` barrels deep."""
+        found: set[str] = set()
+        for module, exported, alias in self.exports.get(barrel, []):
+            source = self.module_file(module, barrel)
+            if source is None or source == barrel:
+                continue
+            if exported == "*" and not alias:
+                original = name
+            elif exported not in ("", "*") and (alias or exported) == name:
+                original = exported
+            else:
+                continue
+            if original in self.declared.get(source, {}):
+                found.add(f"{source}::{original}")
+            elif hops > 1:
+                deeper = self._reexported(source, original, hops - 1)
+                if deeper:
+                    found.add(deeper)
+        return next(iter(found)) if len(found) == 1 else None
+
     def _import(self, path: str, target: str) -> tuple[list[str], dict[str, str]]:
         """(what an import reaches, the local names it binds -> what each stands for)."""
         fam = family(path)
@@ -224,8 +282,8 @@ class Map:
                 elif fam == "python":  # `from a import b`: b may be module a.b
                     child = module + name if module.endswith(".") else f"{module}.{name}"
                     to = self.module_file(child, path) or found
-                else:
-                    to = found
+                else:  # through a barrel's re-exports, else the module
+                    to = (self._reexported(found, name, REEXPORT_HOPS) if found else None) or found
                 return ([to], {alias or name: to}) if to else ([], {})
             if not found:
                 return [], {}
@@ -247,16 +305,12 @@ class Map:
             local = alias or (next(iter(names)) if len(names) == 1 else module.rsplit("/", 1)[-1])
             return list(self.dirs[directory]), ({} if name == "*" else {local: "dir:" + directory})
         if fam == "rust":
-            found = self._rust_module(module, path)
-            last = module.rsplit("::", 1)[-1]
-            if found:
-                return [found], ({} if name == "*" else {alias or last: found})
-            parent = self._rust_module(module.rsplit("::", 1)[0], path) if "::" in module else None
-            if parent is None:
+            found = self._rust_target(module, path, REEXPORT_HOPS)
+            if found is None:
                 return [], {}
-            if last in self.declared.get(parent, {}):
-                return [f"{parent}::{last}"], {alias or last: f"{parent}::{last}"}
-            return [parent], {}
+            if name == "*" or ("::" not in found and not self._rust_module(module, path)):
+                return [found], {}  # a glob, or a module reached for a name it lacks
+            return [found], {alias or module.rsplit("::", 1)[-1]: found}
         if fam == "c" or (fam == "php" and module.startswith("./")):
             found = self._suffix(module, path)
             return ([found] if found else []), {}
@@ -283,10 +337,11 @@ class Map:
         out = []
         bound: dict[str, dict[str, str]] = {}  # file -> local name -> what it stands for
         for path, kind, _, target, line in self.references:
-            if kind != "import":
+            if kind not in ("import", "export"):
                 continue
             reached, names = self._import(path, target)
-            bound.setdefault(path, {}).update(names)
+            if kind == "import" or family(path) == "rust":  # `pub use` binds, JS exports not
+                bound.setdefault(path, {}).update(names)
             for to in reached:
                 if to != path:
                     out.append({"kind": "import", "from": path, "to": to, "line": line})

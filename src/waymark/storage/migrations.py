@@ -580,7 +580,8 @@ CREATE INDEX map_files_by_digest ON map_files (sha256);
 
 M025_MAP_LANGUAGES_EDGES = """
 -- The map parses all ten of its languages: declarations take the kinds of types (struct,
--- interface, trait, enum) too, and references the package or namespace a file declares.
+-- interface, trait, enum) too, and references the package or namespace a file declares
+-- and what a JavaScript/TypeScript file re-exports (`export ... from`).
 -- The parsed structure is derived, keyed by content: it is dropped here and parsed again by
 -- the next refresh. The resolved relationships of each project's newest snapshot are kept
 -- (`map_edges`), so a hook finds a file's dependents by index, without a parser;
@@ -601,7 +602,7 @@ CREATE TABLE map_declarations (
 CREATE INDEX map_declarations_by_name ON map_declarations (qualname);
 CREATE TABLE map_references (
     sha256       TEXT NOT NULL,
-    kind         TEXT NOT NULL CHECK (kind IN ('import', 'call', 'package')),
+    kind         TEXT NOT NULL CHECK (kind IN ('import', 'call', 'package', 'export')),
     source       TEXT,
     target       TEXT NOT NULL,
     line         INTEGER NOT NULL
