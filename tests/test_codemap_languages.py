@@ -199,20 +199,18 @@ EXPECTED = {
     ),
 }
 
-# What each fixture leaves unresolved on purpose, and why (checked absent above, named here).
+# Calls each fixture makes that must stay unresolved: (file, enclosing declaration, callee as
+# recorded). Each is checked recorded, and reaching nothing of its name.
 UNRESOLVED = {
-    "go": [
-        "fmt.Println: a package outside the repository",
-        "c.Get: a local variable",
-        "render in util: one per package, never across packages",
-    ],
-    "rust": ["s.to_string: a local", "render in util/text.rs: the call in store.rs is its own"],
-    "c": ["printf: <stdio.h> is no file of the map", "c->m: a field"],
-    "cpp": ["shop::Cache::open: the namespace qualifies nothing", "c.get: a local variable"],
-    "csharp": ["using Shop.Util: a namespace names no one file", "Views.Render: never called"],
-    "java": ["render(): import com.shop.util.* is a package; Pad.render and Views.render"],
-    "php": ["render(): declared in Pad.php and helpers.php, ambiguous"],
-}
+    "go": [("cmd/main.go", "main", "c.Get"),  # a local variable
+           ("store/cache.go", "Cache.Get", "fmt.Println")],  # a package outside the repo
+    "rust": [("src/util/mod.rs", "pad", "s.to_string")],  # a method on a local
+    "c": [("src/cache.c", "get", "printf")],  # <stdio.h> is no file of the map
+    "cpp": [("src/main.cpp", "main", "c.get")],  # a local variable
+    "csharp": [("Store/Cache.cs", "Cache.Init", "Console.WriteLine")],  # `using System`
+    "java": [("com/shop/store/Cache.java", "Cache.get", "render")],  # a package import only
+    "php": [("src/Store/Cache.php", "Cache.get", "render")],  # two files declare it
+}  # fmt: skip
 
 
 def _mapped(tmp_path: Path, language: str, conn):
@@ -239,7 +237,12 @@ def test_each_language_maps_its_declarations_and_resolves_only_unique_targets(
     seq = snapshot.rows.snapshots(conn, project.id, 1)[0]["seq"]
     stored = {(e["kind"], e["from"], e["to"]) for e in snapshot.rows.all_edges(conn, seq)}
     assert stored == edges, (stored - edges, edges - stored)
-    assert UNRESOLVED[language]  # each fixture says what it leaves unresolved
+    recorded = {(r["path"], r["source"], r["target"]) for r in found["references"]}
+    for path, source, callee in UNRESOLVED[language]:
+        assert (path, source, callee) in recorded
+        last = callee.rsplit(".", 1)[-1]
+        assert not [e for e in stored if e[1] == f"{path}::{source}"
+                    and e[2].endswith((f"::{last}", f".{last}"))], callee  # fmt: skip
 
 
 @pytest.mark.parametrize("language", sorted(EXPECTED))
