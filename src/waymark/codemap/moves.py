@@ -39,26 +39,28 @@ def moved(conn: Connection, old: int, new: int) -> dict[str, str]:
     """old node -> new node (a file, or path::Qualified.name) between two snapshots."""
     a, b = rows.files_of(conn, old), rows.files_of(conn, new)
     out: dict[str, str] = dict(renames(a, b))
-    left: dict[str, list[str]] = {}  # declaration digest -> nodes that left
-    came: dict[str, list[str]] = {}  # declaration digest -> nodes that arrived
-    for path, value in a.items():
-        if path in out or (path in b and b[path][1] == value[1]):
-            continue
-        after = rows.declared_in(conn, b[path][1]) if path in b else {}
-        for name, (_, digest) in rows.declared_in(conn, value[1]).items():
-            if name not in after:
-                left.setdefault(digest, []).append(f"{path}::{name}")
-    for path, value in b.items():
-        if path in out.values() or (path in a and a[path][1] == value[1]):
-            continue
-        before = rows.declared_in(conn, a[path][1]) if path in a else {}
-        for name, (_, digest) in rows.declared_in(conn, value[1]).items():
-            if name not in before:
-                came.setdefault(digest, []).append(f"{path}::{name}")
+    left = _only_in(conn, a, b, set(out))  # declaration digest -> nodes that left
+    came = _only_in(conn, b, a, set(out.values()))  # ... and nodes that arrived
     for digest, nodes in left.items():
         if len(nodes) == 1 and len(came.get(digest, [])) == 1:
             out[nodes[0]] = came[digest][0]
     return out
+
+
+def _only_in(
+    conn: Connection, these: dict[str, Any], those: dict[str, Any], renamed: set[str]
+) -> dict[str, list[str]]:
+    """Declaration digest -> the nodes of `these` files' changed contents that `those` (the
+    same paths on the other side) do not declare; renamed files left out."""
+    found: dict[str, list[str]] = {}
+    for path, value in these.items():
+        if path in renamed or (path in those and those[path][1] == value[1]):
+            continue
+        other = rows.declared_in(conn, those[path][1]) if path in those else {}
+        for name, (_, digest) in rows.declared_in(conn, value[1]).items():
+            if name not in other:
+                found.setdefault(digest, []).append(f"{path}::{name}")
+    return found
 
 
 def follow(

@@ -387,18 +387,7 @@ def targeted(
         "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
         f" WHERE project_id = ? AND {_TARGET_WHERE} AND {whose}"
     )
-    rows: list[Any] = []
-    if targets:
-        marks = ", ".join("?" * len(targets))
-        rows += conn.execute(
-            f"{base} AND scope_target IN ({marks})", (project_id, *whose_params, *targets)
-        ).fetchall()
-    for path in prefixes:  # `path::Symbol` targets: a range the index serves
-        rows += conn.execute(
-            f"{base} AND scope_target >= ? AND scope_target < ?",
-            (project_id, *whose_params, path + "::", path + ":;"),
-        ).fetchall()
-    return [tuple(r) for r in rows]
+    return _by_target(conn, base, (project_id, *whose_params), targets, prefixes)
 
 
 def targeting(
@@ -410,18 +399,31 @@ def targeting(
         "SELECT id, scope_target FROM memories WHERE project_id = ? AND"
         f" {_TARGET_WHERE} AND scope_type IN ('file', 'symbol')"
     )
-    found: list[Any] = []
+    found = _by_target(conn, base, (project_id,), targets, prefixes)
+    return sorted({(str(r[0]), str(r[1])) for r in found})
+
+
+def _by_target(
+    conn: Connection,
+    base: str,
+    params: tuple[Any, ...],
+    targets: Sequence[str],
+    prefixes: Sequence[str],
+) -> list[tuple[Any, ...]]:
+    """`base`'s rows whose target is one of `targets` or, for a prefix, `prefix::...` (a
+    range the memories_by_target index serves)."""
+    rows: list[Any] = []
     if targets:
         marks = ", ".join("?" * len(targets))
-        found += conn.execute(
-            f"{base} AND scope_target IN ({marks})", (project_id, *targets)
+        rows += conn.execute(
+            f"{base} AND scope_target IN ({marks})", (*params, *targets)
         ).fetchall()
     for path in prefixes:
-        found += conn.execute(
+        rows += conn.execute(
             f"{base} AND scope_target >= ? AND scope_target < ?",
-            (project_id, path + "::", path + ":;"),
+            (*params, path + "::", path + ":;"),
         ).fetchall()
-    return sorted({(str(r[0]), str(r[1])) for r in found})
+    return [tuple(r) for r in rows]
 
 
 def keyed(
