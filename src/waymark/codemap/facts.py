@@ -68,7 +68,7 @@ def named_in_prompt(conn: Connection, project_id: str, paths: list[str], prompt:
     snap = rows.newest_resolved(conn, project_id)
     if snap is None:
         return []
-    nodes = [p for p in paths if rows.edges_into(conn, snap["seq"], p) or False][:2]
+    nodes = [p for p in paths if rows.edges_into(conn, snap["seq"], p)][:2]  # with dependents
     for word in code_words(prompt):
         if len(nodes) == 2:
             break
@@ -104,19 +104,10 @@ def since_session(
     if base is None or newest is None or base["seq"] == newest["seq"]:
         return [], 0
     came, left = rows.files_changed(conn, base["seq"], newest["seq"])
-    renamed = {}
-    digests_came: dict[str, list[str]] = {}
-    for path, digest in came.items():
-        if path not in left:
-            digests_came.setdefault(digest, []).append(path)
+    from waymark.codemap.moves import renames
+
+    renamed = renames(left, came)  # among the files that changed, as `changes` names them
     gone = [p for p in left if p not in came]
-    left_digests: dict[str, int] = {}
-    for path in gone:
-        left_digests[left[path]] = left_digests.get(left[path], 0) + 1
-    for path in gone:
-        arrived = digests_came.get(left[path], [])
-        if len(arrived) == 1 and left_digests[left[path]] == 1:
-            renamed[path] = arrived[0]
     changes: list[tuple[str, str]] = []  # (what, node)
     for path in sorted(came):
         if path in left:

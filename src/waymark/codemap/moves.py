@@ -26,25 +26,29 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 
-def renames(a: dict[str, Any], b: dict[str, Any]) -> dict[str, str]:
-    """old path -> new path for snapshot file maps `a` -> `b` (path -> (language, sha256,
-    ...)): a digest one file holds in each, which left one path and arrived at another."""
-    before, after = Counter(v[1] for v in a.values()), Counter(v[1] for v in b.values())
-    came = {b[p][1]: p for p in b if p not in a and after[b[p][1]] == 1}
-    return {p: came[a[p][1]] for p in sorted(a)
-            if p not in b and before[a[p][1]] == 1 and a[p][1] in came}  # fmt: skip
+def renames(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+    """old path -> new path for path -> SHA-256 maps `a` -> `b`: a digest one file holds on
+    each side, which left one path and arrived at another. Copies name no rename."""
+    before, after = Counter(a.values()), Counter(b.values())
+    came = {b[p]: p for p in b if p not in a and after[b[p]] == 1}
+    return {p: came[a[p]] for p in sorted(a) if p not in b and before[a[p]] == 1 and a[p] in came}
 
 
 def moved(conn: Connection, old: int, new: int) -> dict[str, str]:
     """old node -> new node (a file, or path::Qualified.name) between two snapshots."""
     a, b = rows.files_of(conn, old), rows.files_of(conn, new)
-    out: dict[str, str] = dict(renames(a, b))
+    out = renames(_digests(a), _digests(b))
     left = _only_in(conn, a, b, set(out))  # declaration digest -> nodes that left
     came = _only_in(conn, b, a, set(out.values()))  # ... and nodes that arrived
     for digest, nodes in left.items():
         if len(nodes) == 1 and len(came.get(digest, [])) == 1:
             out[nodes[0]] = came[digest][0]
     return out
+
+
+def _digests(files: dict[str, Any]) -> dict[str, str]:
+    """path -> SHA-256 of a snapshot's files (`rows.files_of`)."""
+    return {path: value[1] for path, value in files.items()}
 
 
 def _only_in(

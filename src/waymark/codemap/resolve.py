@@ -103,11 +103,18 @@ class Map:
             parts = name.split(".")
             for i in range(len(parts)):
                 self.modules.setdefault(".".join(parts[i:]), []).append(path)
+        self.dirs_by_last: dict[str, list[str]] = {}  # a Go directory's last segment -> dirs
+        for directory in self.dirs:
+            if directory:
+                self.dirs_by_last.setdefault(posixpath.basename(directory), []).append(directory)
+        self.go_names: dict[str, set[str]] = {}  # a Go directory -> the package names it declares
         self.packages: dict[tuple[str | None, str], list[str]] = {}
         self.exports: dict[str, list[tuple[str, str, str]]] = {}  # file -> (module, name, as)
         for path, kind, _, target, _ in references:
             if kind == "export":
                 self.exports.setdefault(path, []).append(split(path, target))
+            if kind == "package" and path.endswith(".go"):
+                self.go_names.setdefault(posixpath.dirname(path), set()).add(target)
             if kind == "package":
                 found = self.packages.setdefault((family(path), target), [])
                 if path not in found:
@@ -166,7 +173,8 @@ class Map:
 
     def _go_package(self, path: str) -> str | None:
         """The one directory of Go files an import path names (the longest it ends with)."""
-        found = [d for d in self.dirs if d and (path == d or path.endswith("/" + d))]
+        last = path.rsplit("/", 1)[-1]
+        found = [d for d in self.dirs_by_last.get(last, []) if path == d or path.endswith("/" + d)]
         if not found:
             return None
         longest = max(len(d) for d in found)
@@ -297,11 +305,7 @@ class Map:
             directory = self._go_package(module)
             if directory is None:
                 return [], {}
-            names = {
-                t
-                for p, k, _, t, _ in self.references
-                if k == "package" and p in self.dirs[directory]
-            }
+            names = self.go_names.get(directory, set())
             local = alias or (next(iter(names)) if len(names) == 1 else module.rsplit("/", 1)[-1])
             return list(self.dirs[directory]), ({} if name == "*" else {local: "dir:" + directory})
         if fam == "rust":

@@ -383,7 +383,8 @@ def changes(
     from waymark.codemap import moves
 
     arrived = set(added)
-    renamed = [{"from": p, "to": q} for p, q in moves.renames(a, b).items()
+    digests = ({p: v[1] for p, v in a.items()}, {p: v[1] for p, v in b.items()})
+    renamed = [{"from": p, "to": q} for p, q in moves.renames(*digests).items()
                if p in removed and q in arrived]  # fmt: skip
     moved_from = {r["from"] for r in renamed}
     moved_to = {r["to"] for r in renamed}

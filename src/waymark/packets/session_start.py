@@ -176,8 +176,7 @@ def code_section(
         found = facts.dependents(conn, project.id, path)
         if found:
             lines.append(facts.dependents_line(path, found))
-    if lines or changed == []:
-        lines += facts.overview(conn, project.id)
+    lines += facts.overview(conn, project.id)  # last: the first thing the budget drops
     return Section("Code map", lines, 220, more)
 
 
