@@ -13,7 +13,6 @@ import sys
 import time
 
 from waymark import home
-from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 
 from .event import CLIENTS, Event
@@ -248,20 +247,7 @@ def block_output(reason: str) -> str:
 
 
 def log(name: str, message: str) -> None:
-    """One line in the hooks log, rotated at LOG_MAX_BYTES; never raises."""
-    try:
-        folder = home.data_home()
-        if not os.path.isdir(folder):
-            return
-        path = os.path.join(folder, LOG_NAME)
-        if os.path.exists(path) and os.path.getsize(path) > LOG_MAX_BYTES:
-            os.replace(path, path + ".1")
-        stamp = clock.now()
-        line = f"{stamp} {name} pid={os.getpid()} {message}".replace("\n", " ")[:2000]
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except Exception:  # a log that cannot be written must not become an error of its own
-        pass
+    """One redacted line in the hooks log, rotated at LOG_MAX_BYTES; never raises."""
+    from waymark.base import logfile
+
+    logfile.append(LOG_NAME, name, message, max_bytes=LOG_MAX_BYTES)

@@ -36,8 +36,28 @@ def run_all(
             out += client_checks(client)
     out += project_config()
     out += native_memory()
-    out += [*model(), warm_server(), timed_hook()]
+    out += [*model(), warm_server(), server_log(), timed_hook()]
     return out
+
+
+SERVER_LINES = 3
+
+
+def server_log() -> dict[str, str]:
+    """How the MCP server's last runs ended (`server.log`): a crash is a warning."""
+    from waymark.base import logfile
+
+    lines = [
+        line for line in logfile.tail("server.log", 200) if " exit " in line or " crash: " in line
+    ]
+    if not lines:
+        return finding("server log", SKIP, "no MCP server has run with this data folder yet")
+    last = lines[-SERVER_LINES:]
+    detail = "; ".join(line[:300] for line in last)
+    if any(" crash: " in line for line in last):
+        path = os.path.join(home.data_home(), "server.log")
+        return finding("server log", WARN, detail, f"the traceback is in {path}")
+    return finding("server log", OK, detail)
 
 
 def interpreter() -> dict[str, str]:

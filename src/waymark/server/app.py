@@ -19,9 +19,9 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from waymark import __version__
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, WaymarkError
 from waymark.health import status
-from waymark.server import checkpoint_tool, memory_tools
+from waymark.server import checkpoint_tool, lifecycle, memory_tools
 from waymark.server.results import Status
 from waymark.server.sdk import Server
 from waymark.server.state import ADDS, ProjectArg, State, state_of, tool_errors
@@ -103,30 +103,37 @@ TOOLS = [(status_tool, "status", ADDS)]
 
 def main(before_exit: Callable[[], None] | None = None) -> int:
     """Serve MCP on stdio until the client leaves; `before_exit` runs last (the front's
-    final flush), since the process then ends with os._exit."""
+    final flush), since the process then ends with os._exit.
+
+    A database that cannot be opened does not stop the server: it serves every tool call
+    with that stable error (`database_corrupt`, `schema_too_new`, ...), so the client hears
+    why, and leaves at end of input like any other. Start, exit and crash are lines of
+    `server.log` in the data folder (`waymark doctor` shows the last ones)."""
     logging.basicConfig(
         stream=sys.stderr,
         level=os.environ.get("WAYMARK_LOG_LEVEL", "WARNING"),
         format="waymark-mcp %(levelname)s %(message)s",
     )
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # an idle BLAS pool spins in a daemon
-    db.connect().close()  # refuse a newer or corrupt database before serving anything
-    server, state = build_server()
-    state.start_background()
-    code = 1
+    life = lifecycle.Life(before_exit)
+    life.trap_signals()
     try:
+        refusal = None
+        try:
+            db.connect().close()  # a newer or corrupt database: every tool call says so
+        except WaymarkError as exc:
+            refusal = exc
+            logging.getLogger("waymark.server").error("[%s] %s", exc.code, exc.message)
+            life.note(f"refusing every tool call: [{exc.code}] {exc.message}")
+        server, state = build_server(State(refusal=refusal))
+        life.state = state
+        if refusal is None:
+            state.start_background()
         server.run("stdio")
-        code = 0
-    finally:
-        state.close()
-        # Leave now: a model still loading on a background thread must not hold the exit
-        # (or crash it, as onnxruntime can when finalised mid-load). Nothing outlives us.
-        logging.shutdown()
-        sys.stdout.flush()
-        if before_exit is not None:
-            before_exit()
-        sys.stderr.flush()
-        os._exit(code)
+        life.leave(0, "end of input")
+    except BaseException as exc:  # KeyboardInterrupt included: say why, then leave
+        life.crashed(exc)
+    return 1  # not reached: leave() ends the process
 
 
 __all__ = ["build_server", "main"]

@@ -14,6 +14,11 @@ own, so the real server is initialized exactly as the client asked), the other p
 server's messages out, dropping the reply to the replay. Anything unexpected (no recording,
 another SDK version, a handshake it does not know) and the real server answers everything
 itself, as it did before this module existed.
+
+Two things the SDK's stdio transport does not do, the front always does (with or without a
+recording): a line that is not JSON gets a JSON-RPC parse error (-32700) instead of
+silence, and a request the client sent just before closing its end is answered before the
+server sees the end of input (the SDK would cancel it), within END_WAIT_S.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ HANDSHAKE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "handshake
 REPLAY_ID = "waymark-front-initialize"
 DIRECT_ENV = "WAYMARK_MCP_DIRECT"  # set: no front, the real server answers everything
 END = b"\x00waymark-front-end\n"  # not JSON: no server message can look like it
+END_WAIT_S = 30.0  # at end of input, how long requests still in flight may take
+PARSE_ERROR = -32700
 
 
 def main() -> int:
@@ -37,12 +44,15 @@ def main() -> int:
             "Codex start it themselves); Ctrl-D or Ctrl-C to leave",
             file=sys.stderr,
         )
-    recorded = None if os.environ.get(DIRECT_ENV) else _recorded()
-    front = Front(recorded) if recorded is not None and os.name == "posix" else None
-    if front is not None:
+    front = None
+    if os.name == "posix" and not os.environ.get(DIRECT_ENV):
+        front = Front(_recorded())
         front.start()
-    from waymark.server.app import main as serve
-
+    try:
+        from waymark.server.app import main as serve
+    except BaseException as exc:  # a broken install: say so and leave, never hang
+        print(f"waymark mcp: cannot start the server: {exc!r}", file=sys.stderr)
+        os._exit(1)
     return serve(before_exit=front.finish if front is not None else None)
 
 
@@ -66,13 +76,17 @@ def _recorded() -> dict | None:
 class Front:
     """Stands between the client's stdio and the real server's, from before it exists."""
 
-    def __init__(self, recorded: dict) -> None:
+    def __init__(self, recorded: dict | None) -> None:
+        recorded = recorded or {"initialize": {}, "tools": {}, "latest": ""}
         self.initialize: dict = recorded["initialize"]  # protocol version -> result
         self.tools: dict = recorded["tools"]  # protocol version -> tools/list result
         self.latest: str = recorded["latest"]
         self.version: str | None = None  # negotiated; None until the client's initialize
-        self.passthrough = False  # a handshake we do not know: the real server answers all
+        # No recording, or a handshake we do not know: the real server answers all.
+        self.passthrough = not self.initialize
         self.lock = threading.Lock()
+        self.pending: set = set()  # ids of the client's requests the server has not answered
+        self.answered = threading.Condition()
         # The client's stdin and stdout, kept; the real server gets a pipe at each.
         self.client_in = os.dup(0)
         self.client_out = os.dup(1)
@@ -102,15 +116,25 @@ class Front:
         with open(self.client_in, "rb", buffering=0) as client:
             for line in _lines(client):
                 self._from_client(line)
-        os.close(self.to_server)  # the client left: the server sees EOF and exits
+        with self.answered:  # the client left: its last requests are answered first
+            self.answered.wait_for(lambda: not self.pending, timeout=END_WAIT_S)
+        os.close(self.to_server)  # then the server sees EOF and exits
 
     def _from_client(self, line: bytes) -> None:
         message = _parse(line)
+        if message is None and line.strip():
+            error = {"code": PARSE_ERROR, "message": "Parse error: a message is one JSON object"}
+            self._to_client({"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        if message is not None and "method" in message and message.get("id") is not None:
+            with self.answered:
+                self.pending.add(_key(message["id"]))
         if message is not None and not self.passthrough:
             method = message.get("method")
             if method == "initialize" and "id" in message and self.version is None:
                 result = self._initialized(message)
                 if result is not None:
+                    self._done(message["id"])
                     self._to_client({"jsonrpc": "2.0", "id": message["id"], "result": result})
                     replay = {**message, "id": REPLAY_ID}
                     _write_all(self.to_server, json.dumps(replay).encode() + b"\n")
@@ -123,6 +147,7 @@ class Front:
                 and not (message.get("params") or {}).get("cursor")
             ):
                 result = self.tools[self.version]
+                self._done(message["id"])
                 self._to_client({"jsonrpc": "2.0", "id": message["id"], "result": result})
                 return
         _write_all(self.to_server, line)
@@ -150,11 +175,23 @@ class Front:
                     continue  # the client already has its answer
                 with self.lock:
                     _write_all(self.client_out, line)
+                if message is not None and "method" not in message and "id" in message:
+                    self._done(message["id"])
+
+    def _done(self, request_id: object) -> None:
+        with self.answered:
+            self.pending.discard(_key(request_id))
+            self.answered.notify_all()
 
     def _to_client(self, message: dict) -> None:
         data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         with self.lock:
             _write_all(self.client_out, data)
+
+
+def _key(request_id: object) -> str:
+    """One key for an id however it is spelled (1 and 1.0 are one request)."""
+    return json.dumps(request_id)
 
 
 def _lines(stream):  # type: ignore[no-untyped-def]

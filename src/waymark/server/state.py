@@ -59,7 +59,9 @@ FIRST_MAP_WAIT_S = 1.0
 
 
 class State:
-    def __init__(self, *, cwd: str | None = None) -> None:
+    def __init__(self, *, cwd: str | None = None, refusal: WaymarkError | None = None) -> None:
+        # The database could not be opened at start: every tool call answers this error.
+        self.refusal = refusal
         self.cwd = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
         self._conn: Connection | None = None
         self._lock = threading.RLock()
@@ -83,6 +85,8 @@ class State:
     def conn(self) -> Iterator[Connection]:
         with self._lock:
             if self._conn is None:
+                if self.refusal is not None:
+                    raise self.refusal
                 self._conn = db.connect()
             yield self._conn
 
