@@ -180,6 +180,7 @@ def test_project_shows_id_and_how(capsys, repo):
         "root": str(repo.resolve()),
         "bound": False,
         "same_repository": [],
+        "named": [],
     }
     run_json(capsys, "remember", "--content", "binds the directory")
     code, proj = run_json(capsys, "project")

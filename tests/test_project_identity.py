@@ -192,3 +192,77 @@ def test_read_commands_never_create_a_project(old, tmp_path, waymark_home):
     assert projects(tmp_path) == before
     mistyped = cli("list", "--project", "no-such-name", "--json", cwd=fresh)
     assert mistyped.returncode == 1 and json.loads(mistyped.stdout)["code"] == "not_found"
+
+
+def test_a_named_git_repository_still_captures_and_guards(old):
+    (old / ".waymark.toml").write_text(
+        'name = "shop"\n[guard]\nask_commands = ["terraform apply*"]\n', encoding="utf-8"
+    )
+    ok("remember", "--type", "convention", "--pinned", "--content", "Tabs, not spaces", cwd=old)
+    status = ok("status", cwd=old)
+    assert status["capture"]["mode"] == "on", status["capture"]
+    assert "Tabs, not spaces" in session_start(old, "named-capture")
+    payload = {
+        "session_id": "named-capture",
+        "cwd": str(old),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "terraform apply -auto-approve"},
+    }
+    done = subprocess.run(
+        launch.argv(PY, "pre_tool_use", "claude-code"),
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=old,
+    )
+    decision = json.loads(done.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "ask"
+
+
+def test_a_named_projects_directory_stays_its_alias_without_the_file(old, tmp_path):
+    (old / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
+    ok("remember", "--content", "recorded under the name", cwd=old)
+    (old / ".waymark.toml").unlink()  # a branch without the file, or the file removed
+    found = ok("project", cwd=old)
+    assert found["name"] == "shop" and 'add `name = "shop"`' in found["how"]
+    assert [m["content"] for m in ok("list", cwd=old)["results"]] == ["recorded under the name"]
+    ok("remember", "--content", "written after the file went", cwd=old)
+    assert [(p["kind"], p["name"], p["memories"]) for p in projects(tmp_path)] == [
+        ("named", "shop", 2)
+    ]
+    assert ok("status", cwd=old)["capture"]["mode"] == "on"
+
+
+def test_a_clone_without_the_file_is_told_where_the_memories_are(old, tmp_path):
+    (old / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
+    ok("remember", "--content", "recorded under the name", cwd=old)
+    clone = tmp_path / "clone-without-file"
+    subprocess.run(["git", "clone", "-q", str(old), str(clone)], check=True, env=git_env(tmp_path))
+    status = cli("status", cwd=clone)
+    assert status.returncode == 0
+    assert "this repository's memories are under 'shop'" in status.stdout
+    assert 'add `name = "shop"` to .waymark.toml' in status.stdout
+
+
+def test_a_named_project_can_be_renamed_and_its_old_name_still_finds_it(old, tmp_path):
+    (old / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
+    ok("remember", "--content", "kept across the rename", cwd=old)
+    done = ok("project", "rename", "shop", "store", cwd=old)
+    assert done["changed"] and done["previous"] == "shop"
+    assert [(p["kind"], p["name"]) for p in projects(tmp_path)] == [("named", "store")]
+    # The file still says "shop": the old name is an alias, nothing splits.
+    assert [m["content"] for m in ok("list", cwd=old)["results"]] == ["kept across the rename"]
+    (old / ".waymark.toml").write_text('name = "store"\n', encoding="utf-8")
+    assert ok("project", cwd=old)["name"] == "store"
+    taken = cli("project", "rename", "store", "bad name!", "--json", cwd=old)
+    assert taken.returncode == 1 and json.loads(taken.stdout)["code"] == "invalid_argument"
+
+
+def test_renaming_onto_a_name_with_memories_is_refused(old, tmp_path):
+    other = new_repo(tmp_path / "other", tmp_path)
+    (other / ".waymark.toml").write_text('name = "taken"\n', encoding="utf-8")
+    ok("remember", "--content", "the other's", cwd=other)
+    ok("remember", "--content", "mine", cwd=old)
+    refused = cli("project", "rename", ".", "taken", "--json", cwd=old)
+    assert refused.returncode == 1 and json.loads(refused.stdout)["code"] == "conflict"

@@ -10,6 +10,8 @@ from waymark.cli.common import Context, add_command, emit
 from waymark.errors import InvalidArgument, NotFound
 from waymark.health import status
 from waymark.projects import capture, instructions, manage
+from waymark.projects.locate import CONFIG_NAME
+from waymark.projects.resolve import resolve
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -42,6 +44,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     rebind.add_argument(
         "--to", required=True, metavar="ID_OR_NAME", help="the project (id, id prefix, or name)"
     )
+    rename = add_command(
+        actions,
+        "rename",
+        common,
+        handler=cmd_project_rename,
+        help="give a project a new name (the old name and directory keep addressing it)",
+        example="waymark project rename shop store",
+    )
+    rename.add_argument("id", metavar="ID_NAME_OR_DIR")
+    rename.add_argument("name", metavar="NEW_NAME")
     remove = add_command(
         actions,
         "remove",
@@ -111,6 +123,11 @@ def _not_a_project(ctx: Context, data: dict[str, Any] | None = None) -> int:
         "  not a Waymark project yet: nothing is recorded here; the first `waymark remember`"
         " or `waymark enable` binds it",
     ]
+    for same in found["named"]:
+        lines.append(
+            f"  this repository's memories are under {same['name']!r} ({same['memories']} "
+            f'memories): add `name = "{same["name"]}"` to {CONFIG_NAME} here to use them'
+        )
     for same in found["same_repository"]:
         lines.append(
             f"  the same repository is project {same['id']} at {same['root']} "
@@ -147,6 +164,21 @@ def cmd_project_rebind(args: argparse.Namespace, ctx: Context) -> int:
         f"{done['root']} is project {done['project']} (it was at {done['previous_root']})"
         if done["changed"]
         else f"{done['root']} already is project {done['project']}"
+    )
+    emit(done, ctx.as_json, text)
+    return 0
+
+
+def cmd_project_rename(args: argparse.Namespace, ctx: Context) -> int:
+    spec = args.id
+    if os.path.isdir(spec):  # a directory: its project
+        spec = resolve(ctx.conn, spec, create=False, bind=False).id
+    done = manage.rename(ctx.conn, spec, args.name)
+    text = (
+        f"project {done['project']} is now named {done['name']!r} (was {done['previous']}); "
+        + done["hint"]
+        if done["changed"]
+        else f"project {done['project']} already is named {done['name']!r}"
     )
     emit(done, ctx.as_json, text)
     return 0

@@ -36,9 +36,9 @@ def policy(conn: Connection, project: Project, session_id: str | None = None) ->
             mode, f"`waymark capture {mode}`"
         )
         return _mode(mode, f"set with {how} ({changed_at[:10]})")
-    if all_git_repos(conn) and project.how.startswith("git"):
+    if all_git_repos(conn) and project.git:
         return _mode("on", "capture.all_git_repos is on and this is a git repository")
-    if project.how.startswith("git"):
+    if project.git:
         why = "capture is per project (capture.all_git_repos is off); run `waymark enable` here"
     else:
         why = "not a git repository; run `waymark enable` here to capture"

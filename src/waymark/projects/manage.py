@@ -19,8 +19,13 @@ from waymark.storage import connection as db
 from waymark.storage.events import log_event
 from waymark.storage.projects import (
     delete_project,
+    drop_alias,
     move_root,
+    named_projects_with,
     path_projects_with,
+    project_id_by_name,
+    put_alias,
+    rename_project,
     project_by_root,
     project_row,
     project_summaries,
@@ -71,7 +76,58 @@ def unbound(conn: Connection, directory: str) -> dict[str, Any]:
         row = next(r for r in project_summaries(conn) if r["id"] == project_id)
         if row["memories"] or row["checkpoints"]:
             same.append({"id": project_id, "root": root, "memories": row["memories"]})
-    return {"root": loc.root, "bound": False, "same_repository": same}
+    named = []
+    for project_id, name in named_projects_with(conn, known) if known else []:
+        row = next(r for r in project_summaries(conn) if r["id"] == project_id)
+        named.append({"id": project_id, "name": name, "memories": row["memories"]})
+    return {"root": loc.root, "bound": False, "same_repository": same, "named": named}
+
+
+def rename(conn: Connection, spec: str, new: str) -> dict[str, Any]:
+    """Give project `spec` the name `new`. A named project's old name stays an alias (a
+    .waymark.toml still naming it finds the project); a path project becomes named, its
+    directory an alias. A project already called `new` must be empty (it is deleted)."""
+    from waymark.projects.resolve import valid_name
+
+    if not valid_name(new):
+        raise InvalidArgument(
+            f"{new!r} is not a valid project name (1-100 of A-Z a-z 0-9 . _ -)", name=new
+        )
+    target = find(conn, spec)
+    holder = project_id_by_name(conn, new)
+    if holder == target["id"] and target["name"] == new:
+        return {"project": target["id"], "name": new, "previous": target["name"], "changed": False}
+    dropped = None
+    if holder is not None and holder != target["id"]:
+        counts = next(r for r in project_summaries(conn) if r["id"] == holder)
+        if counts["memories"] or counts["checkpoints"]:
+            raise Conflict(
+                f"the name {new!r} is project {holder}, with {counts['memories']} memories and "
+                f"{counts['checkpoints']} checkpoints; pick another name or remove it first "
+                f"(`waymark project remove {holder} --yes`)",
+                project=holder,
+            )
+        dropped = holder
+    previous = target["name"] or target["root"]
+    with db.write(conn):
+        if dropped:
+            delete_project(conn, dropped)
+        stamp = clock.now()
+        if target["name"]:
+            put_alias(conn, "name", target["name"], target["id"], stamp)
+        if target["root"]:
+            put_alias(conn, "root", target["root"], target["id"], stamp)
+        drop_alias(conn, "name", new)
+        rename_project(conn, target["id"], new, f"This project is now named {new!r}.")
+        log_event(conn, "project.rename", project_id=target["id"], **{"from": previous, "to": new})
+    return {
+        "project": target["id"],
+        "name": new,
+        "previous": previous,
+        "changed": True,
+        "dropped_empty_project": dropped,
+        "hint": f'a .waymark.toml naming it says `name = "{new}"` now (the old name still works)',
+    }
 
 
 def rebind(conn: Connection, directory: str, spec: str) -> dict[str, Any]:

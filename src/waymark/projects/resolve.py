@@ -12,16 +12,18 @@ import os
 from waymark.base import clock
 from waymark.base.record import record
 from waymark.errors import NotFound, ProjectError
-from waymark.projects.locate import Location, locate
+from waymark.projects.locate import CONFIG_NAME, Location, locate
 from waymark.storage import connection as db
 from waymark.storage.projects import (
     insert_named_project,
     insert_path_project,
-    make_named,
     move_root,
     path_identities,
     project_by_root,
     project_id_by_name,
+    project_name,
+    put_alias,
+    rename_project,
     set_identity,
 )
 
@@ -38,13 +40,14 @@ def valid_name(name: str) -> bool:
     return 0 < len(name) <= 100 and all(c in NAME_CHARS for c in name)
 
 
-_ProjectFields = record("_ProjectFields", "id kind name root how tree", defaults=(None,))
+_ProjectFields = record("_ProjectFields", "id kind name root how tree git", defaults=(None, False))
 
 
 class Project(_ProjectFields):
     """A project: `kind` "path" or "named"; `root` None for a named project used without a
     directory; `how` says in a sentence how it was chosen; `tree` is the working tree in use
-    (a worktree's own top). A namedtuple: hooks cannot afford `dataclasses`."""
+    (a worktree's own top); `git` whether that directory is in a git repository (a named
+    project's too). A namedtuple: hooks cannot afford `dataclasses`."""
 
     __slots__ = ()
 
@@ -90,8 +93,31 @@ def resolve(
     loc = locate(path)
     if loc.name:
         how = f"named {loc.name!r} in {loc.config_path}"
-        return _named(conn, loc.name, loc.root, how, create and bind)._replace(tree=loc.top)
+        found = _named(conn, loc.name, loc.root, how, create and bind)
+        _keep_aliases(conn, found.id, loc)
+        return found._replace(tree=loc.top, git=loc.how != "directory")
     return _bound(conn, loc, bind)
+
+
+def _keep_aliases(conn: Connection, project_id: str, loc: Location) -> None:
+    """The directory a .waymark.toml names a project from stays an alias of it (a branch or
+    checkout without the file, or the file removed, still finds its memories), and the
+    project learns its repository's identity once (a clone elsewhere is then recognised).
+    One indexed read when nothing changed."""
+    if db.read_only(conn):
+        return
+    here = project_by_root(conn, loc.root)
+    if here is not None and here[0] == project_id and here[2] is not None:
+        return
+    from waymark.projects import identity as ident
+
+    known = ident.of(loc) if here is None or here[2] is None else None
+    with db.write(conn):
+        here = project_by_root(conn, loc.root)
+        if here is None or (here[1] == "named" and here[0] != project_id):
+            put_alias(conn, "root", loc.root, project_id, clock.now())
+        if known and (here is None or here[0] == project_id):
+            set_identity(conn, project_id, known)
 
 
 def _looks_like_path(spec: str, cwd: str | None) -> bool:
@@ -116,6 +142,8 @@ def _bound(conn: Connection, loc: Location, bind: bool = True) -> Project:
         # Learned once; "" (a repository with no commit yet) is asked again only by writes.
         if (identity is None or (identity == "" and bind)) and not db.read_only(conn):
             _learn_identity(conn, project_id, loc)
+        if found[1] == "named":
+            return _alias_project(conn, project_id, loc)
     else:
         project_id = _moved_here(conn, loc)
     if project_id is None and not bind:
@@ -133,7 +161,32 @@ def _bound(conn: Connection, loc: Location, bind: bool = True) -> Project:
                 if known:
                     set_identity(conn, project_id, known)
     return Project(
-        id=project_id, kind="path", name=None, root=loc.root, how=_describe(loc), tree=loc.top
+        id=project_id,
+        kind="path",
+        name=None,
+        root=loc.root,
+        how=_describe(loc),
+        tree=loc.top,
+        git=loc.how != "directory",
+    )
+
+
+def _alias_project(conn: Connection, project_id: str, loc: Location) -> Project:
+    """The named project whose .waymark.toml named it from this directory once (no file
+    names it here now: a branch without it, or the file removed)."""
+    name = project_name(conn, project_id) or project_id
+    how = (
+        f"{_describe(loc)}, whose memories are under the named project {name!r} (no "
+        f'{CONFIG_NAME} names it here: add `name = "{name}"` to say so)'
+    )
+    return Project(
+        id=project_id,
+        kind="named",
+        name=name,
+        root=loc.root,
+        how=how,
+        tree=loc.top,
+        git=loc.how != "directory",
     )
 
 
@@ -205,11 +258,12 @@ def _now_named(conn: Connection, name: str, root: str) -> str | None:
     with db.write(conn):
         if project_id_by_name(conn, name) is not None:
             return project_id_by_name(conn, name)
-        make_named(
+        rename_project(
             conn,
             found[0],
             name,
             f"This project is now named {name!r} (by .waymark.toml); its memories came along.",
         )
+        put_alias(conn, "root", root, found[0], clock.now())
         log_event(conn, "project.named", project_id=found[0], name=name, root=root)
     return found[0]

@@ -622,6 +622,19 @@ CREATE TABLE map_resolved (
 );
 """
 
+M026_PROJECT_ALIASES = """
+-- What else addresses a project: a directory that a .waymark.toml named it from (so a branch
+-- or a checkout without the file, or the file removed, still finds it), an old name.
+CREATE TABLE project_aliases (
+    kind        TEXT NOT NULL CHECK (kind IN ('root', 'name')),
+    alias       TEXT NOT NULL,
+    project_id  TEXT NOT NULL REFERENCES projects(id),
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (kind, alias)
+) WITHOUT ROWID;
+CREATE INDEX project_aliases_by_project ON project_aliases (project_id);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -649,6 +662,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m023_code_map", M023_CODE_MAP),
     ("m024_code_structure", M024_CODE_STRUCTURE),
     ("m025_map_languages_edges", M025_MAP_LANGUAGES_EDGES),
+    ("m026_project_aliases", M026_PROJECT_ALIASES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

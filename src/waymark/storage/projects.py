@@ -13,9 +13,57 @@ def project_id_by_root(conn: Connection, root: str) -> str | None:
 
 
 def project_by_root(conn: Connection, root: str) -> tuple[str, str, str | None] | None:
-    """(id, kind, identity) of the project bound to `root`, or None."""
-    row = conn.execute("SELECT id, kind, identity FROM projects WHERE root = ?", (root,)).fetchone()
+    """(id, kind, identity) of the project bound to `root`, else of the named project that
+    `root` is an alias of, or None."""
+    row = conn.execute(
+        "SELECT id, kind, identity FROM projects WHERE root = ?1"
+        " UNION ALL SELECT p.id, p.kind, p.identity FROM project_aliases a"
+        " JOIN projects p ON p.id = a.project_id WHERE a.kind = 'root' AND a.alias = ?1"
+        " LIMIT 1",
+        (root,),
+    ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]), row[2])
+
+
+def alias_of(conn: Connection, kind: str, alias: str) -> str | None:
+    """The project `alias` (a root or a name) addresses, or None."""
+    row = conn.execute(
+        "SELECT project_id FROM project_aliases WHERE kind = ? AND alias = ?", (kind, alias)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def put_alias(conn: Connection, kind: str, alias: str, project_id: str, stamp: str) -> None:
+    """`alias` addresses `project_id` from now on (instead of whichever it did before)."""
+    conn.execute(
+        "INSERT INTO project_aliases (kind, alias, project_id, created_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (kind, alias) DO UPDATE SET project_id = excluded.project_id,"
+        " created_at = excluded.created_at",
+        (kind, alias, project_id, stamp),
+    )
+
+
+def drop_alias(conn: Connection, kind: str, alias: str) -> None:
+    conn.execute("DELETE FROM project_aliases WHERE kind = ? AND alias = ?", (kind, alias))
+
+
+def aliases(conn: Connection, project_id: str) -> list[tuple[str, str]]:
+    """(kind, alias) of every alias of `project_id`."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            "SELECT kind, alias FROM project_aliases WHERE project_id = ? ORDER BY kind, alias",
+            (project_id,),
+        )
+    ]
+
+
+def rename_project(conn: Connection, project_id: str, name: str, notice: str) -> None:
+    """`project_id` is the named project `name` (a path project keeps its root as an alias)."""
+    conn.execute(
+        "UPDATE projects SET kind = 'named', name = ?, root = NULL, notice = ? WHERE id = ?",
+        (name, notice, project_id),
+    )
 
 
 def path_identities(conn: Connection) -> list[tuple[str, str, str]]:
@@ -40,6 +88,17 @@ def path_projects_with(conn: Connection, identity: str) -> list[tuple[str, str]]
     ]
 
 
+def named_projects_with(conn: Connection, identity: str) -> list[tuple[str, str]]:
+    """(id, name) of every named project whose repository has `identity`."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            "SELECT id, name FROM projects WHERE identity = ? AND kind = 'named' ORDER BY id",
+            (identity,),
+        )
+    ]
+
+
 def set_identity(conn: Connection, project_id: str, identity: str) -> None:
     conn.execute("UPDATE projects SET identity = ? WHERE id = ?", (identity, project_id))
 
@@ -48,14 +107,6 @@ def move_root(conn: Connection, project_id: str, root: str, notice: str) -> None
     """Bind `project_id` to `root` (its old root is then unbound) and leave a notice."""
     conn.execute(
         "UPDATE projects SET root = ?, notice = ? WHERE id = ?", (root, notice, project_id)
-    )
-
-
-def make_named(conn: Connection, project_id: str, name: str, notice: str) -> None:
-    """A path project becomes the named project `name` (its directory's .waymark.toml)."""
-    conn.execute(
-        "UPDATE projects SET kind = 'named', name = ?, root = NULL, notice = ? WHERE id = ?",
-        (name, notice, project_id),
     )
 
 
@@ -118,6 +169,7 @@ PROJECT_TABLES = (
     ("vectors", "memory_rowid IN (SELECT rowid FROM memories WHERE project_id = ?)"),
     ("memories", "project_id = ?"),
     ("project_capture", "project_id = ?"),
+    ("project_aliases", "project_id = ?"),
     ("events", "project_id = ?"),
     ("projects", "id = ?"),
 )
@@ -136,8 +188,18 @@ def delete_project(conn: Connection, project_id: str) -> dict[str, int]:
 
 
 def project_id_by_name(conn: Connection, name: str) -> str | None:
-    row = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+    """The project named `name`, else the one that once had the name."""
+    row = conn.execute(
+        "SELECT id FROM projects WHERE name = ?1 UNION ALL SELECT project_id FROM"
+        " project_aliases WHERE kind = 'name' AND alias = ?1 LIMIT 1",
+        (name,),
+    ).fetchone()
     return None if row is None else str(row[0])
+
+
+def project_name(conn: Connection, project_id: str) -> str | None:
+    row = conn.execute("SELECT name FROM projects WHERE id = ?", (project_id,)).fetchone()
+    return None if row is None else row[0]
 
 
 def insert_path_project(conn: Connection, project_id: str, root: str, stamp: str) -> None:
