@@ -23,12 +23,12 @@ from waymark.storage.projects import (
     move_root,
     named_projects_with,
     path_projects_with,
-    project_id_by_name,
-    put_alias,
-    rename_project,
     project_by_root,
+    project_id_by_name,
     project_row,
     project_summaries,
+    put_alias,
+    rename_project,
     set_identity,
 )
 
