@@ -9,7 +9,8 @@ import pytest
 
 from conftest import call_tool
 from test_hooks import context_of, hook, modules_loaded, payload, remember
-from waymark.handoff import checkpoints, commands
+from waymark.base import shell as commands
+from waymark.handoff import checkpoints
 from waymark.projects import capture
 from waymark.storage import sessions
 from waymark.storage.search import typed_matches

@@ -4,10 +4,16 @@ The error log is every failed command the hooks recorded (Claude Code's PostTool
 Codex's PostToolUse with its exit code) and every lesson memory, newest first, each with a
 category (claude-total-memory's: code, logic, config, api, timeout, loop, wrong assumption,
 missing context). An agent gives one with a `category:<name>` tag on a lesson; otherwise
-rules on the text decide (first match wins, RULES below), and the third failure of one
-command in one session is a `loop`. A pattern is PATTERN or more entries of one category in
-PATTERN_DAYS in a project: at each SessionEnd it proposes an insight as a candidate for
-review (one per category a month), never a rule by itself.
+rules on the error's telling line decide (first match wins, RULES below), and the third
+failure of one command in one session is a `loop`.
+
+A failure's pattern is its error signature (`signature.of`: the program and the error's
+shape, without paths, numbers and ids), so four `No module named requests_mock` are one
+mistake and a missing `tsc` another; lessons are grouped by category. PATTERN or more of one
+in PATTERN_DAYS propose, at each SessionEnd, an insight as a candidate for review (one per
+pattern a month) that states the error once and what fixed it: the edits and commands after
+which the same command passed next, or a lesson that names the error. Insights (and other
+lessons Waymark derived) are not mistakes: they are never counted again.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from waymark.base import clock
+from waymark.base import jsonlite as json
+from waymark.curation import signature
 from waymark.projects.resolve import Project
 from waymark.storage import memories as memory_rows
 from waymark.storage import sessions
@@ -44,6 +52,9 @@ PATTERN = 3
 PATTERN_DAYS = 30
 LOOP = 3  # failures of one command in one session that make the last ones a loop
 READ = 300  # newest failures, and newest lessons, the log reads
+DERIVED = ("insight", "failure-fix", "summary")  # lesson tags of what Waymark proposed itself
+FIXES_NAMED = 4
+SHELL_TOOLS = ("Bash", "shell", "exec_command", "shell_command", "local_shell")
 
 
 def categorise(text: str) -> str | None:
@@ -63,8 +74,8 @@ def _given(tags: list[str]) -> str | None:
 
 
 def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> list[dict]:
-    """The error log of the last `days`: [{kind, id, at, category, how, text}], newest first
-    (`how`: given by the agent, or the rule that inferred it)."""
+    """The error log of the last `days`: [{kind, id, at, category, how, text, signature,
+    error}], newest first (`how`: given by the agent, or the rule that inferred it)."""
     since = clock.second(clock.epoch(clock.now()) - days * 86400)
     out: list[dict[str, Any]] = []
     failures = sessions.project_failures_since(conn, project.id, since, READ)
@@ -72,64 +83,132 @@ def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> li
     for f in reversed(failures):  # oldest first, to count repeats within a session
         key = (f["session_id"], f["command"])
         seen[key] = seen.get(key, 0) + 1
-        text = f"{f['command']} {f['error_tail'] or ''}"
+        error = signature.telling_line(f["error_tail"] or "")
         loop = seen[key] >= LOOP
         out.append({
             "kind": "failure", "id": f"failure:{f['id']}", "at": f["failed_at"],
-            "category": "loop" if loop else categorise(text),
+            "category": "loop" if loop else categorise(error or f["command"]),
             "how": f"failed {seen[key]} times this session" if loop else "rules",
             "text": f["command"] + (f" (exit {f['exit_code']})" if f["exit_code"] is not None
                                     else ""),
+            "signature": signature.of(f["command"], f["error_tail"]), "error": error,
+            "failure": f,
         })  # fmt: skip
     for m in memory_rows.lessons_since(conn, project.id, since, READ):
+        if any(tag in DERIVED for tag in m.tags):
+            continue  # Waymark's own proposal, approved: not a new mistake
         given = _given(m.tags)
+        category = given or categorise(f"{m.title} {m.content}")
         out.append({
-            "kind": "lesson", "id": m.id, "at": m.created_at,
-            "category": given or categorise(f"{m.title} {m.content}"),
+            "kind": "lesson", "id": m.id, "at": m.created_at, "category": category,
             "how": "given" if given else "rules", "text": m.title,
+            "signature": f"lesson: {category}" if category else None,
+            "error": None, "lesson": f"{m.title}: {m.content}" if m.content != m.title
+            else m.title,
         })  # fmt: skip
     out.sort(key=lambda e: e["at"], reverse=True)
     return out
 
 
 def patterns(conn: Connection, project: Project) -> dict[str, list[dict]]:
-    """category -> its entries of the last PATTERN_DAYS, for categories with PATTERN or more."""
+    """signature -> its entries of the last PATTERN_DAYS, for those with PATTERN or more."""
     by: dict[str, list[dict]] = {}
     for entry in log(conn, project):
-        if entry["category"]:
-            by.setdefault(entry["category"], []).append(entry)
-    return {c: e for c, e in by.items() if len(e) >= PATTERN}
+        if entry["signature"]:
+            by.setdefault(entry["signature"], []).append(entry)
+    return {sig: e for sig, e in by.items() if len(e) >= PATTERN}
+
+
+def fixes(conn: Connection, entries: list[dict], lessons: list[dict]) -> list[str]:
+    """What fixed the failures in `entries`: for each that the same command passed after,
+    the edits and other commands in between; else a lesson that names their error."""
+    found: dict[str, int] = {}
+    for entry in entries:
+        f = entry.get("failure")
+        if not f or not f.get("passed_at"):
+            continue
+        for path in json.loads(f["fix"]) if f.get("fix") else []:
+            found[f"editing {path}"] = found.get(f"editing {path}", 0) + 1
+        if f.get("passed_session") == f["session_id"]:
+            for tool, target, outcome in sessions.steps_between(
+                conn, f["session_id"], f["failed_at"], f["passed_at"]
+            ):
+                ran = target and outcome == "ok" and tool in SHELL_TOOLS
+                if ran and not f["command"].startswith(str(target)):
+                    found[f"running `{target}`"] = found.get(f"running `{target}`", 0) + 1
+    named = sorted(found, key=lambda k: (-found[k], k))[:FIXES_NAMED]
+    if named:
+        return named
+    error = next((e["error"] for e in entries if e.get("error")), "")
+    message = error.split(":", 1)[-1].strip().lower()
+    for lesson in lessons:
+        if message and message in lesson["lesson"].lower():
+            return [f"the lesson {lesson['id']}: {lesson['lesson'][:200]}"]
+    return []
 
 
 def propose_insights(
     conn: Connection, project: Project, session_id: str | None = None
 ) -> list[str]:
     """Inside the caller's transaction: an insight candidate for each pattern (one per
-    category a month; refreshed while it waits); their ids."""
+    signature a month; refreshed while it waits); their ids."""
+    import hashlib
+
     from waymark.curation import candidates
 
     month = clock.now()[:7]
     made = []
-    for category, entries in sorted(patterns(conn, project).items()):
-        named = "; ".join(e["text"][:80] for e in entries[:5])
-        fields = {
-            "type": "lesson",
-            "title": f"{len(entries)} {category.replace('_', ' ')} mistakes in {PATTERN_DAYS} days",
-            "content": (
-                f"{len(entries)} {category.replace('_', ' ')} mistakes in this project in the"
-                f" last {PATTERN_DAYS} days, newest first: {named}."
-            ),
-            "tags": ["insight", f"category:{category}"],
-        }
+    entries_all = log(conn, project)
+    lessons = [e for e in entries_all if e["kind"] == "lesson"]
+    for sig, entries in sorted(patterns(conn, project).items()):
+        category = next((e["category"] for e in entries if e["category"]), None)
+        fields = _insight(conn, sig, entries, lessons, category)
+        digest = hashlib.sha256(sig.encode("utf-8")).hexdigest()[:16]
         row, _ = candidates.propose(
             conn,
             project.id,
             kind="insight",
-            reason=f"pattern: {len(entries)} of category {category} in {PATTERN_DAYS} days",
-            fingerprint=f"insight:{category}:{month}",
+            reason=f"pattern: {len(entries)} times `{sig}` in {PATTERN_DAYS} days",
+            fingerprint=f"insight:{digest}:{month}",
             fields=fields,
             evidence=[{"command": e["text"]} for e in entries if e["kind"] == "failure"][:10],
             session_id=session_id,
         )
         made.append(str(row["id"]))
     return made
+
+
+def _insight(
+    conn: Connection, sig: str, entries: list[dict], lessons: list[dict], category: str | None
+) -> dict[str, Any]:
+    """The insight's fields: the error once, how often, the commands it hit, what fixed it."""
+    tags = ["insight", *([f"category:{category}"] if category else [])]
+    if entries[0]["kind"] == "lesson":
+        kind = (category or "").replace("_", " ")
+        named = "; ".join(e["text"][:80] for e in entries[:5])
+        return {
+            "type": "lesson",
+            "title": f"{len(entries)} {kind} lessons in {PATTERN_DAYS} days",
+            "content": f"{len(entries)} {kind} lessons in this project in the last "
+            f"{PATTERN_DAYS} days, newest first: {named}.",
+            "tags": tags,
+        }
+    error = next((e["error"] for e in entries if e["error"]), "") or "the same error"
+    runs = list(dict.fromkeys(e["failure"]["command"] for e in entries))
+    program = sig.split(": ", 1)[0]
+    fixed = fixes(conn, entries, lessons)
+    content = (
+        f"`{program}` failed {len(entries)} times in {PATTERN_DAYS} days with: {error}"
+        f" (runs: {'; '.join(f'`{r[:80]}`' for r in runs[:3])})."
+    )
+    content += (
+        " What fixed it: " + ", ".join(fixed) + "."
+        if fixed
+        else " Not fixed yet: no later run of the same command passed."
+    )
+    return {
+        "type": "lesson",
+        "title": f"`{program}`: {error[:100]}",
+        "content": content,
+        "tags": tags,
+    }

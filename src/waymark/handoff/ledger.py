@@ -68,7 +68,7 @@ def record_tool(
     the call as one step of the session's work map (`looked_at`: the file a read names).
     What the project's capture rules ignore (`projects.ignore`) is dropped before any write:
     an ignored edit or command never enters storage. True when the event was recorded."""
-    from waymark.handoff import commands
+    from waymark.base import shell
     from waymark.projects import ignore
 
     rules = ignore.rules_for(cwd, project.files)
@@ -106,8 +106,8 @@ def record_tool(
             tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True, contacts=contacts)
             sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
             if command:
-                same = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)
-                head = redact.scrub_cut(commands.head(command), 200, contacts=contacts)[0]
+                same = redact.scrub_cut(shell.normal(command), COMMAND_MAX, contacts=contacts)
+                head = redact.scrub_cut(shell.head(command), 200, contacts=contacts)[0]
                 sessions.add_command_failure(
                     conn, project.id, session_id, stamp, head, same[0], exit_code, tail
                 )
@@ -124,16 +124,16 @@ def _step_target(
 ) -> str | None:
     """A step's target, in a few words: the file(s), or the command's program and subcommand
     (never its arguments, which can hold a secret) and the first file it writes."""
-    from waymark.handoff import commands
+    from waymark.base import shell
     from waymark.projects import ignore
 
     if command is not None:
         wrote = [
             p
-            for p in commands.written_files(command)
+            for p in shell.written_files(command)
             if not p.startswith("/") and not ignore.path_ignored(p, rules)
         ]
-        said = commands.summary(command)
+        said = shell.summary(command)
         return f"{said} -> {_named(wrote[0])}" if wrote else said or None
     if edited:
         return edited[0] + (f" +{len(edited) - 1}" if len(edited) > 1 else "")
@@ -156,24 +156,24 @@ def earlier_failures(
     spelling), newest first. Costs one index lookup; the redactor runs only when the
     command's first words failed before, no stored command equals it as it is, and it has a
     word that could hold a secret (a plain command is stored unchanged)."""
-    from waymark.handoff import commands
+    from waymark.base import shell
 
-    head = commands.head(command)
+    head = shell.head(command)
     if not head:
         return []
     found = sessions.command_failures(conn, project.id, head, EARLIER)
     if not found:
         return []
-    plain = commands.normal(command)[:COMMAND_MAX]
+    plain = shell.normal(command)[:COMMAND_MAX]
     same = [f for f in found if f["command"] == plain]
-    if same or not commands.could_hold_secret(plain):
+    if same or not shell.could_hold_secret(plain):
         return same
     from waymark import settings
     from waymark.base import redact
 
     if contacts is None:
         contacts = bool(settings.get(conn, "capture.redact_contacts"))
-    scrubbed = redact.scrub_cut(commands.normal(command), COMMAND_MAX, contacts=contacts)[0]
+    scrubbed = redact.scrub_cut(shell.normal(command), COMMAND_MAX, contacts=contacts)[0]
     return [f for f in found if f["command"] == scrubbed]
 
 

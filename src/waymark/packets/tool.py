@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from waymark.handoff import commands
+from waymark.base import shell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,9 +57,9 @@ def tool_packet(
     where = cwd or project.files
     named = list(paths)
     if command:
-        named += commands.written_files(command)
+        named += shell.written_files(command)
     edited = normalise(project, [os.path.join(where or "", p) for p in named])
-    if command and commands.program(command):
+    if command and shell.program(command):
         named += _named_files(command, where)
     rel = normalise(project, [os.path.join(where or "", p) for p in named])
     if not rel and not command:
@@ -220,7 +220,7 @@ def _failures(conn: Connection, project: Project, command: str) -> list[tuple[st
 
 def _warnings_naming(conn: Connection, project: Project, command: str) -> list[Memory]:
     """Active warnings whose text names the command's first words (not for plain readers)."""
-    if commands.program(command) in commands.READERS:
+    if shell.program(command) in shell.READERS:
         return []
     phrase = _phrase(command)
     if not phrase:
@@ -236,7 +236,7 @@ def _warnings_naming(conn: Connection, project: Project, command: str) -> list[M
 
 def _phrase(command: str) -> str:
     """The words of the command's head a warning must name: no flags, no punctuation."""
-    words = [w for w in commands.head(command).split() if w.replace("-", "").isalnum()]
+    words = [w for w in shell.head(command).split() if w.replace("-", "").isalnum()]
     return " ".join(w for w in words if not w.startswith("-"))
 
 
@@ -263,7 +263,7 @@ def _guard(
         pattern = guard.protected_command(command, rules)
         if pattern is not None:
             return (
-                f"command:{commands.normal(command)[:200]}",
+                f"command:{shell.normal(command)[:200]}",
                 _reason(f"`{_short(command)}` is", pattern, source, next(iter(naming), None)),
             )
     return None
@@ -303,5 +303,5 @@ def _configured(cwd: str | None, project: Project) -> bool:
 
 
 def _short(command: str | None) -> str:
-    text = commands.normal(command or "").replace("`", "'")
+    text = shell.normal(command or "").replace("`", "'")
     return (text[:60] + "…") if len(text) > 60 else text

@@ -319,7 +319,7 @@ ALTER TABLE checkpoint_revisions ADD COLUMN git_branch TEXT;
 M014_COMMAND_FAILURES = """
 -- Failed shell commands, per project, so the next run of one brings its failure (PreToolUse)
 -- and how it was fixed once a later run passed. `head` is the command's first plain words (no
--- secret can be in it: see handoff/commands.py), the lookup key; `command` and `error_tail`
+-- secret can be in it: see base/shell.py), the lookup key; `command` and `error_tail`
 -- are redacted and cut like the ledger's. `fix` is a JSON list of the files the passing
 -- session edited after the failure.
 CREATE TABLE command_failures (

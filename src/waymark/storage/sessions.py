@@ -380,11 +380,26 @@ def get_output(conn: Connection, output_id: str, now: str) -> dict[str, Any] | N
     return None if row is None else dict(zip(OUTPUT_KEYS, row, strict=True))
 
 
+def steps_between(
+    conn: Connection, session_id: str, since: str, until: str
+) -> list[tuple[str, str | None, str]]:
+    """(tool, target, outcome) of the session's steps after `since` and before `until`."""
+    rows = conn.execute(
+        "SELECT tool, target, outcome FROM session_steps WHERE session_id = ? AND at > ?"
+        " AND at < ? ORDER BY seq",
+        (session_id, since, until),
+    ).fetchall()
+    return [(str(t), None if g is None else str(g), str(o)) for t, g, o in rows]
+
+
 def project_failures_since(
     conn: Connection, project_id: str, since: str, limit: int
 ) -> list[dict[str, Any]]:
     """The project's newest `limit` failed commands at or after `since` (as stored)."""
-    keys = ("id", "session_id", "command", "exit_code", "error_tail", "failed_at")
+    keys = (
+        "id", "session_id", "command", "exit_code", "error_tail", "failed_at", "passed_at",
+        "passed_session", "fix",
+    )  # fmt: skip
     rows = conn.execute(
         f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND failed_at >= ?"
         " ORDER BY id DESC LIMIT ?",

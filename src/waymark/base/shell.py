@@ -1,4 +1,4 @@
-"""Shell commands as the ledger sees them: one spelling per command, a short head to find
+"""Shell commands as Waymark sees them: one spelling per command, a short head to find
 earlier runs by, and the files a command visibly writes.
 
 No `re` and no `shlex` (each costs a hook several ms): commands are split on whitespace with
