@@ -89,3 +89,38 @@ def test_the_cli_dry_run_proposes_nothing(conn, project, repo):
     assert candidates.pending(conn, project) == []
     assert "nothing was merged" in run().stdout
     assert len(candidates.pending(conn, project, kind="consolidation")) == 1
+
+
+def test_a_correction_of_a_number_is_a_contradiction_the_newer_text_wins(conn, project):
+    old = saved(conn, project, "The dev server listens on port 8080 behind the local proxy")
+    new = saved(conn, project, "The dev server listens on port 9090 behind the local proxy")
+    (group,) = consolidate.find(conn, project)
+    assert group["kind"] == "contradiction" and group["members"] == [old.id, new.id]
+    assert "8080 -> 9090" in group["why"][0]
+    (proposed,) = consolidate.propose(conn, project)
+    (waiting,) = candidates.pending(conn, project, kind="consolidation")
+    assert waiting["fields"]["content"] == new.content  # the correction, not the older text
+    assert f"the newer text wins ({new.id})" in waiting["reason"]
+    done = candidates.approve(conn, project, proposed["candidate"])
+    assert "9090" in done["memory"]["content"]
+
+
+def test_a_version_or_a_named_choice_is_a_correction_an_addition_is_not():
+    assert consolidate.corrected("pin numpy to 1.26 in ci", "pin numpy to 2.1 in ci") == (
+        "1.26 -> 2.1"
+    )
+    assert consolidate.corrected("indent with tabs in go files", "indent with spaces in go files")
+    assert consolidate.corrected("ci runs ruff", "ci runs ruff and mypy on every push") is None
+    assert consolidate.corrected("ci runs the suite", "ci runs the suite") is None
+
+
+def test_people_see_which_text_wins(conn, project, repo):
+    saved(conn, project, "The dev server listens on port 8080 behind the local proxy")
+    saved(conn, project, "The dev server listens on port 9090 behind the local proxy")
+    consolidate.propose(conn, project)
+    out = subprocess.run(
+        [sys.executable, "-m", "waymark", "candidates", "--project", str(repo)],
+        capture_output=True, text=True, cwd=repo,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "keeps: The dev server listens on port 9090" in out.stdout

@@ -314,6 +314,8 @@ def _text(found: list[dict], counts: dict[str, int], statuses: tuple[str, ...]) 
         lines.append(f"    why: {c['reason']}")
         if c["sources"]:
             lines.append(f"    changes: {', '.join(c['sources'])}")
+        if c["kind"] == "consolidation" and (c.get("fields") or {}).get("content"):
+            lines.append(f"    keeps: {c['fields']['content'][:200]}")
         for e in c["evidence"][:3]:
             lines.append("    evidence: " + ", ".join(f"{k}={v}" for k, v in e.items()))
         if c["memory_id"]:

@@ -5,7 +5,9 @@ Two active memories of the same type and scope are near-duplicates when their wo
 (rapidfuzz token-set ratio at least LEXICAL) or their vectors do (cosine at least VECTOR,
 when both are embedded with the current model); groups are the connected sets of such
 pairs. Two whose titles agree (ratio at least TITLE) while their contents do not (under
-CONTRADICTION) may contradict: the newer is proposed to supersede the older. A merge keeps
+CONTRADICTION) may contradict: the newer is proposed to supersede the older. So do two that
+agree but for a number, a version or a named choice ("port 8080" and the newer "port 9090",
+"use tabs" and "use spaces"): a correction, never merged away as a duplicate. A merge keeps
 the most complete member's text (the longest), every tag and piece of evidence, the highest
 priority and any pin, and supersedes every member.
 
@@ -59,15 +61,25 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
     contradictions: list[tuple[str, str, str]] = []
     texts = [_norm(m.content) for m in memories]
     titles = [_norm(m.title) for m in memories]
+    at = {m.id: n for n, m in enumerate(memories)}
     for i, j in sorted(_candidate_pairs(memories, titles)):
         a, b = sorted((memories[i].id, memories[j].id))
         ratio = fuzz.token_set_ratio(texts[i], texts[j])
         if ratio >= LEXICAL:
-            edges[(a, b)] = f"words agree ({ratio:.0f}%)"
+            changed = corrected(texts[i], texts[j])
+            if changed:
+                contradictions.append((a, b, f"words agree ({ratio:.0f}%) but {changed}"))
+            else:
+                edges[(a, b)] = f"words agree ({ratio:.0f}%)"
         elif ratio < CONTRADICTION and fuzz.token_set_ratio(titles[i], titles[j]) >= TITLE:
             contradictions.append((a, b, f"same title, text differs ({ratio:.0f}%)"))
     for (a, b), cosine in _vector_pairs(conn, project, memories).items():
-        edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
+        changed = corrected(texts[at[a]], texts[at[b]])
+        if changed:
+            if not any(c[:2] == (a, b) for c in contradictions):
+                contradictions.append((a, b, f"meaning agrees (cosine {cosine:.2f}) but {changed}"))
+        else:
+            edges.setdefault((a, b), f"meaning agrees (cosine {cosine:.2f})")
     groups = _connected(edges, written)
     grouped = {i for g in groups for i in g["members"]}
     for a, b, why in contradictions:
@@ -76,6 +88,30 @@ def find(conn: Connection, project: Project) -> list[dict[str, Any]]:
         older, newer = sorted((a, b), key=written.__getitem__)
         groups.append({"kind": "contradiction", "members": [older, newer], "why": [why]})
     return groups
+
+
+_TOKEN = re.compile(r"[\w.:/-]+")
+CHOICE_WORDS = 3  # a replaced run this short, in otherwise equal text, is a choice
+
+
+def corrected(a: str, b: str) -> str | None:
+    """How `b` corrects `a` when the two say the same but for a number, a version or a named
+    choice ("8080 -> 9090"); None when they differ otherwise (or only by what one adds)."""
+    from difflib import SequenceMatcher
+
+    left = [t.strip(".,:;") for t in _TOKEN.findall(a)]
+    right = [t.strip(".,:;") for t in _TOKEN.findall(b)]
+    changes = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
+        if op != "replace":
+            continue
+        was, now = left[i1:i2], right[j1:j2]
+        if len(was) > CHOICE_WORDS or len(now) > CHOICE_WORDS:
+            return None  # a rewrite, not a correction
+        numeric = any(c.isdigit() for c in " ".join(was + now))
+        if numeric or (was and now):
+            changes.append(f"{' '.join(was)} -> {' '.join(now)}")
+    return "; ".join(changes) if changes else None
 
 
 def _candidate_pairs(memories: list[Memory], titles: list[str]) -> set[tuple[int, int]]:
@@ -201,14 +237,23 @@ def propose(conn: Connection, project: Project) -> list[dict[str, Any]]:
     with db.write(conn):
         for group in found:
             members = [store.get(conn, i) for i in group["members"]]
+            fields = _merged(members, group["kind"])
+            winner = members[-1] if group["kind"] == "contradiction" else None
+            keeps = (
+                f"; the newer text wins ({winner.id}): {fields['content'][:160]!r}"
+                if winner is not None
+                else ""
+            )
             row, new = candidates.propose(
                 conn,
                 project.id,
                 kind="consolidation",
                 action="supersede",
                 sources=group["members"],
-                fields=_merged(members, group["kind"]),
-                reason=f"{len(members)} memories: " + "; ".join(group["why"]),
+                fields=fields,
+                reason=f"{len(members)} memories, {group['kind']}: "
+                + "; ".join(group["why"])
+                + keeps,
                 fingerprint="consolidate:" + ",".join(sorted(group["members"])),
                 evidence=[],
             )
