@@ -451,3 +451,25 @@ def mark_used(conn, memory_ids):
     """A real use of each memory, as a packet or `show` records it."""
     with db.write(conn):
         count_use(conn, memory_ids, clock.now())
+
+
+def test_a_memory_a_strong_hit_links_to_clears_the_relevance_floor(conn, project):
+    from waymark.packets.prompt import prompt_packet
+    from waymark.recall.floor import relevant_hits
+
+    cause = add(
+        conn, project, "Nightly reconciliation job deadlocks on the ledger table", type="incident"
+    )
+    fix = add(conn, project, "Take the advisory lock before any row lock", type="solution")
+    for i in range(20):
+        add(conn, project, f"Unrelated filler note number {i} about topic {i}")
+    links.relate(conn, project, fix.id, cause.id, "solves")
+    hits = recall.recall(conn, project, "why does the nightly reconciliation job deadlock")
+    kept = [h.memory.id for h in relevant_hits(hits)]
+    assert kept[0] == cause.id and fix.id in kept
+    linked = next(h for h in hits if h.memory.id == fix.id)
+    assert linked.explain["linked_from"] == [cause.id]
+    text = prompt_packet(
+        conn, project, "s-link", "claude-code", "why does the nightly reconciliation job deadlock"
+    )
+    assert text is not None and "advisory lock" in text

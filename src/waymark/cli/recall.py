@@ -157,10 +157,10 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     )
     below = 0
     if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
-        from waymark.recall.floor import relevant_hit
+        from waymark.recall.floor import relevant_hits
 
         # The best match stays even below the floor: a deliberate query gets an answer.
-        kept = hits[:1] + [h for h in hits[1:] if relevant_hit(h, hits[0].score)]
+        kept = relevant_hits(hits, keep_best=True)
         below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     data = {

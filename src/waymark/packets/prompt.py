@@ -59,7 +59,7 @@ def prompt_packet(
     from waymark.packets.render import Section, render
     from waymark.projects import git, pathnames
     from waymark.recall import ranked
-    from waymark.recall.floor import relevant_hit
+    from waymark.recall.floor import relevant_hits
     from waymark.storage import sessions
     from waymark.storage.connection import read_only
 
@@ -88,10 +88,8 @@ def prompt_packet(
     shown_scoped = {m.id for m in scoped}
     chosen = [
         h
-        for h in hits
-        if relevant_hit(h, hits[0].score)
-        and h.memory.id not in seen
-        and h.memory.id not in shown_scoped
+        for h in relevant_hits(hits)
+        if h.memory.id not in seen and h.memory.id not in shown_scoped
     ]
     impact, around = _impact(conn, project, named, prompt, seen | shown_scoped)
     shown_scoped |= {m.id for m in around}

@@ -26,3 +26,21 @@ def relevant_hit(hit: Hit, best: float) -> bool:
         or tiers.get("lexical", {}).get("score", 0.0) >= LEXICAL_MIN
     )
     return strong and hit.score >= RELATIVE_MIN * best
+
+
+def relevant_hits(hits: list[Hit], *, keep_best: bool = False) -> list[Hit]:
+    """The hits above the floor, in order, and with them every hit an explicit link of one
+    of those reaches (`relate`): what a strong hit links to is shown beside it, however weak
+    its own words. `keep_best`: the best hit stays even below the floor (a deliberate query
+    gets an answer)."""
+    if not hits:
+        return []
+    best = hits[0].score
+    strong = {h.memory.id for h in hits if relevant_hit(h, best)}
+    if keep_best:
+        strong.add(hits[0].memory.id)
+    return [
+        h
+        for h in hits
+        if h.memory.id in strong or strong.intersection(h.explain.get("linked_from", ()))
+    ]

@@ -321,15 +321,28 @@ def _expansion(
 def _graph(
     conn: Connection, fused: dict[int, dict[str, Any]], s: Settings
 ) -> list[tuple[int, float]]:
-    """Neighbours of the top hits: explicit links both ways and shared tags."""
+    """Neighbours of the top hits: explicit links both ways and shared tags. A memory an
+    explicit link reached names its seeds (`linked_from`, in its fused entry), so the
+    relevance floor can keep what a strong hit links to."""
     seeds = fusion.best(fused, s.graph_seeds)
     if not seeds:
         return []
     best: dict[int, float] = {}
-    for rowid, weight in [*search.linked(conn, seeds), *_same_tags(conn, seeds, s.candidates)]:
+    via: dict[int, list[str]] = {}
+    for rowid, seed in search.linked(conn, seeds):
+        if rowid not in seeds:
+            best[rowid] = 1.0
+            via.setdefault(rowid, []).append(seed)
+    for rowid, weight in _same_tags(conn, seeds, s.candidates):
         if rowid not in seeds:
             best[rowid] = max(best.get(rowid, 0.0), weight)
-    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
+    found = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
+    for rowid, _ in found:
+        if rowid in via:
+            fused.setdefault(rowid, {"fused": 0.0, "tiers": {}})["linked_from"] = sorted(
+                set(via[rowid])
+            )
+    return found
 
 
 def _same_tags(conn: Connection, seeds: list[int], n: int) -> list[tuple[int, float]]:
@@ -413,4 +426,6 @@ def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[
         "multipliers": multipliers,
         "score": score,
     }
+    if "linked_from" in fused:
+        explain["linked_from"] = fused["linked_from"]
     return Hit(memory=memory, score=score, explain=explain)

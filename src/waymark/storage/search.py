@@ -113,20 +113,20 @@ def openings(conn: Connection, rowids: Sequence[int], chars: int) -> list[str]:
     ]
 
 
-def linked(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, float]]:
-    """(rowid, 1.0) of memories linked to or from any of `rowids`."""
+def linked(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str]]:
+    """(rowid, the seed's id) of memories linked to or from any of `rowids`."""
     rows: Any = conn.execute(
         """
         WITH seed(id) AS (SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?)))
-        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.src = seed.id
+        SELECT m.rowid, seed.id FROM links l JOIN seed ON l.src = seed.id
             JOIN memories m ON m.id = l.dst
         UNION ALL
-        SELECT m.rowid, 1.0 FROM links l JOIN seed ON l.dst = seed.id
+        SELECT m.rowid, seed.id FROM links l JOIN seed ON l.dst = seed.id
             JOIN memories m ON m.id = l.src
         """,
         (rowid_list(rowids),),
     ).fetchall()
-    return [(int(r), float(w)) for r, w in rows]
+    return [(int(r), str(seed)) for r, seed in rows]
 
 
 def tags_of(conn: Connection, rowids: Sequence[int]) -> list[tuple[str | None, str]]:
