@@ -487,3 +487,61 @@ def test_list_and_recall_narrow_to_a_branch(call, repo):
     assert [r["id"] for r in found["results"]] and all(
         "main" in r["content"] for r in found["results"]
     )
+
+
+@pytest.mark.parametrize("mode", ["read-only", "off"])
+def test_the_agents_writes_are_refused_where_capture_is_read_only_or_off(call, repo, mode):
+    from waymark.projects import capture
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    kept = ok(call("remember", {"type": "decision", "content": "Use SQLite for the cache"}))
+    capture.set_mode(conn, resolve(conn, str(repo)), mode)
+    refused = error(call("remember", {"type": "convention", "content": "Tabs, not spaces"}))
+    assert refused["code"] == "capture_refused" and f"capture is {mode}" in refused["message"]
+    assert refused["details"]["mode"] == mode
+    for name, args in (
+        ("forget", {"id": kept["memory"]["id"]}),
+        ("relate", {"src": kept["memory"]["id"], "dst": kept["memory"]["id"]}),
+        ("checkpoint", {"operation": "create", "objective": "Ship it"}),
+    ):
+        assert error(call(name, args))["code"] == "capture_refused", name
+    assert ok(call("recall", {"query": "cache"}))["results"]  # reading still works
+    listed = ok(call("list", {}))
+    assert [m["content"] for m in listed["results"]] == ["Use SQLite for the cache"]
+    conn.close()
+
+
+def test_in_confirm_mode_the_agents_writes_wait_for_review(call, repo):
+    from waymark.curation import candidates
+    from waymark.projects import capture
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    project = resolve(conn, str(repo))
+    kept = ok(call("remember", {"type": "decision", "content": "Port 8080 for dev"}))["memory"]
+    capture.set_mode(conn, project, "confirm")
+    assert capture.policy(conn, project)["records"] is True  # the hooks capture as in on
+    queued = ok(call("remember", {"type": "convention", "content": "Tabs, not spaces"}))
+    assert "memory" not in queued and queued["queued"]["action"] == "add"
+    again = ok(call("remember", {"type": "convention", "content": "Tabs, not spaces"}))
+    assert again["queued"]["id"] == queued["queued"]["id"] and again["created"] is False
+    edited = ok(call("remember", {"supersedes": kept["id"],
+                                  "edit": [{"op": "replace", "old": "8080", "text": "9090"}]}))  # fmt: skip
+    assert edited["queued"]["action"] == "supersede"
+    archived = ok(call("forget", {"id": kept["id"]}))
+    assert archived["status"] == "active" and archived["queued"]["action"] == "archive"
+    assert (
+        error(call("forget", {"id": kept["id"], "mode": "erase", "reason": "x"}))["code"]
+        == "capture_refused"
+    )
+    assert [m["content"] for m in ok(call("list", {}))["results"]] == ["Port 8080 for dev"]
+    waiting = candidates.pending(conn, project, kind="agent")
+    assert sorted(c["action"] for c in waiting) == ["add", "archive", "supersede"]
+    edit_candidate = next(c for c in waiting if c["action"] == "supersede")
+    assert edit_candidate["fields"]["content"] == "Port 9090 for dev"
+    done = candidates.approve(conn, project, queued["queued"]["id"])
+    assert done["memory"]["content"] == "Tabs, not spaces"
+    conn.close()

@@ -170,6 +170,12 @@ class InstallRefused(WaymarkError):
     code = "install_refused"
 
 
+class CaptureRefused(WaymarkError):
+    """Capture is read-only or off here: the agent's tools may read, not write."""
+
+    code = "capture_refused"
+
+
 class UsageError(WaymarkError):
     """The command line itself is wrong: an unknown flag, a missing or out-of-range value."""
 

@@ -77,11 +77,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "capture",
         common,
         handler=cmd_capture,
-        help="show or set how hooks capture here: on (inject and record), read-only (inject, "
+        help="show or set how hooks capture here: on (inject and record), confirm (as on; the "
+        "agent's own writes wait for review), read-only (inject, "
         "never record) or off; for the project, or one --session",
         example="waymark capture read-only --session 3f2a...",
     )
-    p.add_argument("mode", nargs="?", choices=("on", "read-only", "off"))
+    p.add_argument("mode", nargs="?", choices=capture.MODES)
     p.add_argument("--session", metavar="SESSION_ID", help="only this client session")
     for name, handler, verb in (
         ("enable", cmd_enable, "let the hooks capture in"),

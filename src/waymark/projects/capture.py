@@ -1,7 +1,8 @@
 """Where hooks may capture: every git repository while the `capture.all_git_repos` setting
 is on (the default), else only projects the user enabled; never where the user disabled it.
-A project or a single session can also be `read-only` (the hooks inject, never record) or
-`off`. Everywhere else the hooks stay silent."""
+A project or a single session can also be `confirm` (the hooks capture; the agent's own
+writes go to the review queue), `read-only` (the hooks inject, never record; the agent's
+tools read, never write) or `off`. Everywhere else the hooks stay silent."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 
-MODES = ("on", "read-only", "off")
+MODES = ("on", "confirm", "read-only", "off")
 
 
 def policy(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
@@ -46,7 +47,27 @@ def policy(conn: Connection, project: Project, session_id: str | None = None) ->
 
 
 def _mode(mode: str, why: str) -> dict[str, Any]:
-    return {"enabled": mode != "off", "records": mode == "on", "mode": mode, "why": why}
+    return {
+        "enabled": mode != "off",
+        "records": mode in ("on", "confirm"),
+        "mode": mode,
+        "why": why,
+    }
+
+
+def agent_write(conn: Connection, project: Project, session_id: str | None) -> bool:
+    """May the agent's tools write here? True: they write to the review queue (confirm);
+    False: they write; CaptureRefused: read-only or off, with the mode and how to change it."""
+    from waymark.errors import CaptureRefused
+
+    chosen = policy(conn, project, session_id)
+    if chosen["mode"] in ("read-only", "off"):
+        raise CaptureRefused(
+            f"capture is {chosen['mode']} here ({chosen['why']}): the agent's tools may read, "
+            "not write; the user can switch it back with `waymark capture on`",
+            mode=chosen["mode"],
+        )
+    return bool(chosen["mode"] == "confirm")
 
 
 def all_git_repos(conn: Connection | None) -> bool:
@@ -81,5 +102,7 @@ def set_mode(
             put_session_capture(conn, session_id, client, project.id, mode, clock.now())
         else:
             put_capture(conn, project.id, mode, clock.now())
-        op = {"on": "capture.enable", "off": "capture.disable"}.get(mode, "capture.read_only")
+        op = {"on": "capture.enable", "off": "capture.disable"}.get(
+            mode, f"capture.{mode.replace('-', '_')}"
+        )
         log_event(conn, op, project_id=project.id, session_id=session_id, mode=mode)

@@ -52,7 +52,7 @@ def build_server(state: State | None = None) -> tuple[Server, State]:
 @tool_errors
 def status_tool(
     ctx: Context,
-    capture: Literal["on", "read-only", "off"] | None = None,  # sets this session's mode
+    capture: Literal["on", "confirm", "read-only", "off"] | None = None,  # this session's mode
     review: Annotated[
         dict[str, Literal["approve", "reject", "helpful", "not_helpful", "stale", "wrong"]] | None,
         Field(description="cand_ id: approve|reject; else feedback"),
@@ -64,6 +64,8 @@ def status_tool(
     with state.conn() as conn:
         proj = state.project(conn, project)
         session = state.session_for(conn, proj)
+        if review:
+            state.queues_writes(conn, proj)  # read-only or off: refused; confirm decides
         for given, decision in (review or {}).items():
             _review(conn, proj, given, decision, session, state.recalled.get(given))
         if capture is not None:

@@ -60,6 +60,9 @@ def checkpoint(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
+        # Read-only and off refuse; confirm lets the handoff through (it is the session's
+        # own state, which Stop asks for, not a memory).
+        state.queues_writes(conn, proj)
         where = state.origin(conn, proj)
         origin = checkpoints.Origin(
             actor="agent",

@@ -10,7 +10,8 @@ from pydantic import Field
 
 from waymark.base import tokens
 from waymark.codemap.facts import declarations_of
-from waymark.errors import InvalidArgument, NotFound
+from waymark.curation import agent_writes
+from waymark.errors import CaptureRefused, InvalidArgument, NotFound
 from waymark.memories import browse, links, observations, store
 from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
@@ -253,9 +254,16 @@ def remember(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
-        if observe is not None:
+        queue = state.queues_writes(conn, proj)
+        if observe is not None:  # a report, immutable: never queued
             return cast(Saved, _observe(conn, state, proj, supersedes, observe))
         if edit is not None:
+            if queue:
+                if supersedes is None:
+                    raise InvalidArgument("edit names the memory to change in supersedes")
+                session = state.session_for(conn, proj)
+                done = agent_writes.queue_edit(conn, proj, supersedes, edit, session_id=session)
+                return cast(Saved, _queued(*done))
             return cast(Saved, _edit(conn, state, proj, supersedes, edit))
         if type is None or content is None:
             missing = [name for name, v in (("type", type), ("content", content)) if v is None]
@@ -283,6 +291,18 @@ def remember(
             mapped=declarations_of(conn, proj.id) if proj.files else None,
             **state.origin(conn, proj),
         )
+        if queue:
+            fields = {
+                "type": type, "content": content, "title": title, "scope": scope,
+                "target": target, "tags": _many(tags), "priority": priority, "pinned": pinned,
+                "evidence": draft.evidence, "valid_until": valid_until, "key": key,
+                "agent": agent, "git_branch": draft.git_branch,
+            }  # fmt: skip
+            done = agent_writes.queue(
+                conn, proj, fields, supersedes=supersedes,
+                session_id=state.session_for(conn, proj),
+            )  # fmt: skip
+            return cast(Saved, _queued(*done))
         saved = (
             store.supersede(conn, proj, supersedes, draft)
             if supersedes
@@ -290,6 +310,12 @@ def remember(
         )
     state.index_missing(proj.id)
     return cast(Saved, saved.to_dict())
+
+
+def _queued(row: dict[str, Any], new: bool) -> dict[str, Any]:
+    """A write sent to the review queue, in remember's shape."""
+    queued = {"id": row["id"], "action": row["action"], "status": row["status"]}
+    return {"queued": queued, "created": new, "similar": [], "redactions": 0}
 
 
 def _observe(
@@ -341,6 +367,20 @@ def forget(
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project)
+        if state.queues_writes(conn, proj):
+            if mode == "erase":
+                raise CaptureRefused(
+                    "capture is confirm here: the agent's writes wait for review, and an "
+                    "erase cannot; archive it instead, or the user runs `waymark forget ID "
+                    "--erase`",
+                    mode="confirm",
+                )
+            memory = store.get(conn, id).to_dict()
+            done = agent_writes.queue(
+                conn, proj, {}, supersedes=id, action="archive",
+                session_id=state.session_for(conn, proj),
+            )  # fmt: skip
+            return cast(Memory, {**memory, "queued": _queued(*done)["queued"]})
         if mode == "erase":
             if not reason:
                 raise InvalidArgument("erase needs a reason")
@@ -390,7 +430,9 @@ def relate(
     """Link two memories; recall then brings both."""
     state = state_of(ctx)
     with state.conn() as conn:
-        created = links.relate(conn, state.project(conn, project), src, dst, kind, actor="agent")
+        proj = state.project(conn, project)
+        state.queues_writes(conn, proj)  # a link changes no text: confirm lets it through
+        created = links.relate(conn, proj, src, dst, kind, actor="agent")
         return Related(created=created, src=src, dst=dst, kind=kind)
 
 

@@ -15,6 +15,14 @@ from typing_extensions import NotRequired, TypedDict
 OPEN = ConfigDict(extra="allow")
 
 
+class Queued(TypedDict):
+    """A write the confirm capture mode sent to the review queue."""
+
+    id: str
+    action: str
+    status: str
+
+
 class Memory(TypedDict):
     """One memory record, whole."""
 
@@ -41,6 +49,7 @@ class Memory(TypedDict):
     updated_at: str
     content_hash: str
     key: str | None
+    queued: NotRequired[Queued]  # `forget` in capture confirm: the archive waits for review
     supersedes: str | None
     superseded_by: str | None
     erased_reason: str | None
@@ -107,7 +116,8 @@ class Recalled(TypedDict):
 
 
 class Saved(TypedDict):
-    memory: Memory
+    memory: NotRequired[Memory]  # absent when the write was queued for review
+    queued: NotRequired[Queued]  # capture confirm: `waymark review ID` decides
     created: bool
     similar: list[str]
     redactions: int

@@ -109,6 +109,13 @@ class State:
             return found[0]
         return None
 
+    def queues_writes(self, conn: Connection, project: Project) -> bool:
+        """Before any write of an agent's tool: True when it goes to the review queue (capture
+        confirm); CaptureRefused when capture is read-only or off for this session."""
+        from waymark.projects.capture import agent_write
+
+        return agent_write(conn, project, self.session_for(conn, project))
+
     def origin(self, conn: Connection, project: Project) -> dict[str, str | None]:
         """What an agent's write records about where it came from: session and branch."""
         from waymark.projects.locate import git_branch

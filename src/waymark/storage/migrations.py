@@ -635,6 +635,13 @@ CREATE TABLE project_aliases (
 CREATE INDEX project_aliases_by_project ON project_aliases (project_id);
 """
 
+M027_CAPTURE_CONFIRM = """
+-- The confirm mode: hooks capture as in `on`, and the agent's own writes (MCP remember,
+-- forget) go to the review queue. Stored beside the mode, whose CHECK predates it.
+ALTER TABLE project_capture ADD COLUMN confirm INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN capture_confirm INTEGER;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -663,6 +670,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m024_code_structure", M024_CODE_STRUCTURE),
     ("m025_map_languages_edges", M025_MAP_LANGUAGES_EDGES),
     ("m026_project_aliases", M026_PROJECT_ALIASES),
+    ("m027_capture_confirm", M027_CAPTURE_CONFIRM),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

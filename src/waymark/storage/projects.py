@@ -219,16 +219,22 @@ def insert_named_project(conn: Connection, project_id: str, name: str, stamp: st
 def get_capture(conn: Connection, project_id: str) -> tuple[str, str] | None:
     """(mode, changed_at) when the user chose capture here (off when disabled), else None."""
     row = conn.execute(
-        "SELECT enabled, mode, changed_at FROM project_capture WHERE project_id = ?",
+        "SELECT enabled, mode, changed_at, confirm FROM project_capture WHERE project_id = ?",
         (project_id,),
     ).fetchone()
-    return None if row is None else ("off" if not row[0] else str(row[1]), str(row[2]))
+    if row is None:
+        return None
+    mode = "off" if not row[0] else "confirm" if row[3] and row[1] == "on" else str(row[1])
+    return mode, str(row[2])
 
 
 def put_capture(conn: Connection, project_id: str, mode: str, stamp: str) -> None:
+    """`confirm` is stored as `on` with its flag."""
+    stored = "on" if mode == "confirm" else mode
     conn.execute(
-        "INSERT INTO project_capture (project_id, enabled, mode, changed_at) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (project_id) DO UPDATE SET enabled = excluded.enabled,"
-        " mode = excluded.mode, changed_at = excluded.changed_at",
-        (project_id, int(mode != "off"), mode, stamp),
+        "INSERT INTO project_capture (project_id, enabled, mode, changed_at, confirm)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (project_id) DO UPDATE SET"
+        " enabled = excluded.enabled, mode = excluded.mode, changed_at = excluded.changed_at,"
+        " confirm = excluded.confirm",
+        (project_id, int(mode != "off"), stored, stamp, int(mode == "confirm")),
     )

@@ -147,8 +147,12 @@ def session_capture(conn: Connection, session_id: str) -> str | None:
     """The capture mode this session was switched to, or None (the project's applies)."""
     if not session_id:
         return None
-    row = conn.execute("SELECT capture_mode FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return None if row is None or row[0] is None else str(row[0])
+    row = conn.execute(
+        "SELECT capture_mode, capture_confirm FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return "confirm" if row[1] and row[0] == "on" else str(row[0])
 
 
 def put_session_capture(
@@ -159,7 +163,10 @@ def put_session_capture(
         "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at) VALUES (?, ?, ?, ?)",
         (session_id, client, project_id, stamp),
     )
-    conn.execute("UPDATE sessions SET capture_mode = ? WHERE id = ?", (mode, session_id))
+    conn.execute(
+        "UPDATE sessions SET capture_mode = ?, capture_confirm = ? WHERE id = ?",
+        ("on" if mode == "confirm" else mode, int(mode == "confirm"), session_id),
+    )
 
 
 def previous_branch(conn: Connection, project_id: str, except_session: str) -> str | None:
