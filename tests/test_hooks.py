@@ -178,6 +178,50 @@ def test_session_start_stays_within_its_budget_and_says_what_it_left_out(conn, e
     assert "Left out:" in text and "from rules (budget)" in text
 
 
+def test_a_correction_is_shown_ahead_of_older_rules_and_the_receipt_names_what_was_left_out(
+    conn, enabled, repo
+):
+    from waymark.packets import receipts
+
+    old = remember(conn, enabled, "Indent with tabs " + "in every module " * 6,
+                   type="convention", pinned=True, priority=3)  # fmt: skip
+    others = [
+        remember(
+            conn,
+            enabled,
+            f"Rule number {i}: " + "always do the careful thing " * 8,
+            type="convention",
+            pinned=True,
+            priority=2,
+        )  # fmt: skip
+        for i in range(30)
+    ]
+    fixed = store.supersede(conn, enabled, old.id, make_draft(
+        enabled, type="convention", content="Indent with four spaces, never tabs", pinned=True,
+    )).memory  # fmt: skip
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert "Indent with four spaces" in text and "Indent with tabs" not in text
+    assert text.index("Indent with four spaces") < text.index("Rule number")
+    (packet,) = receipts.packets(conn, enabled, packet="last")
+    left = [line for line in packet["lines"] if line["why"].startswith("left out (budget)")]
+    shown = {line["item"] for line in packet["lines"] if line not in left}
+    assert left and fixed.id in shown
+    assert {line["item"] for line in left} <= {m.id for m in others}
+    assert all(line["tokens"] == 0 for line in left)
+
+
+def test_the_mcp_recall_answer_names_the_ids_it_left_out():
+    from waymark.server.memory_tools import fit_answer
+
+    views = [{"id": f"M{i:025d}", "title": "x " * 40} for i in range(20)]
+    out = fit_answer({"project": {}, "semantic": False}, {}, views, 600)
+    kept = [v["id"] for v in out["results"]]
+    assert out["omitted_counts"]["results"] == 20 - len(kept)
+    named = out["omitted_ids"]["results"]
+    assert named and named == [v["id"] for v in views[len(kept) : len(kept) + len(named)]]
+    assert out["tokens"] <= 600
+
+
 def core_warning(conn, project):
     return remember(
         conn,

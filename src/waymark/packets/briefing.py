@@ -51,16 +51,30 @@ def pinned_rules(
 ) -> list[Memory]:
     """Pinned memories, and conventions, warnings, decisions and preferences of high
     priority: the project's and the global ones, everyone's and `agent`'s, best first; a
-    deeper tier's memory in place of one it shadows (`memories.shadow`)."""
+    deeper tier's memory in place of one it shadows (`memories.shadow`). A correction (a
+    memory that supersedes another) ranks as high as what it replaced, and ahead of every
+    rule of equal rank, so a tight budget never shows older rules instead of it."""
     now = clock.second()
     found: list[Memory] = []
     for owner in (project.id, None):
-        found += [
-            m
-            for m in rows.rules(conn, owner, limit * 2, agent)
-            if not m.valid_until or m.valid_until > now
-        ]
-    found.sort(key=lambda m: (m.pinned, m.priority, m.created_at, m.id), reverse=True)
+        read = rows.rules(conn, owner, limit * 2, agent)
+        ids = {m.id for m in read}
+        read += [m for m in rows.corrections(conn, owner, limit, agent) if m.id not in ids]
+        found += [m for m in read if not m.valid_until or m.valid_until > now]
+    replaced = [m.supersedes for m in found if m.supersedes]
+    was = rows.ranks_of(conn, replaced) if replaced else {}
+
+    def rank(m: Memory) -> tuple:
+        pinned, priority = was.get(m.supersedes or "", (False, -99))
+        return (
+            m.pinned or pinned,
+            max(m.priority, priority),
+            bool(m.supersedes),
+            m.created_at,
+            m.id,
+        )
+
+    found.sort(key=rank, reverse=True)
     if any(m.key for m in found):
         from waymark.memories.shadow import resolve
 

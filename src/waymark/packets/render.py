@@ -44,16 +44,24 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
     return ""
 
 
+LEFT_OUT = "left out (budget): "
+
+
 def receipts(text: str, sections: Sequence[Section]) -> list[tuple[str, str | None, str, int]]:
-    """(section, item, why, tokens) for each line of `sections` that is in `text`, in order.
-    A section without notes is one receipt per line, chosen as its title says."""
+    """(section, item, why, tokens) for each line of `sections` that is in `text`, in order,
+    then each record a line of which the budget left out (`why` starting LEFT_OUT, 0 tokens),
+    so a receipt names what the model did not see. A section without notes is one receipt
+    per line, chosen as its title says."""
     out: list[tuple[str, str | None, str, int]] = []
+    left: list[tuple[str, str | None, str, int]] = []
     for section in sections:
         notes = section.notes or [(None, section.title.lower())] * len(section.items)
         for line, (item, why) in zip(section.items, notes, strict=False):
             if line in text:
                 out.append((section.title, item, why, estimate(line) + 1))
-    return out
+            elif item is not None:
+                left.append((section.title, item, LEFT_OUT + why, 0))
+    return out + left
 
 
 def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:

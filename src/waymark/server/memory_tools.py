@@ -185,6 +185,7 @@ def fit_answer(
     out["tokens"] = 0
     spent = cost(out) + 40  # the omission note and the final counts
     omitted: dict[str, int] = {}
+    omitted_ids: dict[str, list[str]] = {}
     checkpoint = session.get("checkpoint")
     if "checkpoint" in session:
         if checkpoint is None or spent + cost(checkpoint) <= budget:
@@ -205,12 +206,32 @@ def fit_answer(
         spent += sum(cost(item) + 1 for item in kept) + len(name) // 3 + 2
         if left:
             omitted[name] = left
+            omitted_ids[name] = [str(item["id"]) for item in items[len(kept) :] if "id" in item]
     if omitted:
         counts = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in omitted.items())
         out["omitted"] = f"left out to stay within {budget} tokens: {counts}"
         out["omitted_counts"] = omitted
+        _name_omitted(out, omitted_ids, budget)
     out["tokens"] = cost(out)
     return out
+
+
+def _name_omitted(out: dict[str, Any], ids: dict[str, list[str]], budget: int) -> None:
+    """`omitted_ids`: the ids of what was left out, best first, as many as the budget still
+    holds (the counts say how many there were)."""
+    named: dict[str, list[str]] = {name: [] for name in ids if ids[name]}
+    if not named:
+        return
+    out["omitted_ids"] = named
+    for name, found in ids.items():
+        for memory_id in found:
+            named[name].append(memory_id)
+            if cost(out) + 8 > budget:
+                named[name].pop()
+                break
+    out["omitted_ids"] = {name: kept for name, kept in named.items() if kept}
+    if not out["omitted_ids"]:
+        del out["omitted_ids"]
 
 
 @tool_errors

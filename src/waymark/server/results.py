@@ -111,6 +111,7 @@ class Recalled(TypedDict):
     tokens: int  # the whole answer's estimated size
     omitted: NotRequired[str]
     omitted_counts: NotRequired[dict[str, int]]
+    omitted_ids: NotRequired[dict[str, list[str]]]  # the ids of what the budget left out
     packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
     map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
 

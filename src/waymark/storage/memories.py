@@ -145,6 +145,15 @@ def get_memory(conn: Connection, memory_id: str) -> Memory | None:
     return None if row is None else from_row(row)
 
 
+def ranks_of(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple[bool, int]]:
+    """id -> (pinned, priority) of each of `memory_ids` that exists."""
+    rows = conn.execute(
+        "SELECT id, pinned, priority FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(memory_ids)),),
+    ).fetchall()
+    return {str(i): (bool(p), int(r or 0)) for i, p, r in rows}
+
+
 def ids_starting(conn: Connection, prefix: str, limit: int) -> list[str]:
     """Ids that start with `prefix` (ids are upper-case), read from the primary key."""
     upper = prefix + "\uffff"
@@ -340,6 +349,23 @@ def rules(
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories WHERE {owner} AND {_RULES_WHERE} AND {whose}"
         " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+        (*params, *whose_params, limit),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def corrections(
+    conn: Connection, project_id: str | None, limit: int, agent: str | None = None
+) -> list[Memory]:
+    """The rules of `rules` that supersede another memory, newest first (read through their
+    own small index, m027): a correction must reach the packet whatever its priority."""
+    owner = "project_id IS NULL" if project_id is None else "project_id = ?"
+    whose, whose_params = agent_where(agent)
+    params: tuple[Any, ...] = () if project_id is None else (project_id,)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories INDEXED BY memories_corrections WHERE {owner} AND"
+        f" {_RULES_WHERE} AND supersedes IS NOT NULL AND {whose}"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
         (*params, *whose_params, limit),
     ).fetchall()
     return [from_row(r) for r in rows]

@@ -640,6 +640,12 @@ M027_CAPTURE_CONFIRM = """
 -- forget) go to the review queue. Stored beside the mode, whose CHECK predates it.
 ALTER TABLE project_capture ADD COLUMN confirm INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN capture_confirm INTEGER;
+-- Corrections among the rules (a rule that supersedes another), which the packet reads apart
+-- so that a tight budget or many older rules cannot hide one.
+CREATE INDEX memories_corrections ON memories (project_id, created_at DESC, id DESC)
+WHERE status = 'active' AND supersedes IS NOT NULL
+  AND (pinned = 1 OR (type IN ('convention', 'warning', 'decision', 'preference')
+                      AND priority > 0));
 """
 
 # (name, sql) in order. The schema version is the number of steps.
