@@ -142,7 +142,25 @@ def test_a_rule_claude_md_already_states_is_left_out_of_the_packet(
     (repo / "CLAUDE.md").write_text("# Rules\n\n- Always run `make lint` before committing.\n")
     text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
     assert kept.id in text and said.id not in text
-    assert "1 more already in CLAUDE.md, AGENTS.md or MEMORY.md" in text
+    assert "1 more already in CLAUDE.md or MEMORY.md" in text
+
+
+def test_a_rule_only_one_clients_file_states_is_left_out_only_for_that_client(
+    conn, enabled, repo, clients_home
+):
+    in_claude = remember(conn, enabled, "Always run make lint before committing",
+                         type="convention", pinned=True)  # fmt: skip
+    in_agents = remember(conn, enabled, "Never push straight to the main branch",
+                         type="convention", pinned=True)  # fmt: skip
+    (repo / "CLAUDE.md").write_text("- Always run `make lint` before committing.\n")
+    (repo / "AGENTS.md").write_text("- Never push straight to the main branch.\n")
+    claude = context_of(hook("SessionStart", payload("claude-code", "SessionStart",
+                                                     cwd=str(repo), session_id="c1")))  # fmt: skip
+    codex = context_of(hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo),
+                                                    session_id="x1"), "codex"))  # fmt: skip
+    assert in_claude.id not in claude and in_agents.id in claude
+    assert in_agents.id not in codex and in_claude.id in codex
+    assert "1 more already in AGENTS.md" in codex
 
 
 def test_a_fact_in_claude_codes_memory_index_is_not_repeated_at_the_prompt(

@@ -94,7 +94,7 @@ def prompt_packet(
     impact, around = _impact(conn, project, named, prompt, seen | shown_scoped)
     shown_scoped |= {m.id for m in around}
     chosen = [h for h in chosen if h.memory.id not in shown_scoped]
-    restated = sections.not_restated(project, scoped + [h.memory for h in chosen])
+    restated = sections.not_restated(project, scoped + [h.memory for h in chosen], client)
     scoped = [m for m in scoped if m not in restated]
     chosen = [h for h in chosen if h.memory not in restated]
     relevant = [h.memory for h in chosen]

@@ -115,33 +115,39 @@ RULES_READ = 15  # more than any budget shows; the rest are counted, not read
 
 
 def rules(
-    conn: Connection, project: Project, agent: str | None = None
+    conn: Connection, project: Project, agent: str | None = None, client: str | None = None
 ) -> tuple[list[str], list[tuple[str, str]], int]:
     """Pinned memories and high-priority conventions, warnings, decisions, preferences
     (everyone's, and `agent`'s for a subagent of that type): their lines, (id, why) notes,
-    and how many more there are than were read."""
+    and how many more there are than were read. One that a file `client` loads states
+    already is left out."""
     from waymark.packets.briefing import count_rules, pinned_rules
 
     memories = pinned_rules(conn, project, RULES_READ, agent)
     more = count_rules(conn, project, agent) - len(memories) if len(memories) == RULES_READ else 0
-    stated = not_restated(project, memories)
+    stated = not_restated(project, memories, client)
     memories = [m for m in memories if m not in stated]
     notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]
     lines = [memory_line(m) for m in memories]
     if stated:
-        lines.append(f"- ({len(stated)} more already in CLAUDE.md, AGENTS.md or MEMORY.md)")
+        files = {"claude-code": "CLAUDE.md or MEMORY.md", "codex": "AGENTS.md"}.get(
+            client or "", "CLAUDE.md, AGENTS.md or MEMORY.md"
+        )
+        lines.append(f"- ({len(stated)} more already in {files})")
         notes.append((None, "said by the client's own instructions: left out"))
     return lines, notes, max(0, more)
 
 
-def not_restated(project: Project, memories: list[Memory]) -> list[Memory]:
-    """The memories whose text CLAUDE.md, AGENTS.md or Claude Code's MEMORY.md already put in
-    front of the model: a packet leaves them out."""
+def not_restated(
+    project: Project, memories: list[Memory], client: str | None = None
+) -> list[Memory]:
+    """The memories whose text a file `client` loads (CLAUDE.md and Claude Code's MEMORY.md,
+    or Codex's AGENTS.md) already put in front of the model: a packet leaves them out."""
     if not memories:
         return []
     from waymark.projects.native import already_stated, stated_text
 
-    stated = stated_text(project)
+    stated = stated_text(project, client)
     return [m for m in memories if already_stated(m.content, m.title, stated)] if stated else []
 
 

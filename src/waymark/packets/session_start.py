@@ -71,6 +71,7 @@ def start_session(
             head=head,
             dirty=dirty,
             branch=branch,
+            client=client,
         )
     seen = dirty()
     if writable:
@@ -110,6 +111,7 @@ def packet(
     head: str | None,
     dirty: Callable[[], dict[str, str] | None],
     branch: str | None = None,
+    client: str | None = None,
 ) -> tuple[str, tuple[list[str], list[Section]]]:
     """The packet's text, and (the memories it may show, its sections); `dirty` is asked
     last, so git runs while the database is read."""
@@ -119,7 +121,7 @@ def packet(
     from waymark.storage.projects import notice
 
     checkpoint = sections.checkpoint(conn, project, branch)
-    rules = sections.rules(conn, project)
+    rules = sections.rules(conn, project, client=client)
     said = notice(conn, project.id) if full else None
     waiting = count_candidates(conn, project.id) if full else 0
     heard = [said] if said else []
@@ -214,7 +216,7 @@ def subagent_packet(
         return None
     checkpoint = sections.checkpoint(conn, project)
     nxt = checkpoint.next_action
-    rules = sections.rules(conn, project, _agent_name(agent_type))
+    rules = sections.rules(conn, project, _agent_name(agent_type), client)
     parts = [
         Section(
             "Active checkpoint", nxt, 150, 0, [(checkpoint.id, "active checkpoint")] * len(nxt)

@@ -46,32 +46,38 @@ def normal(text: str) -> str:
     return " ".join(text.lower().translate(_PUNCT).split())
 
 
-PROJECT_FILES = (
-    "CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md", "AGENTS.md",
-    "AGENTS.override.md",
-)  # fmt: skip
+CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
+CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")
 
 
-def instruction_files(project: Project) -> list[str]:
-    """The files both clients load into the model's context for this project: CLAUDE.md and
-    AGENTS.md (project and user level) and Claude Code's own MEMORY.md index."""
+def instruction_files(project: Project, client: str | None = None) -> list[str]:
+    """The files `client` loads into the model's context for this project: Claude Code its
+    CLAUDE.md files (project and user level) and its own MEMORY.md index, Codex its
+    AGENTS.md (an override in place of the file beside it, and the one in CODEX_HOME). Codex
+    never reads CLAUDE.md, nor Claude Code AGENTS.md. No client: both clients' files."""
     root = project.files or project.root
     found = []
-    if root:
-        for rel in PROJECT_FILES:
-            found.append(os.path.join(root, rel))
-    found.append(os.path.join(claude_config_dir(), "CLAUDE.md"))
-    found.append(os.path.join(codex_home(), "AGENTS.md"))
-    memory = claude_memory_dir(root)
-    if memory:
-        found.append(os.path.join(memory, "MEMORY.md"))
+    if client in (None, "claude-code"):
+        found += [os.path.join(root, rel) for rel in CLAUDE_FILES] if root else []
+        found.append(os.path.join(claude_config_dir(), "CLAUDE.md"))
+        memory = claude_memory_dir(root)
+        if memory:
+            found.append(os.path.join(memory, "MEMORY.md"))
+    if client in (None, "codex"):
+        for folder in ([root] if root else []) + [codex_home()]:
+            first = next(
+                (p for p in (os.path.join(folder, n) for n in CODEX_FILES) if os.path.isfile(p)),
+                None,
+            )
+            if first:
+                found.append(first)
     return [p for p in found if os.path.isfile(p)]
 
 
-def stated_text(project: Project) -> str:
-    """Everything those files put in front of the model, normalised ("" without them)."""
+def stated_text(project: Project, client: str | None = None) -> str:
+    """Everything `client`'s files put in front of the model, normalised ("" without them)."""
     parts = []
-    for path in instruction_files(project):
+    for path in instruction_files(project, client):
         try:
             with open(path, "rb") as f:
                 data = f.read(CLAUDE_LOADED_BYTES if path.endswith("MEMORY.md") else 64 * 1024)
