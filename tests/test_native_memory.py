@@ -118,6 +118,31 @@ def test_a_rejected_import_is_not_proposed_again_until_its_source_changes(
     assert imports("claude-memory", capsys=capsys)["proposed"] == 1
 
 
+def test_an_index_line_is_never_a_memory_and_a_removed_source_proposes_its_archive(
+    conn, repo, clients_home, monkeypatch, capsys
+):
+    folder = claude_memory(clients_home[0], repo)
+    monkeypatch.chdir(repo)
+    assert imports("claude-memory", "--approve", capsys=capsys)["approved"] == 2
+    (folder / "feedback_testing.md").unlink()  # the topic file is deleted; its line stays
+    again = imports("claude-memory", capsys=capsys)
+    assert (again["proposed"], again["source_gone"]) == (0, 1)  # no candidate of the line
+    assert main(["candidates", "--kind", "import", "--json"]) == 0
+    (waiting,) = json.loads(capsys.readouterr().out)["results"]
+    assert waiting["action"] == "archive" and "its source is gone" in waiting["reason"]
+    (gone,) = waiting["sources"]
+    assert conn.execute("SELECT title FROM memories WHERE id = ?", (gone,)).fetchone()[0] == (
+        "Testing"
+    )
+    assert imports("claude-memory", capsys=capsys)["source_gone"] == 1  # one candidate, still
+    assert main(["candidates", "--kind", "import", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 1
+    assert main(["review", waiting["id"], "--approve", "--json"]) == 0
+    capsys.readouterr()
+    status = conn.execute("SELECT status FROM memories WHERE id = ?", (gone,)).fetchone()[0]
+    assert status == "archived"
+
+
 def test_codex_memories_import_by_section(conn, repo, clients_home, monkeypatch, capsys):
     folder = clients_home[1] / "memories"
     (folder / "rollout_summaries").mkdir(parents=True)

@@ -11,7 +11,9 @@ candidate memory of the project (an inference about what is worth keeping: nothi
 active until it is reviewed, or `--approve` says so), with its source recorded (tag,
 `source_ref`, a key per file or section). A re-import proposes nothing new unless the
 source changed: a changed file proposes a supersession of what was approved from it, and a
-waiting proposal of its older text is withdrawn. Nothing here writes into those folders.
+waiting proposal of its older text is withdrawn; a file or section that is gone proposes
+archiving what came from it. MEMORY.md's index lines (a link to a topic file, there or
+deleted) are never memories themselves. Nothing here writes into those folders.
 """
 
 from __future__ import annotations
@@ -60,10 +62,13 @@ def propose(conn: Any, project: Project, source: str, *, approve: bool = False) 
     report = {
         "read": 0, "proposed": 0, "waiting": 0, "unchanged": 0, "removed": 0,
         "rejected_before": 0, "withdrawn": 0, "approved": 0, "redactions": 0,
+        "source_gone": 0,
     }  # fmt: skip
     queued: list[str] = []
+    found_rows = rows(source, project)
     with db.write(conn):
-        for n, row in enumerate(rows(source, project), 1):
+        queued += _archive_gone(conn, project, source, found_rows, report)
+        for n, row in enumerate(found_rows, 1):
             draft = parse_line(project, json.dumps(row), n)
             assert draft.key is not None
             report["read"] += 1
@@ -113,6 +118,34 @@ def propose(conn: Any, project: Project, source: str, *, approve: bool = False) 
     return report
 
 
+def _archive_gone(
+    conn: Any, project: Project, source: str, found: list[dict[str, Any]], report: dict
+) -> list[str]:
+    """Inside the caller's transaction: an archive candidate for each active memory this
+    source gave whose file or section is no longer there; their ids while they wait."""
+    from waymark.curation import candidates
+    from waymark.storage.memories import active_keys_with_prefix
+
+    present = {row["key"] for row in found}
+    waiting = []
+    for memory_id, key, source_ref in active_keys_with_prefix(conn, project.id, source + ":"):
+        if key in present:
+            continue
+        row, _ = candidates.propose(
+            conn,
+            project.id,
+            kind="import",
+            action="archive",
+            sources=[memory_id],
+            reason=f"{source}: its source is gone ({source_ref or key})",
+            fingerprint=f"import-gone:{key}:{memory_id}",
+        )
+        report["source_gone"] += 1
+        if row["status"] == "pending":
+            waiting.append(str(row["id"]))
+    return waiting
+
+
 def source_folder(source: str, project: Project) -> str | None:
     if source == "claude-memory":
         return claude_memory_dir(project.files or project.root)
@@ -148,7 +181,7 @@ def _claude_rows(folder: str) -> list[dict[str, Any]]:
         path = os.path.join(folder, name)
         text = _read(path)
         if name == "MEMORY.md":
-            out += _index_rows(path, text, names)
+            out += _index_rows(path, text)
             continue
         meta, body = _frontmatter(text)
         if not body.strip():
@@ -167,16 +200,17 @@ def _claude_rows(folder: str) -> list[dict[str, Any]]:
     return out
 
 
-def _index_rows(path: str, text: str, names: list[str]) -> list[dict[str, Any]]:
-    """MEMORY.md's own lines: a bullet that points at a topic file is that file's (imported
-    with it); any other bullet is a memory of its own, keyed by its text."""
+def _index_rows(path: str, text: str) -> list[dict[str, Any]]:
+    """MEMORY.md's own lines: a bullet that links a topic file is an index line, never a
+    memory (the file is imported on its own, and a link to a deleted one is nothing); any
+    other bullet is a memory of its own, keyed by its text."""
     out = []
     for line in text.splitlines():
         item = line.strip()
         if not item.startswith(("- ", "* ")):
             continue
         item = item[2:].strip()
-        if not item or any(f"({n})" in item or f"]({n}" in item for n in names):
+        if not item or _links_a_file(item):
             continue
         digest = hashlib.sha256(" ".join(item.split()).encode()).hexdigest()[:16]
         out.append(
@@ -189,6 +223,18 @@ def _index_rows(path: str, text: str, names: list[str]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _links_a_file(item: str) -> bool:
+    """A markdown link to a file of the folder: `[Title](topic.md)`, `(./topic.md)`."""
+    start = item.find("](")
+    while start >= 0:
+        end = item.find(")", start)
+        target = item[start + 2 : end if end > 0 else None].strip().split("#")[0]
+        if target.endswith(".md") and "://" not in target:
+            return True
+        start = item.find("](", start + 2)
+    return False
 
 
 def _frontmatter(text: str) -> tuple[dict[str, str], str]:

@@ -486,6 +486,18 @@ def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -
     return int(row[0])
 
 
+def active_keys_with_prefix(
+    conn: Connection, project_id: str, prefix: str
+) -> list[tuple[str, str, str | None]]:
+    """(id, key, source_ref) of the project's active memories whose key starts with `prefix`."""
+    rows = conn.execute(
+        "SELECT id, key, source_ref FROM memories WHERE project_id = ? AND key >= ? AND key < ?"
+        " AND status = 'active' ORDER BY key",
+        (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+    ).fetchall()
+    return [(str(i), str(k), s) for i, k, s in rows]
+
+
 def active_memories(conn: Connection, project_id: str) -> list[Memory]:
     """Every active memory of the project, in the order they were written."""
     rows = conn.execute(
