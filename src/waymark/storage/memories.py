@@ -495,7 +495,7 @@ def active_keys_with_prefix(
         " AND status = 'active' ORDER BY key",
         (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
     ).fetchall()
-    return [(str(i), str(k), s) for i, k, s in rows]
+    return [(str(i), str(k), None if s is None else str(s)) for i, k, s in rows]
 
 
 def active_memories(conn: Connection, project_id: str) -> list[Memory]:
