@@ -99,3 +99,34 @@ def test_the_mcp_history_tool_returns_a_trimmed_output(conn, enabled, repo):
     got = result.structured_content["output"]
     assert got["id"] == output_id and "collecting test_0200" in got["output"]
     assert SECRET not in got["output"]
+
+
+def test_an_output_past_64_kib_is_stored_whole_and_redacted_and_read_in_pages(conn, enabled, repo):
+    opt_in(repo)
+    lines = [f"line {i:06d} of a very long build log" for i in range(6000)]
+    lines[5500] = f"export GITHUB_TOKEN={SECRET}"
+    text = "\n".join(lines) + "\n"
+    assert len(text) > 200_000
+    view = json.loads(run_bash(repo, text).stdout)["hookSpecificOutput"]
+    shown = view["updatedToolOutput"]["stdout"]
+    output_id = shown.split("The whole output, redacted, is ", 1)[1].split(":", 1)[0]
+    assert "Claude Code keeps at most 30,000 characters" in shown
+    (stored,) = conn.execute("SELECT output FROM tool_outputs").fetchone()
+    assert "line 005999 of a very long build log" in stored  # the end too: nothing cut
+    assert SECRET not in stored and "[REDACTED" in stored
+    pages, offset = [], 0
+    while offset is not None:
+        result = call_tool(repo, "history", {"id": output_id, "offset": offset})
+        got = result.structured_content["output"]
+        assert len(got["output"]) <= 16_000
+        pages.append(got["output"])
+        offset = got["next_offset"]
+    assert "".join(pages) == stored and len(pages) > 10
+
+
+def test_the_view_names_claude_codes_own_copy_when_the_output_says_where_it_is(conn, enabled, repo):
+    opt_in(repo)
+    saved = "/home/u/.claude/projects/p/s/tool-results/abc.txt"
+    text = long_output() + f"<persisted-output>Output too large. Full output saved to: {saved}\n"
+    shown = json.loads(run_bash(repo, text).stdout)["hookSpecificOutput"]["updatedToolOutput"]
+    assert f"its own full copy: {saved}" in shown["stdout"]

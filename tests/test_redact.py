@@ -276,3 +276,21 @@ def test_scrub_cut_redacts_before_it_cuts_the_head():
     token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
     kept, count = scrub_cut("a" * 10 + " " + token, 20)
     assert kept == "a" * 10 + " [REDACTED" and count == 1
+
+
+def test_scrub_long_keeps_everything_and_redacts_across_windows():
+    from waymark.base.redact import WINDOW, scrub_long
+
+    filler = "".join(f"build step {i:07d} ok\n" for i in range(WINDOW // 12))
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7x\n" * 4000
+    text = filler + "<private>the vault code is QX-vault-ZZ9\n" + filler + "</private>\n" + key
+    text += "-----END RSA PRIVATE KEY-----\n" + filler + "done: sk-proj-" + "a1B2" * 12 + "\n"
+    clean, count = scrub_long(text)
+    assert len(text) > 4 * WINDOW and count >= 3
+    assert (
+        "QX-vault-ZZ9" not in clean
+        and "MIIEowIBAAKCAQEA7x" not in clean
+        and "a1B2a1B2" not in clean
+    )
+    assert clean.startswith("build step 0000000 ok") and clean.endswith("\n")
+    assert clean.count("build step 0000001 ok") == 2  # the filler outside the private span

@@ -515,6 +515,36 @@ def scrub_cut(
     return (clean[-limit:] if tail else clean[:limit]), count
 
 
+def scrub_long(text: str, *, contacts: bool = False) -> tuple[str, int]:
+    """`scrub` of a text of any length, window by window (WINDOW characters, cut at a line
+    end), each window reopened with what the text before it left open (`_carried`), so the
+    whole text is kept and every part of it redacted, in linear time."""
+    if len(text) <= WINDOW:
+        clean, count = scrub(text)
+        if contacts:
+            clean, found = scrub_contacts(clean)
+            count += found
+        return clean, count
+    parts: list[str] = []
+    count = start = 0
+    while start < len(text):
+        end = min(len(text), start + WINDOW)
+        if end < len(text):
+            newline = text.rfind("\n", start, end)
+            end = newline + 1 if newline > start else end
+        carried = _carried(text[:start]) if start else ""
+        clean, found = scrub(carried + text[start:end])
+        if contacts:
+            clean, more = scrub_contacts(clean)
+            found += more
+        if carried and clean.startswith(carried):
+            clean = clean[len(carried) :]
+        parts.append(clean)
+        count += found
+        start = end
+    return "".join(parts), count
+
+
 def _carried(before: str) -> str:
     """What the text before a window leaves open, as a prefix that reopens it."""
     depth = 0

@@ -7,8 +7,11 @@ ignores it).
     keep_days = 7      # how long the whole output is kept
 
 A stream over `trim_over` reaches the model as its head, the lines in between that look like
-errors, its tail, and a reference. The whole output is stored redacted in the owner-only
-database until it expires; `waymark output ID` and the MCP `history` tool return it.
+errors, its tail, and a reference. The whole output, however long, is stored redacted (window
+by window) in the owner-only database until it expires; `waymark output ID` returns it and
+the MCP `history` tool reads it in pages. Claude Code itself keeps at most CLAUDE_INLINE
+characters of a command's output inline and saves the whole elsewhere: the view says so, and
+where, when the output tells.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ PART_CHARS = 1500
 LINE_CHARS = 300
 DEFAULT_KEEP_DAYS = 7
 ID_PREFIX = "out_"
+PAGE_CHARS = 16_000  # what one MCP `history` call returns of a stored output
+CLAUDE_INLINE = 30_000
+_SAVED_TO = "Full output saved to:"
 _ERROR_WORDS = (
     "error", "fail", "exception", "traceback", "fatal", "panic", "assert", "denied",
     "not found", "cannot", "segmentation",
@@ -52,7 +58,7 @@ def rules_for(cwd: str | None, root: str | None) -> tuple[int, int] | None:
 
 def view(text: str, output_id: str, total: int) -> str:
     """What the model sees of a long stream: head, error lines from the middle, tail, and
-    where the whole is."""
+    where the whole is (Claude Code's own copy too, when it cut the output)."""
     lines = text.splitlines()
     head = _fit(lines[:HEAD_LINES])
     tail = _fit(lines[-TAIL_LINES:][::-1])[::-1] if len(lines) > HEAD_LINES else []
@@ -73,9 +79,30 @@ def view(text: str, output_id: str, total: int) -> str:
     parts.append(
         f"[Waymark trimmed this output ({total:,} characters) to the view above. The whole"
         f" output, redacted, is {output_id}: `waymark output {output_id}`, or the MCP"
-        f" `history` tool with id {output_id}.]"
+        f" `history` tool with id {output_id} (in pages of {PAGE_CHARS:,} characters).]"
     )
+    client = _client_copy(text)
+    if client:
+        parts.append(client)
     return "\n".join(parts)
+
+
+def _client_copy(text: str) -> str | None:
+    """What Claude Code did with an output past its inline limit, and where its copy is."""
+    at = text.find(_SAVED_TO)
+    if at >= 0:
+        words = text[at + len(_SAVED_TO) :].split(maxsplit=1)
+        path = words[0] if words else "(no path given)"
+        return (
+            f"[Claude Code had already cut this output at {CLAUDE_INLINE:,} characters; its own"
+            f" full copy: {path}]"
+        )
+    if len(text) > CLAUDE_INLINE:
+        return (
+            f"[Claude Code keeps at most {CLAUDE_INLINE:,} characters of a command's output"
+            " inline and saves the whole under its project folder's tool-results/.]"
+        )
+    return None
 
 
 def _fit(lines: list[str]) -> list[str]:
@@ -116,7 +143,7 @@ def trim(
     contacts = bool(settings.get(conn, "capture.redact_contacts"))
     output_id = ID_PREFIX + clock.new_id()
     whole = "\n".join(f"[{k}]\n{response[k]}" for k in ("stdout", "stderr") if response.get(k))
-    stored, _ = redact.scrub_cut(whole, len(whole) + 1, contacts=contacts)
+    stored, _ = redact.scrub_long(whole, contacts=contacts)
     said = redact.scrub_cut(command, 300, contacts=contacts)[0] if command else None
     updated = dict(response)
     for key in long:
@@ -137,6 +164,20 @@ def trim(
     with db.write(conn):
         sessions.put_output(conn, row)
     return updated
+
+
+def page(found: dict[str, Any], offset: int) -> dict[str, Any]:
+    """One page of a stored output: PAGE_CHARS characters from `offset`, with the total and
+    where the next page starts (None after the last)."""
+    text = found["output"]
+    end = min(len(text), offset + PAGE_CHARS)
+    keep = ("id", "at", "tool", "command", "chars")
+    return {k: found[k] for k in keep} | {
+        "output": text[offset:end],
+        "offset": offset,
+        "total_chars": len(text),
+        "next_offset": end if end < len(text) else None,
+    }
 
 
 def get(conn: Connection, project: Project, output_id: str) -> dict[str, Any]:

@@ -414,20 +414,19 @@ def forget(
 def history(
     ctx: Context,
     id: str,  # any memory of the chain
-    offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,  # into its observations
+    offset: Annotated[int, Field(ge=0, le=100_000_000)] = 0,  # observations; an output's chars
     project: ProjectArg = None,
 ) -> History:
     """A memory's supersession chain, links and observations (newest first, 10 from offset);
-    or a trimmed output (out_ID)."""
+    or a trimmed output (out_ID), a page from offset."""
     state = state_of(ctx)
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
         if id.startswith("out_"):
             from waymark.handoff import outputs
 
-            found = outputs.get(conn, proj, id)
-            keep = ("id", "at", "tool", "command", "chars", "output")
-            return cast(History, {"chain": [], "links": [], "output": {k: found[k] for k in keep}})
+            found = outputs.page(outputs.get(conn, proj, id), offset)
+            return cast(History, {"chain": [], "links": [], "output": found})
         chain = store.history(conn, id)
         if chain[0].project_id not in (proj.id, None):  # another project's: not found here
             raise NotFound(f"memory {id} belongs to another project", id=id)
