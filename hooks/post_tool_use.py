@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .event import EDIT_TOOLS, Event, edited_paths, shell_command
-from .runtime import Context, run
+from .runtime import Context, log, run
 
 NAME = "PostToolUse"
 
@@ -21,20 +21,21 @@ def handle(ctx: Context) -> str | None:
         return None  # read-only: this session or project is never recorded
     from waymark.handoff.ledger import record_tool
 
-    kept = record_tool(
-        ctx.conn,
-        ctx.project,
-        event.session_id,
-        event.client,
-        paths=edited_paths(event),
-        command=shell_command(event),
-        failed=event.failed,
-        tool_name=event.tool_name,
-        exit_code=event.exit_code,
-        error=event.error,
-        cwd=event.cwd,
-        looked_at=_looked_at(event),
-    )
+    given = {
+        "paths": edited_paths(event), "command": shell_command(event), "failed": event.failed,
+        "tool_name": event.tool_name, "exit_code": event.exit_code, "error": event.error,
+        "cwd": event.cwd, "looked_at": _looked_at(event),
+    }  # fmt: skip
+    try:
+        kept = record_tool(ctx.conn, ctx.project, event.session_id, event.client, **given)
+    except BaseException as exc:
+        from . import spool
+
+        if not spool.busy(exc):
+            raise
+        spool.keep(event, given)  # locked: the next hook records it (nothing is lost)
+        log(NAME, f"database locked: the event waits in the spool ({exc!r})")
+        return None
     if kept and _long_shell_output(event):
         return _trimmed(ctx)
     return None

@@ -93,6 +93,7 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         raw = read_stdin(STDIN_DEADLINES.get(name, STDIN_DEADLINE_S))
         data = parse_payload(raw)
         if data is not None and first_delivery(name, raw):
+            _replay_spool()
             ctx = Context(normalise(client, data, name))
             out = handler(ctx)
             if out:
@@ -110,6 +111,19 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         if os.environ.get("WAYMARK_HOOK_TIMING"):
             log(name, f"took {1000 * (time.perf_counter() - started):.1f} ms")
     sys.exit(0)
+
+
+def _replay_spool() -> None:
+    """Record the events earlier hooks spooled while the database was locked (see
+    `spool`): before this event, so Stop sees every edit. Costs one stat when none wait."""
+    if not os.path.isdir(os.path.join(home.data_home(), "spool")):
+        return
+    from .spool import replay
+
+    try:
+        replay(log, Context)
+    except Exception as exc:  # the spool must never stop the event itself
+        log("spool", describe(exc))
 
 
 def describe(exc: BaseException) -> str:

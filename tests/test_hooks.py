@@ -431,6 +431,34 @@ def test_a_locked_database_fails_open_with_a_log_line(conn, enabled, repo):
     assert "Stop" in log and ("Busy" in log or "locked" in log)
 
 
+def test_an_edit_captured_while_the_database_is_locked_waits_and_stop_still_asks(
+    conn, enabled, repo
+):
+    edit = payload("claude-code", "PostToolUse-write", cwd=str(repo), session_id="locked")
+    edit["tool_input"] = {"file_path": str(repo / "src" / "pkg" / "core.py"), "content": "x"}
+    failed = payload("claude-code", "PostToolUseFailure", cwd=str(repo), session_id="locked")
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    failed.update(tool_input={"command": f"curl -H 'token {secret}' x"}, error=f"401 {secret}")
+    other = db.connect()
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        for name, data in (("PostToolUse", edit), ("PostToolUseFailure", failed)):
+            done = hook(name, data)
+            assert (done.returncode, done.stdout) == (0, b"")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    spooled = sorted(pathlib.Path(home.data_home(), "spool").glob("*.json"))
+    assert len(spooled) == 2
+    assert all(secret not in p.read_text(encoding="utf-8") for p in spooled)
+    assert conn.execute("SELECT count(*) FROM session_ledger").fetchone()[0] == 0
+    stop = hook("Stop", payload("claude-code", "Stop", cwd=str(repo), session_id="locked"))
+    assert json.loads(stop.stdout)["decision"] == "block"  # the spooled edit counts
+    assert list(pathlib.Path(home.data_home(), "spool").glob("*.json")) == []
+    tails = [r[0] for r in conn.execute("SELECT error_tail FROM command_failures")]
+    assert len(tails) == 1 and secret not in tails[0]
+
+
 def test_a_corrupt_database_fails_open(conn, enabled, repo):
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
