@@ -163,3 +163,17 @@ def test_people_give_feedback_with_the_cli(conn, project, repo, two):
         cwd=repo, capture_output=True, text=True,
     ).stdout  # fmt: skip
     assert "give --query for it to move ranking" in text
+
+
+def test_the_clis_feedback_query_moves_ranking_for_that_query(conn, project, two, repo, capsys):
+    from waymark.cli import main
+
+    query = "how does the deploy run"
+    low = order(conn, project, query)[-1]
+    for _ in range(3):
+        assert main(["feedback", low, "helpful", "--query", query, "--project", str(repo),
+                     "--json"]) == 0  # fmt: skip
+        done = json.loads(capsys.readouterr().out)
+        assert done["ranks"] is True
+    mine = next(h for h in ranked.recall(conn, project, query) if h.memory.id == low)
+    assert 1.0 < mine.explain["multipliers"]["feedback"] <= 1.0 + DEFAULT.feedback_boost

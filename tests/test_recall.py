@@ -281,20 +281,17 @@ def test_filters_by_type_and_tag(conn, project):
 @pytest.mark.parametrize(
     "query",
     [
-        "",
-        "   ",
         "?!.,;",
         "a" * 100_000,
         'NEAR("x" "y") AND OR NOT *',
         '"unbalanced',
-        "\x00\x00",
         "caf\udce9 bytes",
         "emoji 🚀🔥 deploy",
         "col:title ^start",
         "x" + " y" * 50_000,
     ],
 )
-def test_hostile_queries_never_raise(conn, project, query):
+def test_hostile_queries_never_raise(conn, project, query):  # an empty one is refused: below
     add(conn, project, "deploy the rocket")
     hits = recall.recall(conn, project, query)
     assert isinstance(hits, list)
@@ -473,3 +470,12 @@ def test_a_memory_a_strong_hit_links_to_clears_the_relevance_floor(conn, project
         conn, project, "s-link", "claude-code", "why does the nightly reconciliation job deadlock"
     )
     assert text is not None and "advisory lock" in text
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\x00"])
+def test_an_empty_query_is_refused_not_answered_with_an_arbitrary_memory(conn, project, query):
+    from waymark.errors import InvalidArgument
+
+    add(conn, project, "The reconciliation job runs nightly")
+    with pytest.raises(InvalidArgument, match="recall needs a query"):
+        recall.recall(conn, project, query, semantic=[(1, 0.9)])

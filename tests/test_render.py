@@ -18,3 +18,28 @@ def test_a_packet_says_how_many_lines_its_budget_left_out():
     shown = [line for line in lines if line in text]
     assert shown == lines[: len(shown)] and 0 < len(shown) < 10
     assert f"Left out: {10 - len(shown)} from relevant memories (budget)" in text
+
+
+def test_a_rule_line_says_its_text_once_when_the_title_is_its_beginning():
+    from waymark.packets.sections import said_once
+
+    long = "Always run the migrations in a transaction and never against production " * 2
+    cut = long.strip()[:79].rstrip() + "…"
+    assert said_once(cut, long) == " ".join(long.split())
+    assert said_once("Use ruff", "Use ruff") == "Use ruff"
+    assert said_once("Use ruff", "Use ruff for lint and format") == "Use ruff for lint and format"
+    assert said_once("Lint", "Use ruff for lint and format") == "Lint: Use ruff for lint and format"
+
+
+def test_a_remembered_long_rule_appears_once_in_the_packet(conn, repo):
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.packets import sections
+    from waymark.projects.resolve import resolve
+
+    project = resolve(conn, str(repo))
+    text = "Never call the billing API from a request handler; queue it on the jobs worker " * 2
+    store.remember(conn, project, make_draft(project, type="convention", content=text, pinned=True))
+    lines, _, _ = sections.rules(conn, project)
+    assert lines[0].count("Never call the billing API") == 2  # the text says it twice itself
+    assert "…" not in lines[0]

@@ -233,7 +233,10 @@ def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_feedback(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.curation import feedback
 
-    done = feedback.give(ctx.conn, ctx.project(create=False), args.id, args.verdict, note=args.note)
+    done = feedback.give(
+        ctx.conn, ctx.project(create=False), args.id, args.verdict, note=args.note,
+        query=args.query,
+    )  # fmt: skip
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in done["counts"].items() if n)
     text = f"{done['memory_id']}: {counts}"
     if args.verdict in ("helpful", "not_helpful") and not done["ranks"]:

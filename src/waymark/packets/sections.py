@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 def memory_line(m: Memory) -> str:
     """`- [warning · src/db.py · 2026-11-20 · id 01JD…] Title: content`, on one line."""
     where = f" · {m.scope_target}" if m.scope_target else ""
-    body = m.content if m.content.strip() != m.title.strip() else ""
-    text = f"{m.title}: {body}" if body else m.title
+    text = said_once(m.title, m.content)
     evidence = ""
     if m.evidence:
         first = m.evidence[0]
@@ -33,6 +32,18 @@ def memory_line(m: Memory) -> str:
     return (
         f"- [{m.type}{where} · {m.event_time[:10]} · id {m.id}] {fence_text(text)[:600]}{evidence}"
     )
+
+
+def said_once(title: str, content: str) -> str:
+    """`Title: content`, or the content alone where the title is only its beginning (a title
+    made from the first 80 characters, cut with "…"), or the title alone where they agree."""
+    title, body = " ".join(title.split()), " ".join(content.split())
+    stem = title.removesuffix("…").rstrip()
+    if body == title or not body:
+        return title
+    if stem and body.startswith(stem):
+        return body
+    return f"{title}: {body}"
 
 
 Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes files", defaults=((),))

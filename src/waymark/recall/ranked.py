@@ -99,6 +99,10 @@ def recall(
     agent's memories too (else no agent's), and a deeper tier's memory stands in for a
     shallower one of the same type and key (`shadow`)."""
     _check(limit, types)
+    if not _clean(query).strip() and not paths:
+        from waymark.errors import InvalidArgument
+
+        raise InvalidArgument("recall needs a query: say what you are about to do (or give paths)")
     if branch is not None:
         wider = min(LIMIT_MAX, limit * BRANCH_WIDEN)
         ranked = recall(
