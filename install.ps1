@@ -85,7 +85,7 @@ if ($DryRun) {
     if ($PerProject) {
         Say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
     } else {
-        Say 'would set capture on in every git repository (capture.all_git_repos true)'
+        Say 'would keep the capture mode (on in every git repository unless you chose otherwise: capture.all_git_repos)'
     }
     if (-not $NoClients) { Say "would connect the Claude Code and Codex found here ('waymark install')" }
     exit 0
@@ -156,12 +156,17 @@ function Invoke-Waymark([string[]]$WaymarkArgs) {
     finally { Pop-Location }
 }
 if (-not (Invoke-Waymark @('status'))) { Die "waymark was installed but 'waymark status' failed" }
+# Only -PerProject changes the capture mode: a re-run keeps whatever the user chose.
 if ($PerProject) {
     if (-not (Invoke-Waymark @('config', 'capture.all_git_repos', 'false'))) { Die 'could not set the capture mode' }
-    $capture = "per project: hooks stay silent until you run 'waymark enable' in a repository"
-} else {
-    if (-not (Invoke-Waymark @('config', 'capture.all_git_repos', 'true'))) { Die 'could not set the capture mode' }
+}
+Push-Location $HOME
+try { $everywhere = (& $waymarkExe config capture.all_git_repos) -join '' } finally { Pop-Location }
+if ($LASTEXITCODE -ne 0) { Die 'could not read the capture mode' }
+if ($everywhere -match 'true$') {
     $capture = "on in every git repository (per project instead: 'waymark config capture.all_git_repos false', then 'waymark enable' where you want it)"
+} else {
+    $capture = "per project: hooks stay silent until you run 'waymark enable' in a repository (every repository: 'waymark config capture.all_git_repos true')"
 }
 if ($semanticDone) {
     Say 'fetching the embedding model (about 90 MB, once)'

@@ -59,7 +59,7 @@ if [ "$dry_run" = 1 ]; then
     if [ "$per_project" = 1 ]; then
         say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
     else
-        say "would set capture on in every git repository (capture.all_git_repos true)"
+        say "would keep the capture mode (on in every git repository unless you chose otherwise: capture.all_git_repos)"
     fi
     if [ "$clients" = 1 ]; then
         if [ -x "$prefix/bin/waymark" ]; then
@@ -72,6 +72,10 @@ if [ "$dry_run" = 1 ]; then
     exit 0
 fi
 
+# The data folder holds the memories: owner-only from the start, as `waymark doctor` checks.
+data_home="${WAYMARK_HOME:-$(dirname "$default_prefix")}"
+(umask 077 && mkdir -p "$data_home") && chmod 700 "$data_home" ||
+    die "could not create the data folder $data_home owner-only"
 mkdir -p "$(dirname "$prefix")"
 if command -v uv >/dev/null 2>&1; then
     say "creating the environment with uv in $prefix"
@@ -110,13 +114,15 @@ esac
 
 wm() { (cd "$HOME" && "$prefix/bin/waymark" "$@"); }  # never about the checkout's project
 wm status >/dev/null || die "waymark was installed but 'waymark status' failed"
+# Only --per-project changes the capture mode: a re-run keeps whatever the user chose.
 if [ "$per_project" = 1 ]; then
     wm config capture.all_git_repos false >/dev/null || die "could not set the capture mode"
-    capture="per project: hooks stay silent until you run 'waymark enable' in a repository"
-else
-    wm config capture.all_git_repos true >/dev/null || die "could not set the capture mode"
-    capture="on in every git repository (per project instead: 'waymark config capture.all_git_repos false', then 'waymark enable' where you want it)"
 fi
+everywhere="$(wm config capture.all_git_repos)" || die "could not read the capture mode"
+case "$everywhere" in
+    *true) capture="on in every git repository (per project instead: 'waymark config capture.all_git_repos false', then 'waymark enable' where you want it)" ;;
+    *) capture="per project: hooks stay silent until you run 'waymark enable' in a repository (every repository: 'waymark config capture.all_git_repos true')" ;;
+esac
 if [ "$with_semantic" = 1 ]; then
     say "fetching the embedding model (about 90 MB, once)"
     if wm index --all-projects; then

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import stat
 import subprocess
 import sys
 
@@ -59,6 +60,12 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     assert "/hooks" in first.stdout  # the Codex trust step is spelled out
 
     waymark = str(home / ".local" / "bin" / "waymark")
+    data = home / ".local" / "share" / "waymark"
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700  # owner-only from the first install
+    doctor = json.loads(run([waymark, "doctor", "--json"], env, home).stdout)
+    assert all(f["status"] != "fail" for f in doctor["findings"] if f["check"] == "permissions")
+    # A re-run keeps the capture mode the user chose.
+    assert run([waymark, "config", "capture.all_git_repos", "false"], env, home).returncode == 0
     dry = run([waymark, "install", "--dry-run", "--json"], env, home)
     assert dry.returncode == 0, dry.stderr
     assert {f["status"] for f in json.loads(dry.stdout)["files"]} == {"unchanged"}
@@ -69,6 +76,8 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     second = run(["bash", str(ROOT / "install.sh"), "--no-semantic", "--no-clients"], env, home)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "skipped connecting the clients" in second.stdout
+    kept = run([waymark, "config", "capture.all_git_repos"], env, home).stdout
+    assert kept.strip().endswith("false") and "capture: per project" in second.stdout
 
     # A malformed config stops the script with a message, and the file is left as it was.
     third = run(["bash", str(ROOT / "install.sh"), "--no-semantic"], env, home)
