@@ -485,3 +485,67 @@ def test_typescript_barrels_are_followed_to_the_one_declaration_they_re_export(c
     assert "main.ts::run" in {d["at"] for d in on_deep["dependents"]}  # two barrels deep
     on_other = snapshot.impact(conn, project, "web/other.ts::fmt", depth=1)
     assert "main.ts::run" not in {d["at"] for d in on_other["dependents"]}  # a namespace only
+
+
+def test_a_map_of_a_plain_folder_needs_yes_and_never_holds_waymarks_own_data(tmp_path, monkeypatch):
+    import json
+    import subprocess
+    import sys
+
+    folder = tmp_path / "plain"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "app.py").write_text("def run():\n    return 1\n", encoding="utf-8")
+    data = folder / "waymark-data"
+    env_dir = folder / "tools-env"
+    (env_dir / "lib").mkdir(parents=True)
+    (env_dir / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (env_dir / "lib" / "big.py").write_text("x = 1\n" * 100, encoding="utf-8")
+    monkeypatch.setenv("WAYMARK_HOME", str(data))
+
+    def wm(*args):
+        return subprocess.run([sys.executable, "-m", "waymark", *args, "--json"], cwd=folder,
+                              capture_output=True, text=True)  # fmt: skip
+
+    assert wm("remember", "--content", "a note so the database exists").returncode == 0
+    refused = wm("map", "refresh")
+    assert (
+        refused.returncode == 1 and "not a git repository" in json.loads(refused.stdout)["message"]
+    )
+    done = wm("map", "refresh", "--yes")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["files"] == 1  # src/app.py only
+    assert report["skipped"]["Waymark's data folder"] == 1
+    assert report["skipped"]["virtual environment"] == 1
+    assert wm("map", "refresh").returncode == 0  # once mapped, a refresh needs no --yes
+
+
+def test_removing_a_project_compacts_the_file_and_compact_does_too(conn, repo, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from waymark import home
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.projects.resolve import resolve
+
+    other = tmp_path / "other"
+    other.mkdir()
+    project = resolve(conn, str(other))
+    for i in range(400):
+        store.remember(conn, project, make_draft(project, type="fact",
+                                                 content=f"fact {i} " + "padding " * 60))  # fmt: skip
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = os.path.getsize(home.db_path())
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "project", "remove", project.id, "--yes", "--json"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["bytes_after"] < report["bytes_before"]
+    assert os.path.getsize(home.db_path()) < before / 2
+    again = subprocess.run([sys.executable, "-m", "waymark", "compact", "--json"], cwd=repo,
+                           capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 0 and json.loads(again.stdout)["bytes_after"] > 0

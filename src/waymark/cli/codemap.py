@@ -31,13 +31,18 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
     p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
     p.add_argument("--path", help="changes: only this file or directory; symbols: this file")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="refresh: map a folder that is no git repository (every file below it)",
+    )
     p.add_argument("--quiet", action="store_true",
                    help="refresh: print nothing (what hooks start in the background)")  # fmt: skip
 
 
 def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
     if args.action == "refresh":
-        done = snapshot.refresh(ctx.conn, ctx.project())
+        done = snapshot.refresh(ctx.conn, ctx.project(), confirmed=args.yes)
         snap = done["snapshot"]
         verb = "new snapshot" if done["created"] else "unchanged since"
         lines = [

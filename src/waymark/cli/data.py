@@ -59,6 +59,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark backup --to /mnt/usb/waymark",
     )
     p.add_argument("--to", metavar="DIR", help="folder for the backup (default: DATA_HOME/backups)")
+    add_command(
+        commands,
+        "compact",
+        common,
+        handler=cmd_compact,
+        help="give the space of deleted rows back to the disk (VACUUM); `project remove` "
+        "does it by itself",
+        example="waymark compact",
+    )
     p = add_command(
         commands,
         "restore",
@@ -181,6 +190,17 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
         ctx.as_json,
         f"backed up to {info.path}\n  size    {info.size:,} bytes\n  sha256  {info.sha256}",
     )
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark import home
+    from waymark.storage.connection import compact
+
+    before, after = compact(ctx.conn, home.db_path())
+    done = {"bytes_before": before, "bytes_after": after, "freed": max(0, before - after)}
+    text = f"compacted: {before:,} -> {after:,} bytes"
+    emit(done, ctx.as_json, text)
     return 0
 
 

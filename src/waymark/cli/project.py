@@ -199,7 +199,8 @@ def cmd_project_remove(args: argparse.Namespace, ctx: Context) -> int:
     emit(
         done,
         ctx.as_json,
-        f"removed project {target['id']} ({rows} rows); backup first: {done['backup']}",
+        f"removed project {target['id']} ({rows} rows); backup first: {done['backup']}; "
+        f"the file is now {done['bytes_after']:,} bytes (was {done['bytes_before']:,})",
     )
     return 0
 

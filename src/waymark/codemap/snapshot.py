@@ -77,15 +77,28 @@ class Overdue(Exception):
     its relationships is completed by the next refresh)."""
 
 
-def refresh(conn: Connection, project: Project, *, deadline: float | None = None) -> dict[str, Any]:
+def refresh(
+    conn: Connection,
+    project: Project,
+    *,
+    deadline: float | None = None,
+    confirmed: bool = False,
+) -> dict[str, Any]:
     """Bring the project's map up to date; what was done: the snapshot (new, or the newest
     when nothing changed), files hashed and reused, what the walk left out, seconds. With
-    `deadline` (a `time.perf_counter()` value) it raises Overdue once past it."""
+    `deadline` (a `time.perf_counter()` value) it raises Overdue once past it. A first map
+    of a folder that is no git repository maps everything below it: only when `confirmed`."""
     root = project.files
     if root is None:
         raise InvalidArgument("the code map needs a project directory; this project has none")
     started = time.perf_counter()
     newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
+    if newest is None and not project.git and not confirmed:
+        raise InvalidArgument(
+            f"{root} is not a git repository: a code map of it records every file below it; "
+            "run `waymark map refresh --yes` to map it anyway, or map a repository",
+            root=root,
+        )
     before = rows.files_of(conn, newest["seq"]) if newest and newest["kept"] else {}
     skipped: dict[str, int] = {}
     found: list[tuple[Any, ...]] = []

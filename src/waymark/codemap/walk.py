@@ -1,9 +1,11 @@
 """Which files of a repository the map records, found without following anything out of it.
 
 Left out, and counted by reason: symbolic links, nested repositories (a directory holding its
-own `.git`), the capture exclusions of `.waymark.toml` (`[capture] ignore_paths`, whose
-default leaves out `.git`, `node_modules`, `build`, virtual environments ...), files over
-MAX_BYTES or MAX_LINES (generated or vendored), and what cannot be read.
+own `.git`), Waymark's own data folder (its database, backups and environment), any virtual
+environment (a directory holding `pyvenv.cfg`), the capture exclusions of `.waymark.toml`
+(`[capture] ignore_paths`, whose default leaves out `.git`, `node_modules`, `build`, virtual
+environments ...), files over MAX_BYTES or MAX_LINES (generated or vendored), and what
+cannot be read.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from waymark import home
 from waymark.projects.ignore import Rules, path_ignored
 
 MAX_BYTES = 1024 * 1024
@@ -40,6 +43,8 @@ def files(root: str, rules: Rules, skipped: dict[str, int]) -> Iterator[tuple[st
     def skip(why: str) -> None:
         skipped[why] = skipped.get(why, 0) + 1
 
+    data = _inside(root, home.data_home())
+
     def walk(directory: str, rel: str) -> Iterator[tuple[str, os.stat_result]]:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -59,6 +64,12 @@ def files(root: str, rules: Rules, skipped: dict[str, int]) -> Iterator[tuple[st
                     if os.path.lexists(os.path.join(entry.path, ".git")):
                         skip("nested repository")
                         continue
+                    if path == data:
+                        skip("Waymark's data folder")
+                        continue
+                    if os.path.lexists(os.path.join(entry.path, "pyvenv.cfg")):
+                        skip("virtual environment")
+                        continue
                     yield from walk(entry.path, path)
                 elif entry.is_file(follow_symlinks=False):
                     st = entry.stat(follow_symlinks=False)
@@ -70,3 +81,11 @@ def files(root: str, rules: Rules, skipped: dict[str, int]) -> Iterator[tuple[st
                 skip("unreadable")
 
     yield from walk(root, "")
+
+
+def _inside(root: str, folder: str) -> str | None:
+    """`folder` as a path relative to `root` (POSIX), when it lies below it."""
+    real_root, real = os.path.realpath(root), os.path.realpath(folder)
+    if not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None
+    return os.path.relpath(real, real_root).replace(os.sep, "/")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from waymark import home
 from waymark.base import clock
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.projects import identity
@@ -186,4 +187,8 @@ def remove(conn: Connection, spec: str) -> dict[str, Any]:
     with db.write(conn):
         counts = delete_project(conn, target["id"])
         log_event(conn, "project.remove", project_id=None, removed=target["id"], at=clock.now())
-    return {"project": target, "backup": saved.path, "deleted": counts}
+    before, after = db.compact(conn, home.db_path())  # the deleted rows' space back to the disk
+    return {
+        "project": target, "backup": saved.path, "deleted": counts,
+        "bytes_before": before, "bytes_after": after,
+    }  # fmt: skip

@@ -167,8 +167,10 @@ class State:
                     time.sleep(FIRST_MAP_WAIT_S)
             else:
                 return  # no project here: nothing to map
-            if not (project.files and settings.get(conn, "map.server_builds_first")):
-                return
+            if not (
+                project.files and project.git and settings.get(conn, "map.server_builds_first")
+            ):
+                return  # a plain folder is mapped only when the user asks (`--yes`)
             if not policy(conn, project)["records"]:
                 return  # capture off or read-only: nothing is written for it
             if snapshot.rows.latest_seq(conn, project.id) is not None:

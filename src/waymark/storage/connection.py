@@ -357,6 +357,20 @@ def checkpoint_wal(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+def compact(conn: apsw.Connection, path: str = "") -> tuple[int, int]:
+    """Give the space of deleted rows back to the disk (VACUUM, then the WAL truncated);
+    the file's size (bytes, WAL included) before and after."""
+
+    def size() -> int:
+        files = (path, path + "-wal") if path else ()
+        return sum(os.path.getsize(p) for p in files if os.path.exists(p))
+
+    before = size()
+    conn.execute("VACUUM")
+    checkpoint_wal(conn)
+    return before, size()
+
+
 def problems(conn: apsw.Connection) -> tuple[list[str], int]:
     """SQLite's integrity check (["ok"] when sound) and the number of broken references."""
     integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
