@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -221,9 +222,13 @@ def uninstall(
     delete_backups: bool = False,
     everything: bool = False,
     yes: bool = False,
+    all_profiles: bool = False,
 ) -> dict[str, Any]:
     """Remove exactly what the manifest says Waymark added. A file nobody else touched comes
     back byte for byte (or disappears, with the folders we made, if it did not exist).
+    Only the client folders this environment names (CLAUDE_CONFIG_DIR, CODEX_HOME, else the
+    defaults) are touched; another profile's entries stay, named in a note, unless
+    `all_profiles` (or `everything`: without the environment their hooks could not run).
     `everything` also removes the environment install.sh made and its PATH link."""
     if delete_data and not yes:
         raise InstallRefused(
@@ -233,8 +238,23 @@ def uninstall(
         raise InstallRefused("--delete-backups goes with --delete-data --yes")
     state = manifest.load()
     records = [r for r in state["files"] if not clients or r["client"] in clients]
-    changes = [_plan_uninstall(r) for r in records]
     notes: list[str] = []
+    if not (all_profiles or everything):
+        here = {
+            os.path.abspath(path)
+            for client in (CLAUDE, CODEX)
+            for _, path, _ in _targets(client, sys.executable, os.name == "nt")
+        }
+        other = [r for r in records if os.path.abspath(r["path"]) not in here]
+        records = [r for r in records if r not in other]
+        if other:
+            notes.append(
+                "kept Waymark's entries of another profile in "
+                + ", ".join(sorted(r["path"] for r in other))
+                + ": run uninstall with that CLAUDE_CONFIG_DIR / CODEX_HOME, or add"
+                " --all-profiles"
+            )
+    changes = [_plan_uninstall(r) for r in records]
     if not dry_run:
         _apply_uninstall(changes, state)
     if any(ch.status == "cleaned" for ch in changes):

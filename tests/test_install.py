@@ -528,3 +528,26 @@ def test_install_says_so_when_the_waymark_plugin_is_enabled_too(home):
     notes = " ".join(report["notes"])
     assert "Waymark plugin (waymark@waymark) is also enabled in Claude Code" in notes
     assert "also enabled in Codex" in notes and "runs each event once" in notes
+
+
+def test_uninstall_under_a_second_profile_leaves_the_default_profile_alone(
+    home, tmp_path, monkeypatch, capsys
+):
+    install(["claude-code", "codex"], python=PY)  # the default profile: ~/.claude, ~/.codex
+    default_settings = (home / ".claude" / "settings.json").read_text(encoding="utf-8")
+    default_config = (home / ".codex" / "config.toml").read_text(encoding="utf-8")
+    second_claude, second_codex = tmp_path / "work-claude", tmp_path / "work-codex"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(second_claude))
+    monkeypatch.setenv("CODEX_HOME", str(second_codex))
+    install(["claude-code", "codex"], python=PY)
+    assert main(["uninstall", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    touched = {f["path"] for f in report["files"]}
+    assert touched and all(str(tmp_path / "work-") in p for p in touched)
+    assert any("another profile" in n for n in report["notes"])
+    assert (home / ".claude" / "settings.json").read_text(encoding="utf-8") == default_settings
+    assert (home / ".codex" / "config.toml").read_text(encoding="utf-8") == default_config
+    assert not (second_codex / "config.toml").exists()  # Waymark created it: deleted
+    assert main(["uninstall", "--all-profiles", "--json"]) == 0
+    capsys.readouterr()
+    assert not (home / ".codex" / "config.toml").exists()

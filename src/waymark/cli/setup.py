@@ -122,6 +122,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="also remove the environment install.sh made and its `waymark` link "
         "(memories stay unless --delete-data)",
     )
+    p.add_argument(
+        "--all-profiles",
+        action="store_true",
+        help="also the entries install wrote under another CLAUDE_CONFIG_DIR or CODEX_HOME "
+        "(by default only the folders this environment names are touched)",
+    )
     p.add_argument("--yes", action="store_true", help="confirm --delete-data")
 
 
@@ -297,6 +303,7 @@ def cmd_uninstall(args: argparse.Namespace, ctx: Context) -> int:
         delete_backups=args.delete_backups,
         everything=args.everything,
         yes=args.yes,
+        all_profiles=args.all_profiles,
     )
     emit(report, ctx.as_json, render(report))
     return 0
