@@ -139,24 +139,68 @@ def _toml(path: str) -> dict[str, Any]:
         return {}
 
 
+def trust_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+    """The hash Codex computes for one hook handler, which its `trusted_hash` must equal:
+    SHA-256 over the compact, key-sorted JSON of `{event_name, matcher?, hooks: [handler]}`,
+    the handler with Codex's defaults filled in (timeout 600, async false). The command
+    text is hashed, so a changed command (an upgrade, a moved environment) needs re-trust."""
+    import hashlib
+
+    normal = {"type": "command", "timeout": 600, "async": False, **handler}
+    identity: dict[str, Any] = {"event_name": _snake(event), "hooks": [normal]}
+    if group.get("matcher") is not None:
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _current_hashes(path: str) -> dict[str, tuple[str, str]]:
+    """`<hooks file>:<event>:<group>:<handler>` -> (event, the hash Codex computes now) of
+    each Waymark handler in the hooks file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for event, i, j in _our_positions(path):
+        group = doc["hooks"][event][i]
+        out[f"{path}:{_snake(event)}:{i}:{j}"] = (
+            event,
+            trust_hash(event, group, group["hooks"][j]),
+        )
+    return out
+
+
 def _codex_trust() -> dict[str, str]:
-    """Are Waymark's own hooks trusted? Codex keys trust by the handler's place,
-    `<hooks file>:<event>:<group>:<handler>`; a trusted hook of someone else's proves
-    nothing about Waymark's."""
+    """Are Waymark's own hooks trusted, for the commands they run now? Codex keys trust by
+    the handler's place, `<hooks file>:<event>:<group>:<handler>`, and runs a hook only
+    while its `trusted_hash` equals the hash of the handler as it is (`trust_hash`)."""
     state = ((_toml(codex.config_path()).get("hooks") or {}).get("state")) or {}
     path = codex.hooks_path()
-    ours = _our_positions(path)
-    keys = {f"{path}:{_snake(event)}:{i}:{j}": event for event, i, j in ours}
-    trusted = {
-        event
-        for key, event in keys.items()
-        if isinstance(state.get(key), dict)
-        and state[key].get("trusted_hash")
-        and state[key].get("enabled", True) is not False
-    }
-    untrusted = sorted(set(keys.values()) - trusted)
-    if not ours:
+    current = _current_hashes(path)
+    trusted: set[str] = set()
+    stale: set[str] = set()
+    for key, (event, digest) in current.items():
+        entry = state.get(key)
+        if not isinstance(entry, dict) or not entry.get("trusted_hash"):
+            continue
+        if entry.get("enabled", True) is False:
+            continue
+        (trusted if entry["trusted_hash"] == digest else stale).add(event)
+    events = {event for event, _ in current.values()}
+    untrusted = sorted(events - trusted - stale)
+    if not current:
         return finding("codex hook trust", SKIP, f"no Waymark hooks in {path}")
+    if stale:
+        return finding(
+            "codex hook trust",
+            WARN,
+            f"Waymark's {', '.join(sorted(stale))} hook(s) are trusted for an older command: "
+            "re-trust (Codex skips them until then)"
+            + (f"; not trusted at all: {', '.join(untrusted)}" if untrusted else ""),
+            "start `codex`, type /hooks, and trust Waymark's hooks again",
+        )
     if untrusted:
         return finding(
             "codex hook trust",

@@ -87,14 +87,48 @@ def test_codex_trust_counts_only_waymarks_own_hooks(user_home, capsys):
     snake = {
         e: "".join(f"_{c.lower()}" if c.isupper() else c for c in e).lstrip("_") for e in events
     }
-    trust = "".join(
+    from waymark.installers.checks import trust_hash
+
+    stale = "".join(
         f'\n[hooks.state."{hooks_file}:{snake[event]}:0:0"]\ntrusted_hash = "sha256:1"\n'
         for event in events
+    )
+    config.write_text(base + stale, encoding="utf-8")
+    found = doctor(capsys)[1]["codex hook trust"]
+    assert found["status"] == "warn" and "trusted for an older command: re-trust" in found["detail"]
+    trust = "".join(
+        f'\n[hooks.state."{hooks_file}:{snake[event]}:0:0"]\n'
+        f'trusted_hash = "{trust_hash(event, groups[0], groups[0]["hooks"][0])}"\n'
+        for event, groups in events.items()
     )
     config.write_text(base + trust, encoding="utf-8")
     found = doctor(capsys)[1]
     assert found["codex hook trust"]["status"] == "ok", found["codex hook trust"]
     assert f"all {len(events)} of Waymark's hooks trusted" in found["codex hook trust"]["detail"]
+
+
+def test_the_trust_hash_is_codexs_formula():
+    import hashlib
+
+    from waymark.installers.checks import trust_hash
+
+    group = {
+        "matcher": "startup|resume",
+        "hooks": [{"type": "command", "command": "x", "timeout": 10}],
+    }
+    want = '{"event_name":"session_start","hooks":[{"async":false,"command":"x","timeout":10,'
+    want += '"type":"command"}],"matcher":"startup|resume"}'
+    expected = "sha256:" + hashlib.sha256(want.encode()).hexdigest()
+    assert trust_hash("SessionStart", group, group["hooks"][0]) == expected
+    bare = {"hooks": [{"type": "command", "command": "x"}]}
+    assert (
+        trust_hash("Stop", bare, bare["hooks"][0])
+        == "sha256:"
+        + hashlib.sha256(
+            b'{"event_name":"stop","hooks":[{"async":false,"command":"x","timeout":600,'
+            b'"type":"command"}]}'
+        ).hexdigest()
+    )
 
 
 def test_a_bad_project_config_is_named_and_a_good_one_summarised(repo, monkeypatch):
