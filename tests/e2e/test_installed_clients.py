@@ -120,3 +120,47 @@ def has_waymark(path: Path) -> bool:
     doc = json.loads(text)
     hooks = [h for groups in doc.get("hooks", {}).values() for g in groups for h in g["hooks"]]
     return "waymark" in doc.get("mcpServers", {}) or any(map(commands.is_waymark_hook, hooks))
+
+
+def trust_with_our_hash(run_dir: Path) -> None:
+    """Trust Waymark's Codex hooks as `/hooks` would, with the hash doctor computes."""
+    from waymark.installers.checks import trust_hash
+
+    hooks_file = run_dir / "codex-home" / "hooks.json"
+    doc = json.loads(hooks_file.read_text(encoding="utf-8"))
+    lines = []
+    for event, groups in doc["hooks"].items():
+        for i, group in enumerate(groups):
+            for j, handler in enumerate(group["hooks"]):
+                snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
+                lines.append(f'\n[hooks.state."{hooks_file}:{snake}:{i}:{j}"]\n'
+                             f'trusted_hash = "{trust_hash(event, group, handler)}"\n')  # fmt: skip
+    config = run_dir / "codex-home" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + "".join(lines), encoding="utf-8")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_real_codex_runs_waymarks_hooks_only_when_trusted_with_doctors_hash(
+    clients, tmp_path, monkeypatch, trusted
+):
+    run_dir = tmp_path / "run"
+    reports: list[dict] = []
+    install = connect(commands.CODEX, run_dir / "project", reports)
+
+    def before_launch(run: Path, env: dict[str, str]) -> None:
+        install(run, env)
+        if trusted:
+            trust_with_our_hash(run)
+
+    clients.run(
+        "codex",
+        [{"shell": "echo waymark-trust"}, {"text": "Done."}],
+        run_dir=run_dir,
+        mcp_servers={},
+        env={**client_env(clients), "WAYMARK_HOOK_TIMING": "1"},  # a log line per hook run
+        before_launch=before_launch,
+        bypass_hook_trust=False,
+    )
+    log = clients.home / "hooks.log"
+    ran = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert ("SessionStart" in ran and "PostToolUse" in ran) is trusted, ran  # untrusted: none
