@@ -57,6 +57,7 @@ STRUCTURAL = {
     "handoff_markers": {"project_id", "session_id", "reason", "created_at", "cleared_at",
                         "cleared_by"},
     "project_capture": {"project_id", "changed_at", "mode"},
+    "project_aliases": {"kind", "alias", "project_id", "created_at"},  # a resolved root, a name
     "sessions": {"id", "client", "project_id", "started_at", "ended_at", "git_head_start",
                  "git_head_end", "git_dirty_seen", "last_shell_at", "last_change_at",
                  "asked_for", "capture_mode"},

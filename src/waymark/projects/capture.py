@@ -57,17 +57,23 @@ def _mode(mode: str, why: str) -> dict[str, Any]:
 
 def agent_write(conn: Connection, project: Project, session_id: str | None) -> bool:
     """May the agent's tools write here? True: they write to the review queue (confirm);
-    False: they write; CaptureRefused: read-only or off, with the mode and how to change it."""
+    False: they write; CaptureRefused: read-only or off, with the mode and how to change it.
+    Only a mode someone chose counts: a folder the hooks merely skip (no git repository,
+    nothing enabled) still takes the agent's explicit writes, as it always did."""
     from waymark.errors import CaptureRefused
 
-    chosen = policy(conn, project, session_id)
-    if chosen["mode"] in ("read-only", "off"):
+    chosen = session_capture(conn, session_id) if session_id else None
+    if chosen is None:
+        stored = get_capture(conn, project.id)
+        chosen = stored[0] if stored else None
+    if chosen in ("read-only", "off"):
+        why = policy(conn, project, session_id)["why"]
         raise CaptureRefused(
-            f"capture is {chosen['mode']} here ({chosen['why']}): the agent's tools may read, "
-            "not write; the user can switch it back with `waymark capture on`",
-            mode=chosen["mode"],
+            f"capture is {chosen} here ({why}): the agent's tools may read, not write; the "
+            "user can switch it back with `waymark capture on`",
+            mode=chosen,
         )
-    return bool(chosen["mode"] == "confirm")
+    return chosen == "confirm"
 
 
 def all_git_repos(conn: Connection | None) -> bool:
