@@ -51,3 +51,24 @@ def test_a_broken_marker_is_refused_and_the_file_untouched(tmp_path):
     with pytest.raises(InvalidArgument):
         instructions.apply(str(path))
     assert path.read_text(encoding="utf-8") == "<!-- waymark:begin -->\nhalf\n"
+
+
+def test_a_crlf_file_gets_crlf_lines_and_stays_crlf_when_the_block_goes(tmp_path):
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"# Agents\r\n\r\nBe nice.\r\n")
+    assert instructions.apply(str(path)) == "updated"
+    data = path.read_bytes()
+    assert b"<!-- waymark:begin" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert instructions.apply(str(path)) == "unchanged"
+    assert instructions.apply(str(path), remove=True) == "removed"
+    assert path.read_bytes() == b"# Agents\r\n\r\nBe nice.\r\n"
+
+
+def test_disable_deletes_a_file_that_held_only_the_block(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    main(["enable", "--instructions"])
+    capsys.readouterr()
+    assert main(["disable", "--instructions"]) == 0
+    out = capsys.readouterr().out
+    assert not (repo / "AGENTS.md").exists() and not (repo / "CLAUDE.md").exists()
+    assert "AGENTS.md: deleted" in out

@@ -46,13 +46,17 @@ def block() -> str:
 
 
 def apply(path: str, *, remove: bool = False) -> str:
-    """Insert, update or remove the block in `path`: 'created', 'updated', 'unchanged' or
-    'removed'. A file with a begin marker and no end marker is refused, untouched."""
+    """Insert, update or remove the block in `path`: 'created', 'updated', 'unchanged',
+    'removed', or 'deleted' (a file that held nothing but the block). A file with a begin
+    marker and no end marker is refused, untouched. The file keeps its line endings: a CRLF
+    file gets CRLF lines."""
     existed = os.path.exists(path)
     text = ""
     if existed:
         with open(path, encoding="utf-8", newline="") as f:
             text = f.read()
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n") if crlf else text
     start = text.find(BEGIN_PREFIX)
     end = text.find(END, start) if start >= 0 else -1
     if start >= 0 and end < 0:
@@ -70,7 +74,10 @@ def apply(path: str, *, remove: bool = False) -> str:
         verb = "updated" if existed else "created"
     if new == text:
         return "unchanged"
-    _write(path, new)
+    if remove and not new.strip():
+        os.remove(path)  # nothing but Waymark's block was in it
+        return "deleted"
+    _write(path, new.replace("\n", "\r\n") if crlf else new)
     return verb
 
 
