@@ -159,3 +159,31 @@ def test_a_data_folder_that_exists_keeps_its_mode(waymark_home):
     os.chmod(waymark_home, 0o750)
     db.connect().close()
     assert stat.S_IMODE(waymark_home.stat().st_mode) == 0o750
+
+
+def test_an_unusable_data_home_is_a_stable_error_naming_the_path(tmp_path, monkeypatch, capsys):
+    import json
+
+    from waymark.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    for given, why in ((blocker, "is a file, not a folder"), (blocker / "below", "cannot create")):
+        monkeypatch.setenv("WAYMARK_HOME", str(given))
+        assert main(["remember", "--content", "hi", "--json"]) == 1
+        err = json.loads(capsys.readouterr().out)
+        assert err["code"] == "data_home_unusable" and why in err["message"]
+        assert err["details"]["path"] == str(given)
+
+
+def test_diagnostics_never_overwrites_and_says_so(tmp_path, capsys):
+    import json
+
+    from waymark.cli import main
+
+    taken = tmp_path / "bundle.json"
+    taken.write_text("mine", encoding="utf-8")
+    assert main(["diagnostics", "--out", str(taken), "--json"]) == 1
+    err = json.loads(capsys.readouterr().out)
+    assert err["code"] == "conflict" and str(taken) in err["message"]
+    assert taken.read_text(encoding="utf-8") == "mine"

@@ -170,6 +170,12 @@ class InstallRefused(WaymarkError):
     code = "install_refused"
 
 
+class DataHomeUnusable(WaymarkError):
+    """The data folder is not a folder, or cannot be created or written; nothing was done."""
+
+    code = "data_home_unusable"
+
+
 class CaptureRefused(WaymarkError):
     """Capture is read-only or off here: the agent's tools may read, not write."""
 

@@ -32,12 +32,30 @@ def data_home() -> str:
 
 
 def ensure_home() -> str:
-    """Create the data folder owner-only (0700 where the OS has modes) and return it."""
+    """Create the data folder owner-only (0700 where the OS has modes) and return it;
+    DataHomeUnusable, naming the folder and why, when it cannot be."""
     home = data_home()
-    if not os.path.isdir(home):  # an existing folder keeps its mode (and may be read-only)
+    if os.path.isdir(home):  # an existing folder keeps its mode (and may be read-only)
+        return home
+    from waymark.errors import DataHomeUnusable
+
+    where = "WAYMARK_HOME" if os.environ.get("WAYMARK_HOME", "").strip() else "the data folder"
+    if os.path.lexists(home):
+        raise DataHomeUnusable(
+            f"{where} {home} is a file, not a folder; point WAYMARK_HOME at a folder or move "
+            "the file aside",
+            path=home,
+        )
+    try:
         os.makedirs(home, mode=0o700, exist_ok=True)
         if os.name == "posix":
             os.chmod(home, 0o700)
+    except OSError as exc:
+        raise DataHomeUnusable(
+            f"cannot create {where} {home}: {exc.strerror or exc}; point WAYMARK_HOME at a "
+            "folder you can write",
+            path=home,
+        ) from exc
     return home
 
 

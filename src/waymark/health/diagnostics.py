@@ -129,6 +129,13 @@ def write(data: dict[str, Any], out: str | None = None) -> str:
         private_dir(folder)
         out = os.path.join(folder, f"waymark-diagnostics-{clock.compact()}.json")
     else:
+        if os.path.lexists(out):
+            from waymark.errors import Conflict
+
+            raise Conflict(
+                f"{out} exists already: the bundle never overwrites a file; give another --out",
+                path=out,
+            )
         private_dir(os.path.dirname(os.path.abspath(out)))
     write_new(out, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return out
