@@ -838,7 +838,7 @@ def test_a_branch_switch_between_sessions_and_a_checkpoint_from_another_branch_a
         hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="b"))
     )
     assert "branch: main last session, feature-x now" in text
-    assert "on branch main, not feature-x" in text
+    assert " UTC on branch main, not feature-x)" in text  # a space after UTC
 
 
 def test_list_and_recall_filter_by_branch(conn, enabled, repo):

@@ -241,7 +241,7 @@ def test_a_clone_without_the_file_is_told_where_the_memories_are(old, tmp_path):
     subprocess.run(["git", "clone", "-q", str(old), str(clone)], check=True, env=git_env(tmp_path))
     status = cli("status", cwd=clone)
     assert status.returncode == 0
-    assert "this repository's memories are under 'shop'" in status.stdout
+    assert "this repository's memories are under 'shop' (1 memory)" in status.stdout
     assert 'add `name = "shop"` to .waymark.toml' in status.stdout
 
 

@@ -126,13 +126,15 @@ def _not_a_project(ctx: Context, data: dict[str, Any] | None = None) -> int:
     ]
     for same in found["named"]:
         lines.append(
-            f"  this repository's memories are under {same['name']!r} ({same['memories']} "
-            f'memories): add `name = "{same["name"]}"` to {CONFIG_NAME} here to use them'
+            f"  this repository's memories are under {same['name']!r} "
+            f"({_count(same['memories'], 'memory', 'memories')}): "
+            f'add `name = "{same["name"]}"` to {CONFIG_NAME} here to use them'
         )
     for same in found["same_repository"]:
         lines.append(
             f"  the same repository is project {same['id']} at {same['root']} "
-            f"({same['memories']} memories): `waymark project rebind --to {same['id']}` "
+            f"({_count(same['memories'], 'memory', 'memories')}): "
+            f"`waymark project rebind --to {same['id']}` "
             "to use them here"
         )
     if data:
@@ -143,6 +145,10 @@ def _not_a_project(ctx: Context, data: dict[str, Any] | None = None) -> int:
         ]
     emit({**(data or {}), "project": found}, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def cmd_project_list(args: argparse.Namespace, ctx: Context) -> int:

@@ -69,7 +69,8 @@ def checkpoint(conn: Connection, project: Project, branch: str | None = None) ->
     )
     lines.append(
         f"(checkpoint {section['id']}, revision {section['revision_id']}, saved "
-        f"{section['updated_at'][:16].replace('T', ' ')} UTC{fence_text(elsewhere)})"
+        f"{section['updated_at'][:16].replace('T', ' ')} UTC"
+        f"{' ' + fence_text(elsewhere) if elsewhere else ''})"
     )
     if section["evidence_state"] != "FRESH":
         stale = [
