@@ -32,6 +32,18 @@ def projects(cwd) -> list[dict]:
     return ok("project", "list", cwd=cwd)["projects"]
 
 
+def run_hook(module: str, cwd, payload: dict) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        launch.argv(PY, module, "claude-code"),
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+    assert done.returncode == 0
+    return done
+
+
 def session_start(cwd, session: str) -> str:
     payload = {
         "session_id": session,
@@ -39,14 +51,7 @@ def session_start(cwd, session: str) -> str:
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    done = subprocess.run(
-        launch.argv(PY, "session_start", "claude-code"),
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
-    assert done.returncode == 0
+    done = run_hook("session_start", cwd, payload)
     if not done.stdout:
         return ""
     return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -209,13 +214,7 @@ def test_a_named_git_repository_still_captures_and_guards(old):
         "tool_name": "Bash",
         "tool_input": {"command": "terraform apply -auto-approve"},
     }
-    done = subprocess.run(
-        launch.argv(PY, "pre_tool_use", "claude-code"),
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        cwd=old,
-    )
+    done = run_hook("pre_tool_use", old, payload)
     decision = json.loads(done.stdout)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "ask"
 

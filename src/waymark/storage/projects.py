@@ -25,14 +25,6 @@ def project_by_root(conn: Connection, root: str) -> tuple[str, str, str | None] 
     return None if row is None else (str(row[0]), str(row[1]), row[2])
 
 
-def alias_of(conn: Connection, kind: str, alias: str) -> str | None:
-    """The project `alias` (a root or a name) addresses, or None."""
-    row = conn.execute(
-        "SELECT project_id FROM project_aliases WHERE kind = ? AND alias = ?", (kind, alias)
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
 def put_alias(conn: Connection, kind: str, alias: str, project_id: str, stamp: str) -> None:
     """`alias` addresses `project_id` from now on (instead of whichever it did before)."""
     conn.execute(
@@ -45,17 +37,6 @@ def put_alias(conn: Connection, kind: str, alias: str, project_id: str, stamp: s
 
 def drop_alias(conn: Connection, kind: str, alias: str) -> None:
     conn.execute("DELETE FROM project_aliases WHERE kind = ? AND alias = ?", (kind, alias))
-
-
-def aliases(conn: Connection, project_id: str) -> list[tuple[str, str]]:
-    """(kind, alias) of every alias of `project_id`."""
-    return [
-        (str(r[0]), str(r[1]))
-        for r in conn.execute(
-            "SELECT kind, alias FROM project_aliases WHERE project_id = ? ORDER BY kind, alias",
-            (project_id,),
-        )
-    ]
 
 
 def rename_project(conn: Connection, project_id: str, name: str, notice: str) -> None:
