@@ -84,3 +84,17 @@ def test_a_subagents_task_prompt_gets_no_second_packet(conn, enabled, repo):
                   prompt="write refund() next to charge() in billing")  # fmt: skip
     ask.update(agent_id="01a23351-52ad", agent_type="default")
     assert hook("UserPromptSubmit", ask, "codex").stdout == b""
+
+
+def test_a_subagent_id_shaped_like_a_secret_is_stored_redacted(conn, enabled, repo):
+    # The id prefixes what the subagent was shown, so it lands in the store, backups and
+    # exports: it goes through the redactor like every stored field.
+    warning = remember(conn, enabled, "core.run() holds the GIL", type="warning", scope="file",
+                       target="src/pkg/core.py")  # fmt: skip
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    data = payload("claude-code", "PreToolUse-write", cwd=str(repo), session_id="p4")
+    data.update(agent_id=f"agent-{secret}", tool_input={"file_path": str(repo / "src/pkg/core.py")})
+    assert warning.id in hook("PreToolUse", data).stdout.decode()
+    assert hook("PreToolUse", data).stdout == b""  # still once: the redacted id still matches
+    rows = conn.execute("SELECT * FROM session_injected WHERE session_id = 'p4'").fetchall()
+    assert rows and secret not in repr(rows) and "[REDACTED:github_token]" in repr(rows)

@@ -133,10 +133,9 @@ def _if_random(kind: str) -> Callable[[re.Match[str], str], str | None]:
 
 
 def _authorization(m: re.Match[str], text: str) -> str | None:
-    # A header value is a credential whatever it looks like; "the bearer of" is not. Under
-    # 8 characters it is code (`"Authorization": f"Bearer {token}"`).
+    # "the bearer of" is not a credential; a key-like word of 8 characters or more is.
     token = text[m.start("s") : m.end("s")]
-    return "authorization" if len(token) >= 8 and (m.group("h") or _looks_random(token)) else None
+    return "authorization" if len(token) >= 8 and _looks_random(token) else None
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -237,6 +236,70 @@ def _config_set(m: re.Match[str], text: str) -> str | None:
     return "credential" if "credential" in name else "api_key"
 
 
+_PROSE = r"[a-z]+(?:[ \t]+[a-z]+)*[.,;:!?]?"
+
+
+def _authorization_header(m: re.Match[str], text: str) -> str | None:
+    # Code builds the header (`f"Token {token}"`, `"Bearer " + t`); prose describes it
+    # ("Authorization: required for admin routes").
+    start, end = _secret_span(m)
+    value = text[start:end].strip()
+    if "[REDACTED:" in value or value.startswith("{") or _is_placeholder(value):
+        return None
+    if len(value.split()[0] if value else "") < 8:
+        return None
+    scheme = m.group("sc") or m.group("sc2") or ""
+    if scheme.isalpha() and _re(_PROSE).fullmatch(value) and value.islower():
+        return None
+    return "authorization"
+
+
+def _cookie(m: re.Match[str], text: str) -> str | None:
+    start, end = _secret_span(m)
+    value = text[start:end].strip()
+    return "cookie" if "=" in value and not _is_placeholder(value) else None
+
+
+def _url_password(m: re.Match[str], text: str) -> str | None:
+    # `https://host:8080/@types/node` is a port and a path, not a password.
+    before_special = m.group("p")
+    return "password" if before_special and not before_special.isdigit() else None
+
+
+def _directive(m: re.Match[str], text: str) -> str | None:
+    # `AuthLDAPBindPassword x` names what it holds; a bare `secret sauce` line may be prose,
+    # so there the value must be quoted or key-like.
+    kind = _flag_password(m, text)
+    start, end = _secret_span(m)
+    value = text[start:end]
+    if kind and m.group("k") in ("password", "passwd", "passphrase", "secret"):
+        quoted = value[:1] in ("'", '"')
+        if not quoted and value.isalpha() and not _looks_random(value):
+            return None
+    return kind
+
+
+def _php_define(m: re.Match[str], text: str) -> str | None:
+    start, end = _secret_span(m)
+    if _is_placeholder(text[start:end]):
+        return None
+    name = m.group("n")
+    return "password" if "pass" in name else "token" if "token" in name else "secret"
+
+
+def _pgpass(m: re.Match[str], text: str) -> str | None:
+    # The host is all that comes before the port on its line. Clock readings and IPv6
+    # addresses have colons too: a credential line has a word in it.
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    host = text[line_start : m.start()].strip()
+    if not _re(r"[A-Za-z0-9.\-_\[\]]+|\*").fullmatch(host):
+        return None
+    line = host + m.group(0).rstrip()
+    if _re(r"[0-9A-Fa-f:.*]+").fullmatch(line) or _is_placeholder(text[slice(*_secret_span(m))]):
+        return None
+    return "credential_line"
+
+
 def _tool_flag(tool: str, flag: str, needle: str) -> Rule:
     """`tool ... flag VALUE` (or `flagVALUE` when the flag ends in `=`-less glue, `-p`):
     within the same command, never past a pipe or `;`."""
@@ -278,7 +341,8 @@ _CLI_PASSWORDS: list[Rule] = [
 
 _KEYWORD = (
     r"(?P<k>pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|apikey"
-    r"|(?:api|access|secret|private|auth|client|signing|encryption|master|session)[_\-]?key)"
+    r"|(?:api|access|secret|private|auth|client|signing|encryption|master|session)[_\-]?key"
+    r"|secret[_\-]?key[_\-]?base|app[_\-]?key|salt|pepper)"
 )
 # A value: escaped-JSON string, "string", 'string' (closing quote optional so that an
 # unterminated string is still redacted to the end of the line), or a bare word. A bare word
@@ -290,11 +354,14 @@ _VALUE = (
     rf"|{_NOT_MARK}(?P<s4>[^\s\"'`,;&()\[\]}}\\]+))"
 )
 _ASSIGN_SEP = r"(?P<sep>(?:\\?[\"']\]?)?[ \t]*(?::=|=>|=(?!=)|:(?![:=]))[ \t]*)"
-_KEYWORD_NEEDLES = ("pass", "pwd", "secret", "token", "key", "credential")
+_KEYWORD_NEEDLES = ("pass", "pwd", "secret", "token", "key", "credential", "salt", "pepper")
 _TOKEN = r"A-Za-z0-9_\-"  # characters that continue a token: a key never starts after one
+# A vendor prefix glued after `-` or `_` (`notes-sk-proj-...`) is still a key: only letters
+# and digits before it mean it is the inside of a word (`task-`, `risk`).
+_WORD = "A-Za-z0-9"
 
 
-def _lead(literal: str, before: str = _TOKEN) -> str:
+def _lead(literal: str, before: str = _WORD) -> str:
     """`literal`, not preceded by a `before` character.
 
     The look-behind comes after the literal so that `re` can skip ahead to the literal
@@ -305,6 +372,10 @@ def _lead(literal: str, before: str = _TOKEN) -> str:
 
 
 _RULES: list[Rule] = [
+    # Cookies: a `Cookie:` or `Set-Cookie:` header's value, or curl's `--cookie`, whole
+    # and first, so that no vendor rule's marker splits one and leaves its other pairs.
+    (f"(?:{_lead('cookie', 'A-Za-z0-9_')}[\"']?[ \\t]*:[ \\t]*[\"']?|{_lead('--cookie', _TOKEN)}"
+     r"[ \t=]+[\"']?)" + _NOT_MARK + r"(?P<s>[^\r\n\"'\\]+)", True, ("cookie",), _cookie),
     (_lead("AKIA", "A-Za-z0-9") + "[A-Z0-9]{16}(?![A-Za-z0-9])", False, ("akia",), "aws_access_key"),
     (_lead("ASIA", "A-Za-z0-9") + "[A-Z0-9]{16}(?![A-Za-z0-9])", False, ("asia",), "aws_access_key"),
     (_lead("secret", "a-z0-9") + r"[_\-]?access[_\-]?key(?:\\?[\"'])?[ \t]*(?::=|=>|[:=])"
@@ -335,8 +406,13 @@ _RULES: list[Rule] = [
      ("hf_",), _if_random("huggingface_token")),
     (_lead("npm_", "A-Za-z0-9_") + "[A-Za-z0-9]{36,}", False, ("npm_",), _if_random("npm_token")),
     (_lead("pypi-AgE") + r"[A-Za-z0-9_\-]{50,}", False, ("pypi-age",), "pypi_token"),
+    (_lead("AC", "A-Za-z0-9") + "[0-9a-fA-F]{32}:(?P<s>[A-Za-z0-9]{32})(?![A-Za-z0-9])",
+     False, ("ac",), "twilio_auth_token"),
+    (_lead("SK", "A-Za-z0-9") + "[0-9a-fA-F]{32}:(?P<s>[A-Za-z0-9]{32})(?![A-Za-z0-9])",
+     False, ("sk",), "twilio_auth_token"),
     (_lead("SK", "A-Za-z0-9") + "[0-9a-fA-F]{32}(?![A-Za-z0-9])", False, ("sk",), "twilio_api_key"),
-    (_lead("SG.", _TOKEN + ".") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", False,
+    (_lead("HRKU-", "A-Za-z0-9") + r"[A-Za-z0-9_\-]{40,}", False, ("hrku-",), "heroku_key"),
+    (_lead("SG.", _WORD + "_.") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", False,
      ("sg.",), "sendgrid_key"),
     (_lead("eyJ") + r"[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", False,
      ("eyj",), "jwt"),
@@ -368,7 +444,7 @@ _RULES: list[Rule] = [
     (_lead("pul-", _TOKEN) + "[a-f0-9]{40}(?![A-Za-z0-9])", False, ("pul-",), "pulumi_token"),
     (_lead("dapi", "A-Za-z0-9_") + r"[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])", False, ("dapi",),
      "databricks_token"),
-    (_lead("dp.", _TOKEN + ".") + r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,}", False,
+    (_lead("dp.", _WORD + "_.") + r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,}", False,
      ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."), "doppler_token"),
     (r"\.atlasv1\.(?<=[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_\-=]{60,}", False, (".atlasv1.",),
      "terraform_token"),
@@ -391,21 +467,54 @@ _RULES: list[Rule] = [
      r"(?P<n>[\w./:@\-]*(?:token|secret|passw(?:or)?d|key|credential)[\w./:\-]*)[ \t]+"
      + _NOT_MARK + r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", True,
      ("config set", "configure set", "config:set", "set-credentials"), _config_set),
-    # After `Authorization:` the scheme is optional; without the header, Bearer or Basic
-    # must be followed by something key-like.
-    (f"(?:(?P<h>{_lead('authorization')}[\"']?[ \\t]*[:=][ \\t]*[\"']?)"
-     r"(?:(?:bearer|basic|token|digest)[ \t]+)?"
-     f"|(?:{_lead('bearer')}|{_lead('basic')})[ \\t]+)"
+    # Password directives of server config files: `requirepass x` (Redis), `rootpw x`
+    # (slapd), `AuthLDAPBindPassword x` (Apache), `auth_pass x` (keepalived), `secret "x";`
+    # (BIND), haproxy's `insecure-password x`: a directive, blanks, a value ending the line.
+    (r"(?<![\w\-])(?:requirepass|masterauth|rootpw|bindpw|auth_pass|insecure-password)[ \t]+"
+     + _NOT_MARK + r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s;]+)", True,
+     ("requirepass", "masterauth", "rootpw", "bindpw", "auth_pass", "insecure-password"),
+     _flag_password),
+    (r"(?m)^[ \t]*(?P<k>[a-z0-9_]*(?:password|passwd|passphrase|secret))[ \t]+" + _NOT_MARK
+     + r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s;\"']+)[ \t]*;?[ \t]*$", True,
+     ("password", "passwd", "passphrase", "secret"), _directive),
+    # PHP constants: `define('DB_PASSWORD', '...')`, WordPress's `AUTH_KEY` and `*_SALT`.
+    (r"define\([ \t]*['\"](?P<n>[a-z0-9_]*(?:key|salt|password|passwd|secret|token))['\"]"
+     r"[ \t]*,[ \t]*(?:'" + _NOT_MARK + r"(?P<s>[^'\n]+)'|\"" + _NOT_MARK + r"(?P<s2>[^\"\n]+)\")",
+     True, ("define",), _php_define),
+    # Credential files: `.pgpass` lines (host:port:database:user:password) and password
+    # hashes of `.htpasswd` and `/etc/shadow` lines (`user:$apr1$...`, `user:{SHA}...`).
+    # The match starts at the port's colon, which `re` finds fast; `_pgpass` checks the host.
+    (r"(?m):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:" + _NOT_MARK + r"(?P<s>\S+)[ \t]*$", False,
+     (":",), _pgpass),
+    (r"(?m)^[ \t]*[A-Za-z0-9._\-]+:" + _NOT_MARK
+     + r"(?P<s>\$(?:apr1|2[abxy]?|1|5|6|y|gy|7|argon2(?:id|i|d))\$[^\s:]+"
+     r"|\{(?:SSHA|SHA|SHA256|SSHA256|SHA512|SSHA512|MD5|SMD5|CRYPT)\}[A-Za-z0-9+/=.$]+)",
+     False, (":$", ":{"), "password_hash"),
+    # An `Authorization:` header's value is a credential whatever its scheme (Bearer, SSWS,
+    # Bot, DeepL-Auth-Key, AWS4-HMAC-SHA256, OAuth ...): everything after the scheme, to the
+    # quote that opened it or the end of the line. Without the header, Bearer or Basic must
+    # be followed by something key-like.
+    (_lead("authorization", "A-Za-z0-9_") + r"[\"']?[ \t]*[:=][ \t]*"
+     r"(?:(?P<q>[\"'])(?:(?P<sc>[a-z][a-z0-9._\-]*)[ \t]+)?" + _NOT_MARK
+     + r"(?P<s>[^\"'\r\n\\]+)"
+     r"|(?:(?P<sc2>[a-z][a-z0-9._\-]*)[ \t]+)?" + _NOT_MARK
+     + r"(?P<s2>[^\s\"'\\](?:[^\r\n\"'\\]|\"[^\"\r\n]*\"(?=[ \t]*(?:,|$)))*))",
+     True, ("authorization",), _authorization_header),
+    (f"(?:{_lead('bearer', _TOKEN)}|{_lead('basic', _TOKEN)})[ \\t]+"
      r"(?!(?:bearer|basic|token|digest)(?![a-z0-9\-._~+/]))(?P<s>[A-Za-z0-9\-._~+/]+=*)",
-     True, ("bearer", "basic", "authorization"), _authorization),
+     True, ("bearer", "basic"), _authorization),
     # Credentials in URLs and connection strings, greedy to the last `@` so that an
     # unescaped `@` inside the password is covered too. No brackets in the user part, or
     # the `:` inside an earlier marker (`https://[REDACTED:github_token]@`) would count.
     (r"://[^\s:/?#@\"'<>\[\]]*:" + _NOT_MARK + r"(?P<s>[^\s/?#\"'<>]+)(?=@)", False,
      ("://",), "password"),
+    # ... and a password holding `/`, `?` or `#` unescaped (`postgres://app:ab#cd@db/shop`),
+    # which URL parsers split at that character: up to the `@` before the host.
+    (r"://[^\s:/?#@\"'<>\[\]]*:" + _NOT_MARK + r"(?P<s>(?P<p>[^\s/?#@\"'<>]{1,256})[/?#][^\s\"'<>]{0,256}?)"
+     r"(?=@[A-Za-z0-9.\-_~%]+(?::[0-9]+)?(?:[/?#\s\"'<>]|$))", False, ("://",), _url_password),
     (r"<(?:[a-z0-9.\-]+[_.\-:])?" + _KEYWORD + ">" + _NOT_MARK + r"(?P<s>[^<\n]+)</", True,
      _KEYWORD_NEEDLES, _assignment),
-    (_lead("--") + r"(?:[a-z0-9]+[_\-])*?" + _KEYWORD + r"(?P<sep>=|[ \t]+)(?!-)" + _VALUE,
+    (_lead("--", _TOKEN) + r"(?:[a-z0-9]+[_\-])*?" + _KEYWORD + r"(?P<sep>=|[ \t]+)(?!-)" + _VALUE,
      True, ("--",), _assignment),
     (_KEYWORD + _ASSIGN_SEP + _VALUE, True, _KEYWORD_NEEDLES, _assignment),
     # The look-behind sits after the first digit so that `re` can skip ahead to digits.

@@ -254,6 +254,16 @@ def work_map(conn: Connection, session_id: str) -> list[str]:
     ]
 
 
+def seen_prefix(agent_id: str | None) -> str:
+    """What a subagent's seen items and receipts are keyed by: its id, redacted, since the
+    id is stored (and so goes into backups and exports) and clients do not promise its shape."""
+    if not agent_id:
+        return ""
+    from waymark.base.redact import scrub
+
+    return scrub(agent_id)[0] + ":"
+
+
 def note_injected(
     conn: Connection,
     session_id: str,
@@ -271,7 +281,7 @@ def note_injected(
     if not memory_ids and not others and receipt is None:
         return
     stamp = clock.now()
-    prefix = f"{agent_id}:" if agent_id else ""
+    prefix = seen_prefix(agent_id)
     with db.write(conn):
         if new_session is not None and receipt is not None:
             sessions.insert_session(conn, session_id, new_session, receipt[0], stamp, None, None)

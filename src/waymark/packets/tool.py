@@ -66,7 +66,9 @@ def tool_packet(
         return None, None
     seen = sessions.injected(conn, session_id)
     if agent_id:  # a subagent's context is its own: what it was shown carries its id
-        prefix = f"{agent_id}:"
+        from waymark.packets.sections import seen_prefix
+
+        prefix = seen_prefix(agent_id)
         seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
     guarded = _configured(cwd, project)
     # A guard's reason names a memory even when it was shown: only then are the seen read.
