@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -17,6 +18,11 @@ from waymark.storage.vectors import put_vector
 
 def saved(conn, project, content, **kw):
     kw.setdefault("type", "fact")
+    for item in kw.get("evidence", []):  # evidence names a file of the project
+        path = os.path.join(project.files, item["path"])
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("on: push\n")
     return store.remember(conn, project, make_draft(project, content=content, **kw)).memory
 
 
@@ -48,7 +54,7 @@ def test_a_proposal_names_every_source_and_nothing_merges_until_approved(conn, p
     assert waiting["fields"]["tags"] == ["ci"] and waiting["fields"]["priority"] == 2
     done = candidates.approve(conn, project, group["candidate"])
     merged = done["memory"]
-    assert merged["evidence"] == [{"path": "ci.yml"}]
+    assert [e["path"] for e in merged["evidence"]] == ["ci.yml"]
     assert store.get(conn, a.id).superseded_by == merged["id"]
     assert store.get(conn, b.id).superseded_by == merged["id"]
     assert consolidate.find(conn, project) == []

@@ -62,7 +62,9 @@ def test_a_sweep_plans_archives_for_the_unused_and_expired_and_keeps_the_exempt(
             conn, project, "Deploys follow docs/deploy.md", evidence=[{"path": "docs/deploy.md"}]
         ),
     ]
+    (repo / "docs" / "old.md").write_text("the old runbook\n")
     gone_evidence = saved(conn, project, "See the old runbook", evidence=[{"path": "docs/old.md"}])
+    (repo / "docs" / "old.md").unlink()  # its evidence is gone since
     passing = saved(conn, project, "The deploy script retries twice")
     observations.observe(conn, project, passing.id, "REPORTED_PASS",
                          [{"role": "test", "path": "docs/deploy.md"}], "ran it")  # fmt: skip

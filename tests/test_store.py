@@ -293,3 +293,42 @@ def test_named_project_has_no_directory_scopes(conn):
     named = resolve(conn, "bench-notes")
     with pytest.raises(InvalidScope):
         make_draft(named, type="note", content="x", scope="file", target="a.py")
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "says"),
+    [
+        ("gone.py", TargetNotFound, "does not exist"),
+        ("../outside.txt", InvalidScope, "outside the project"),
+        ("/etc/hostname", InvalidScope, "outside the project"),
+        (".", InvalidArgument, "is a directory"),
+        ("src", InvalidArgument, "is a directory"),
+    ],
+)
+def test_a_memorys_evidence_path_is_checked_as_a_checkpoints_is(project, path, error, says):
+    with pytest.raises(error, match=says):
+        make_draft(project, type="note", content="x", evidence=[{"path": path}])
+    from waymark.memories.evidence import hash_links
+
+    with pytest.raises(error, match=says):  # one rule for both
+        hash_links(project.files, [{"path": path}])
+
+
+def test_evidence_from_a_subdirectory_is_found_as_a_target_is(project):
+    sub = pathlib.Path(project.files) / "src"
+    draft = make_draft(
+        project, type="note", content="x", evidence=["pkg/core.py"], base_dir=str(sub)
+    )
+    assert draft.evidence[0]["path"] == "src/pkg/core.py" and draft.evidence[0]["sha256"]
+    draft = make_draft(project, type="note", content="x", evidence=["README.md"], base_dir=str(sub))
+    assert draft.evidence[0]["path"] == "README.md"  # from the root when not under the directory
+
+
+def test_evidence_carried_from_an_earlier_revision_stays_when_its_file_is_gone(conn, project):
+    readme = pathlib.Path(project.files) / "README.md"
+    saved = remember(conn, project, type="note", content="see the readme", evidence=["README.md"])
+    readme.unlink()
+    from waymark.memories.draft import revision_of
+
+    again = revision_of(project, saved.memory, content="see the readme, now gone")
+    assert again.evidence == [{"path": "README.md"}]  # an edit never fails on old evidence

@@ -309,6 +309,7 @@ def _draft(
         actor=actor,
         client=client,
         session_id=session,
+        check_evidence=False,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from waymark.base import redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidScope, InvalidType
+from waymark.memories.evidence import HASHED, hash_paths
 from waymark.memories.record import TYPES
 from waymark.memories.scope import check_agent, normalise_target
 from waymark.projects.resolve import Project
@@ -28,7 +29,6 @@ PRIORITY_RANGE = (-10, 10)
 EVIDENCE_KINDS = ("path", "command", "url")
 # What Waymark adds to a path it hashed; carried over from an older revision, it is dropped and
 # the file hashed again (a caller's hash is never trusted).
-HASHED = ("sha256", "size", "unhashed")
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,13 @@ def make_draft(
     base_dir: str | None = None,
     check_symbol: bool = False,
     mapped: Any = None,
+    check_evidence: bool = True,
 ) -> Draft:
-    """Validate every field, scrub secrets, and return a Draft; raise on bad input."""
+    """Validate every field, scrub secrets, and return a Draft; raise on bad input.
+
+    A new evidence path must be a file in the project (as a checkpoint's link must); one
+    carried from an earlier revision (it has its hash) is kept as it was, and so is every
+    one with `check_evidence=False` (a candidate's, from a session whose files may be gone)."""
     if type not in TYPES:
         raise InvalidType(
             f"unknown type {type!r}; valid types: {', '.join(TYPES)}", valid=list(TYPES)
@@ -112,12 +117,12 @@ def make_draft(
     title = _text(title, "title", MAX_TITLE) if title else title_from(content)
     title, n_title = redact.scrub(title)
     clean_tags, n_tags = redact.scrub_value(_tags(tags))
-    clean_evidence, n_evidence = redact.scrub_value(_evidence(evidence))
+    given, carried = _evidence(evidence)
+    clean_evidence, n_evidence = redact.scrub_value(given)
     assert isinstance(clean_tags, list) and isinstance(clean_evidence, list)
     if any(e.get("path") for e in clean_evidence):
-        from waymark.handoff.evidence import hash_paths
-
-        clean_evidence = hash_paths(project.files, clean_evidence, base_dir)
+        new = [not was and check_evidence for was in carried]
+        clean_evidence = hash_paths(project.files, clean_evidence, base_dir, checked=new)
     source_ref, n_ref = redact.scrub(mend(source_ref)) if source_ref else (None, 0)
     if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
         raise InvalidArgument(
@@ -191,10 +196,12 @@ def _tags(tags: Any) -> list[str]:
     return out
 
 
-def _evidence(items: Any) -> list[dict[str, str]]:
+def _evidence(items: Any) -> tuple[list[dict[str, str]], list[bool]]:
+    """The items in their one shape, and for each whether it was carried from an earlier
+    revision (it comes with its hash)."""
     if isinstance(items, dict):
         items = [items]
-    out = []
+    out, carried = [], []
     for item in items or ():
         if isinstance(item, str):
             item = {"path": item}
@@ -209,9 +216,10 @@ def _evidence(items: Any) -> list[dict[str, str]]:
         if item.get("note"):
             entry["note"] = mend(str(item["note"]))
         out.append(entry)
+        carried.append(any(k in item for k in HASHED))
     if len(out) > MAX_EVIDENCE:
         raise InvalidArgument(f"{len(out)} evidence items; the limit is {MAX_EVIDENCE}")
-    return out
+    return out, carried
 
 
 def parse_time(value: str | None, name: str, *, end_of_day: bool = False) -> str | None:

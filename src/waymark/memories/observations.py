@@ -4,7 +4,7 @@ An observation says what a caller reports about an active memory, never what Way
 certifies: REQUESTED (no links), REPORTED_IMPLEMENTED (an implementation link),
 REPORTED_PASS or REPORTED_FAIL (a test link and a verification note). Up to 10 links, each
 a project-relative file with a role (implementation, test, model, config, doc) and an
-optional locator, hashed by Waymark itself (`handoff.evidence`: 2 MiB a file, 8 MiB a
+optional locator, hashed by Waymark itself (`memories.evidence`: 2 MiB a file, 8 MiB a
 request; a read that fails is UNKNOWN with its reason, never UNCHANGED). No source text is
 stored. Observations are never changed (a trigger refuses it): a newer one supersedes an older
 one's claim, and on read the latest is RECHECK_REQUIRED as soon as a linked file changed,
@@ -18,7 +18,7 @@ from typing import Any
 from waymark.base import clock, redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument
-from waymark.handoff import evidence
+from waymark.memories import evidence
 from waymark.memories import store
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db

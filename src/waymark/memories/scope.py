@@ -93,7 +93,7 @@ def normalise_target(
             )
         target = path
     kind = "directory" if scope == "directory" else "file"
-    rel = _existing(target, kind, root, base)
+    rel = existing(target, kind, root, base)
     if symbol is not None and check_symbol:
         from waymark.memories.symbols import check_defined  # only symbol targets pay
 
@@ -101,7 +101,7 @@ def normalise_target(
     return f"{rel}::{symbol}" if symbol is not None else rel
 
 
-def _existing(target: str, kind: str, root: str, base: str | None) -> str:
+def existing(target: str, kind: str, root: str, base: str | None) -> str:
     """`target` relative to the root: taken against the caller's directory first, then
     against the root (a path copied from the repository's top works from a subdirectory)."""
 

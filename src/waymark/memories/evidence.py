@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from waymark.errors import InvalidArgument, InvalidScope, TargetNotFound
-from waymark.memories.scope import project_relative
+from waymark.memories.scope import existing, project_relative
 
 TYPE_CHECKING = False  # SessionStart checks evidence: typing would cost it ~3 ms
 if TYPE_CHECKING:
@@ -34,6 +34,23 @@ class _Budget:
         return True
 
 
+def evidence_file(path: str, root: str, base: str | None = None) -> str:
+    """The project-relative path of an evidence file, by the rule every path follows (the
+    caller's directory first, then the project root); raise when it is outside the project
+    (`invalid_scope`), a directory (`invalid_argument`) or missing (`not_found`)."""
+    rel = project_relative(path, root, base)
+    for candidate in (rel, *([path] if base and not os.path.isabs(path) else [])):
+        full = os.path.join(root, candidate)
+        if os.path.isdir(full):
+            raise InvalidArgument(
+                f"evidence {path!r} is a directory; evidence names a file", path=path
+            )
+    try:
+        return existing(path, "file", root, base)
+    except TargetNotFound as e:
+        raise TargetNotFound(f"evidence {e.message}", path=path) from None
+
+
 def hash_links(
     root: str | None, items: list[dict[str, str]], keep: tuple[str, ...] = ("note",)
 ) -> list[dict[str, Any]]:
@@ -46,14 +63,9 @@ def hash_links(
     budget = _Budget()
     out = []
     for item in items:
-        rel = project_relative(item["path"], root or "")
-        full = os.path.join(root or "", rel)
-        if not os.path.isfile(full):
-            raise TargetNotFound(
-                f"evidence file {item['path']!r} does not exist", path=item["path"]
-            )
+        rel = evidence_file(item["path"], root or "")
         link: dict[str, Any] = {"path": rel, **{k: item[k] for k in keep if item.get(k)}}
-        digest, size, why = _hash(full, budget)
+        digest, size, why = _hash(os.path.join(root or "", rel), budget)
         link.update(sha256=digest, size=size)
         if why:
             link["unhashed"] = why
@@ -61,30 +73,46 @@ def hash_links(
     return out
 
 
+HASHED = ("sha256", "size", "unhashed")
+
+
 def hash_paths(
-    root: str | None, items: list[dict[str, Any]], base: str | None = None
+    root: str | None,
+    items: list[dict[str, Any]],
+    base: str | None = None,
+    *,
+    checked: list[bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """Memory evidence as written: each {path} that is a file in the project made
-    project-relative and given its sha256 and size (or `unhashed` and why), for the same
-    freshness check as links; any other item, and a path outside the project, as given."""
+    """Memory evidence as written: each {path} made project-relative and given its sha256
+    and size (or `unhashed` and why), for the same freshness check as links. A path in
+    `checked` (True at its index) is new and must be a file in the project, as a
+    checkpoint's link must; any other (evidence carried from an earlier revision, or
+    proposed from a session whose files may be gone since) is kept as given when it is not
+    such a file, its earlier hash with it."""
     budget = _Budget()
     out = []
-    for item in items:
+    for index, item in enumerate(items):
         path = item.get("path")
-        if not path or root is None:
+        strict = bool(checked and index < len(checked) and checked[index])
+        if path and strict:
+            if root is None:
+                raise InvalidArgument(
+                    "evidence paths need a project directory; this project has none"
+                )
+            rel: str | None = evidence_file(path, root, base)
+        elif path and root is not None:
+            try:
+                rel = project_relative(path, root, base)
+            except (InvalidScope, OSError, ValueError):
+                rel = None
+        else:
+            rel = None
+        if rel is None or root is None or not os.path.isfile(os.path.join(root, rel)):
             out.append(item)
             continue
-        try:
-            rel = project_relative(path, root, base)
-        except (InvalidScope, OSError, ValueError):
-            out.append(item)
-            continue
-        full = os.path.join(root, rel)
-        if not os.path.isfile(full):
-            out.append(item)
-            continue
-        digest, size, why = _hash(full, budget)
-        entry: dict[str, Any] = {**item, "path": rel, "size": size}
+        digest, size, why = _hash(os.path.join(root, rel), budget)
+        entry: dict[str, Any] = {k: v for k, v in item.items() if k not in HASHED}
+        entry.update(path=rel, size=size)
         entry.update({"sha256": digest} if digest else {"unhashed": why})
         out.append(entry)
     return out
