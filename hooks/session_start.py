@@ -13,6 +13,7 @@ NAME = "SessionStart"
 def handle(ctx: Context) -> str | None:
     if not ctx.capturing():
         return None
+    _warn_config(ctx)
     from waymark.packets.session_start import start_session
 
     event = ctx.event
@@ -22,6 +23,16 @@ def handle(ctx: Context) -> str | None:
         ctx.conn, ctx.project, event.session_id, event.client, event.source, record=ctx.records
     )
     return context_output(NAME, text) if text else None
+
+
+def _warn_config(ctx: Context) -> None:
+    """A `.waymark.toml` key Waymark does not know is a log line at each session start (and
+    a WARN in `doctor`): a typo would otherwise be ignored in silence."""
+    from waymark.projects.locate import config_files, unknown_keys
+
+    for path in config_files(ctx.event.cwd, ctx.project.files):
+        for sentence in unknown_keys(path):
+            log(NAME, f"{sentence}; Waymark ignores it")
 
 
 def _refresh_map(ctx: Context) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import pathlib
 
 import pytest
 from waymark.installers import install
@@ -148,3 +149,29 @@ def test_a_bad_project_config_is_named_and_a_good_one_summarised(repo, monkeypat
     (repo / ".waymark.toml").write_text("[guard\n")
     (found,) = project_config(str(repo))
     assert found["status"] == "fail" and "not valid TOML" in found["detail"]
+
+
+def test_an_unknown_project_config_key_is_a_warning_with_the_closest_name(
+    conn, enabled, repo, monkeypatch
+):
+    from test_hooks import hook, payload
+    from waymark import home
+    from waymark.health.doctor import project_config
+
+    (repo / ".waymark.toml").write_text(
+        '[capture]\nignore_path = ["secrets/"]\n[gaurd]\nask_paths = ["db/"]\nnmae = "x"\n'
+        "[summary]\nenabled = true\n"
+    )
+    found = project_config(str(repo))
+    assert [f["status"] for f in found] == ["ok", "warn", "warn"]
+    capture, table = found[1]["detail"], found[2]["detail"]
+    assert "[capture] has no setting ignore_path; did you mean ignore_paths?" in capture
+    assert "unknown table [gaurd]; did you mean [guard]?" in table  # nmae is inside [gaurd]
+    (repo / ".waymark.toml").write_text('nmae = "shop"\n')
+    (key,) = [f for f in project_config(str(repo)) if f["status"] == "warn"]
+    assert "unknown key nmae; did you mean name?" in key["detail"]
+    # and each session start says so in the hooks' log
+    done = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo)))
+    assert done.returncode == 0
+    log = (pathlib.Path(home.data_home()) / "hooks.log").read_text(encoding="utf-8")
+    assert "unknown key nmae; did you mean name?" in log

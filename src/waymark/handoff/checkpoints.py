@@ -13,8 +13,8 @@ from waymark.base import clock, tokens
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.base.record import record
 from waymark.errors import Conflict, InvalidArgument, NotFound
-from waymark.memories import evidence
 from waymark.handoff import revision as handoff
+from waymark.memories import evidence
 from waymark.projects.resolve import Project
 from waymark.storage import checkpoints as rows
 from waymark.storage import connection as db

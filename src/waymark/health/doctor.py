@@ -189,7 +189,7 @@ def project_config(cwd: str | None = None) -> list[dict[str, str]]:
     from waymark.errors import WaymarkError
     from waymark.handoff import outputs
     from waymark.projects import guard, ignore
-    from waymark.projects.locate import config_files, load_config, locate
+    from waymark.projects.locate import config_files, load_config, locate, unknown_keys
 
     where = cwd or os.getcwd()
     try:
@@ -212,7 +212,12 @@ def project_config(cwd: str | None = None) -> list[dict[str, str]]:
         said.append(f"guard asks for {len(protect.paths)} paths, {len(protect.commands)} commands")
     if trim:
         said.append(f"shell output over {trim[0]:,} characters trimmed, kept {trim[1]} days")
-    return [finding("project config", OK, f"{', '.join(files)}: " + "; ".join(said))]
+    out = [finding("project config", OK, f"{', '.join(files)}: " + "; ".join(said))]
+    for sentence in (s for path in files for s in unknown_keys(path)):
+        out.append(
+            finding("project config", WARN, sentence + "; Waymark ignores it", "fix the name")
+        )
+    return out
 
 
 def native_memory(cwd: str | None = None) -> list[dict[str, str]]:

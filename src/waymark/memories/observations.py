@@ -18,8 +18,7 @@ from typing import Any
 from waymark.base import clock, redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument
-from waymark.memories import evidence
-from waymark.memories import store
+from waymark.memories import evidence, store
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import observations as rows

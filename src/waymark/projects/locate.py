@@ -17,6 +17,10 @@ import sys
 from waymark.base.record import record
 from waymark.errors import ProjectError
 
+TYPE_CHECKING = False  # hooks import this: typing would cost them ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 CONFIG_NAME = ".waymark.toml"
 NAME_MAX = 100
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -224,6 +228,51 @@ def _read(path: str) -> str | None:
             return f.read()
     except OSError:
         return None
+
+
+# Every table and key a `.waymark.toml` may hold (a top-level key maps to None). Anything
+# else is a typo that would otherwise be ignored in silence (`ignore_path` excluding nothing).
+KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
+    "name": None,
+    "project": ("name",),
+    "capture": ("ignore_paths", "ignore_commands"),
+    "guard": ("ask_paths", "ask_commands"),
+    "output": ("trim_over", "keep_days"),
+    "summary": ("enabled",),
+}
+
+
+def unknown_keys(path: str) -> list[str]:
+    """What the `.waymark.toml` at `path` holds that Waymark does not read, one sentence
+    each with the closest known name; [] for a file that does not parse (its own error
+    says that)."""
+    try:
+        data = load_config(path)
+    except ProjectError:
+        return []
+    found = []
+    for key, value in data.items():
+        if key not in KNOWN_KEYS:
+            is_table = isinstance(value, dict)
+            shown = "[{}]" if is_table else "{}"
+            names = [shown.format(k) for k, v in KNOWN_KEYS.items() if (v is not None) == is_table]
+            what = shown.format(key)
+            found.append(f"unknown {'table' if is_table else 'key'} {what}" + _closest(what, names))
+            continue
+        keys = KNOWN_KEYS[key]
+        if keys is not None and isinstance(value, dict):
+            for inner in value:
+                if inner not in keys:
+                    found.append(f"[{key}] has no setting {inner}" + _closest(inner, keys))
+    return [f"{path}: {sentence}" for sentence in found]
+
+
+def _closest(word: str, names: Sequence[str]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    known = ", ".join(names)
+    return f"; did you mean {near[0]}? (known: {known})" if near else f" (known: {known})"
 
 
 def config_files(cwd: str | None, root: str | None) -> list[str]:
