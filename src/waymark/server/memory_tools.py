@@ -292,6 +292,7 @@ def remember(
                 "remember needs type and content (or edit with supersedes)", fields=missing
             )
         items = [evidence] if isinstance(evidence, str) else evidence or []
+        origin = state.origin(conn, proj)
         draft = make_draft(
             proj,
             type=type,
@@ -310,7 +311,8 @@ def remember(
             client="mcp",
             check_symbol=target is not None,
             mapped=declarations_of(conn, proj.id) if proj.files else None,
-            **state.origin(conn, proj),
+            session_id=origin["session_id"],
+            git_branch=origin["git_branch"],
         )
         if queue:
             fields = {
