@@ -141,3 +141,37 @@ def test_index_offline_fails_in_seconds_with_the_model_folder_hint(tmp_path, rep
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, lines  # one clear line: no library output before it
     assert "WAYMARK_EMBED_MODEL_DIR" in lines[0] and "[model_unavailable]" in lines[0]
+
+
+def test_index_model_dir_is_recorded_for_every_later_process(tmp_path, repo, embedding_model):
+    import json
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "WAYMARK_EMBED_MODEL_DIR"}
+    env.update(WAYMARK_HOME=str(tmp_path / "home"), HF_HOME=str(tmp_path / "hf"),
+               HF_ENDPOINT="http://127.0.0.1:9")  # fmt: skip
+
+    def waymark(*args):
+        return subprocess.run([sys.executable, "-m", "waymark", *args], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    saved = waymark("remember", "--type", "note", "--content", "the parser keeps line numbers")
+    assert saved.returncode == 0, saved.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = waymark("index", "--json", "--model-dir", str(empty))
+    error = json.loads(refused.stdout)
+    assert refused.returncode == 1 and error["code"] == "invalid_argument"
+    assert "lacks model.onnx" in error["message"]
+    done = waymark("index", "--model-dir", embedding_model)
+    assert done.returncode == 0, done.stderr
+    assert f"model folder {embedding_model} recorded" in done.stderr and "embedded 1" in done.stdout
+    status = waymark("status", "--json")  # another process, no variable: the recorded folder
+    semantic = json.loads(status.stdout)["semantic"]
+    assert semantic["available"] and semantic["said"].startswith("on:")
+    assert embedding_model in semantic["said"] and "(1 embedded)" in semantic["said"]
+    forgot = waymark("index", "--model-dir", "")
+    assert forgot.returncode == 1 and "model folder forgotten" in forgot.stderr
+    said = json.loads(waymark("status", "--json").stdout)["semantic"]["said"]
+    assert said.startswith("off: vectors for 1 memories; model not available in this process")

@@ -229,8 +229,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"memories    {sum(active.values())} active"
         + (f": {', '.join(f'{n} {t}' for t, n in active.items())}" if active else ""),
         f"global      {data['global_memories']} active",
-        f"semantic    {'on' if sem['available'] else 'off'}: {sem['model']}"
-        f" ({sem['embedded']} embedded)",
+        f"semantic    {sem['said']}",
         *([f"queries     {sem['queries']}"] if sem["queries"] else []),
         f"capture     {data['capture']['mode']}: {data['capture']['why']}",
         f"handoff     {len(pending)} pending" if pending else "handoff     none pending",

@@ -32,6 +32,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--all-projects", action="store_true",
         help="every project's memories, not only this project's and the global ones",
     )  # fmt: skip
+    p.add_argument(
+        "--model-dir", metavar="DIR",
+        help="a folder holding the model's files (model.onnx, tokenizer.json, "
+        "tokenizer_config.json): recorded for every later process, so nothing is downloaded; "
+        '"" forgets it',
+    )  # fmt: skip
     p = add_command(
         commands,
         "recall",
@@ -77,6 +83,10 @@ INDEX_THREADS = max(1, min(4, os.cpu_count() or 1))  # 2 threads: 1.8x the texts
 def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
     # Nothing else runs in this process: every core (up to 4) embeds. Raises
     # ModelUnavailable (exit 1) when there is no model and it cannot be fetched.
+    if args.model_dir is not None:
+        recorded = embed.record_model_dir(args.model_dir)
+        said = f"model folder {recorded} recorded" if recorded else "model folder forgotten"
+        print(f"{said} for every later process", file=sys.stderr)
     model = embed.open_embedder(allow_download=True, threads=INDEX_THREADS)
     project = None if args.all_projects else ctx.project(create=False)
     bar: list[Any] = []  # created on the first call, when the count is known

@@ -25,8 +25,19 @@ def store_report(conn: Connection) -> dict[str, Any]:
     }
 
 
+def _semantic_said(available: bool, note: str, embedded: int) -> str:
+    """One line on semantic recall: stored vectors without a model here are not "not
+    downloaded yet" (another process, or another shell, had the model)."""
+    if available:
+        return f"on: {note} ({embedded} embedded)"
+    if embedded:
+        return f"off: vectors for {embedded} memories; model not available in this process ({note})"
+    return f"off: {note}"
+
+
 def report(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
     available, note = embed.semantic_available()
+    embedded = vectors.count_embedded(conn, project.id)
     path = home.db_path()
     return {
         "project": project.to_dict(),
@@ -40,7 +51,8 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
         "semantic": {
             "available": available,
             "model": note,
-            "embedded": vectors.count_embedded(conn, project.id),
+            "embedded": embedded,
+            "said": _semantic_said(available, note, embedded),
             "queries": quantize.note(quantize.enabled(conn)) if available else None,
         },
         "handoff": {

@@ -36,10 +36,55 @@ LEGACY_DIR = "fast-all-MiniLM-L6-v2"
 PACKAGES = ("fastembed", "onnxruntime", "numpy")
 
 
+MODEL_DIR_FILE = "model-dir"  # in the data folder: the folder `waymark index --model-dir` set
+
+
 def model_dir() -> str | None:
-    """The folder holding model.onnx and the tokenizer, from WAYMARK_EMBED_MODEL_DIR."""
-    value = os.environ.get(ENV_MODEL_DIR, "").strip()
+    """The folder holding model.onnx and the tokenizer: WAYMARK_EMBED_MODEL_DIR, else the one
+    `waymark index --model-dir` recorded for every later process (hooks, server, CLI)."""
+    value = os.environ.get(ENV_MODEL_DIR, "").strip() or _recorded_dir()
     return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def _recorded_dir() -> str:
+    try:
+        with open(os.path.join(home.data_home(), MODEL_DIR_FILE), encoding="utf-8") as f:
+            return f.read().strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _dir_source() -> str:
+    """How the model folder was named, for messages."""
+    if os.environ.get(ENV_MODEL_DIR, "").strip():
+        return ENV_MODEL_DIR
+    return "the folder `waymark index --model-dir` recorded"
+
+
+def record_model_dir(folder: str) -> str | None:
+    """Record `folder` as the model folder of every later process (after checking that it
+    holds REQUIRED_FILES), or forget the recorded one with "" (back to the download cache).
+    Returns the absolute folder recorded, or None when forgotten."""
+    from waymark.base.files import remove_quietly, write_atomic
+    from waymark.errors import InvalidArgument
+
+    path = os.path.join(home.ensure_home(), MODEL_DIR_FILE)
+    if not folder.strip():
+        remove_quietly(path)
+        return None
+    full = os.path.abspath(os.path.expanduser(folder))
+    if not os.path.isdir(full):
+        raise InvalidArgument(f"--model-dir {full} is not a folder", path=full)
+    lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(full, f))]
+    if lacking:
+        raise InvalidArgument(
+            f"--model-dir {full} lacks {', '.join(lacking)} (a model folder holds "
+            f"{', '.join(REQUIRED_FILES)}: {MODEL_NAME} as ONNX)",
+            path=full,
+            lacking=lacking,
+        )
+    write_atomic(path, (full + "\n").encode("utf-8"))
+    return full
 
 
 def cache_dir() -> str:
@@ -62,7 +107,7 @@ def semantic_available() -> tuple[bool, str]:
         lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(folder, f))]
         if lacking:
             return False, (
-                f"{ENV_MODEL_DIR}={folder} lacks {', '.join(lacking)}; point it at a folder "
+                f"{_dir_source()} ({folder}) lacks {', '.join(lacking)}; point it at a folder "
                 f"with {MODEL_NAME} as ONNX, or unset it to download the model"
             )
         return True, f"{MODEL_NAME} from {folder}"
@@ -359,9 +404,10 @@ def _reachable_or_fail() -> None:
     except OSError as exc:
         raise ModelUnavailable(
             f"cannot reach {host}:{port} to fetch {MODEL_NAME} (about 90 MB): {exc}. This "
-            f"machine looks offline: copy the model's files (an ONNX export with its "
-            f"tokenizer) into a folder and set {ENV_MODEL_DIR} to it, or run `waymark index` "
-            "again when online; recall stays lexical meanwhile"
+            f"machine looks offline: copy the model's files ({', '.join(REQUIRED_FILES)}) "
+            "into a folder and run `waymark index --model-dir FOLDER` (every later process "
+            f"uses it; {ENV_MODEL_DIR} does for one shell), or run `waymark index` again "
+            "when online; recall stays lexical meanwhile"
         ) from None
 
 
