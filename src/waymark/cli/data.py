@@ -136,7 +136,13 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         ctx.as_json,
         f"read {report.read}: {report.created} new, {report.superseded} updated, "
         f"{report.unchanged} unchanged, {report.removed} left removed, "
-        f"{report.redactions} redactions ({rate:,.0f} rows/s)",
+        f"{report.redactions} redactions ({rate:,.0f} rows/s)"
+        + (
+            f"\n{report.held} held for review: they read as instructions to the agent "
+            "(`waymark candidates`)"
+            if report.held
+            else ""
+        ),
     )
     return 0
 
@@ -157,6 +163,11 @@ def _import_native(args: argparse.Namespace, ctx: Context) -> int:
     )
     if args.approve:
         text += f"; approved {report['approved']}"
+        if report["held"]:
+            text += (
+                f"; {report['held']} left waiting: they read as instructions to the agent"
+                " (`waymark candidates --kind import`)"
+            )
     elif report["proposed"] or report["waiting"]:
         text += "; review them: `waymark candidates --kind import`"
     emit(data, ctx.as_json, text)

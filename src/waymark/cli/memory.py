@@ -9,6 +9,7 @@ from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit, read_content
 from waymark.codemap.facts import declarations_of
+from waymark.curation.agent_writes import Held, save
 from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
@@ -303,23 +304,27 @@ def _branch(root: str | None) -> str | None:
 
 
 def cmd_remember(args: argparse.Namespace, ctx: Context) -> int:
-    if args.supersedes:
-        base = store.get(ctx.conn, args.supersedes)
-        saved = store.supersede(ctx.conn, ctx.project(), args.supersedes, _draft(args, ctx, base))
-    else:
-        saved = store.remember(ctx.conn, ctx.project(), _draft(args, ctx))
-    _emit_saved(saved, ctx)
+    base = store.get(ctx.conn, args.supersedes) if args.supersedes else None
+    draft = _draft(args, ctx, base) if base else _draft(args, ctx)
+    _emit_saved(save(ctx.conn, ctx.project(), draft, supersedes=args.supersedes), ctx)
     return 0
 
 
 def cmd_supersede(args: argparse.Namespace, ctx: Context) -> int:
     base = store.get(ctx.conn, args.id)
-    saved = store.supersede(ctx.conn, ctx.project(), args.id, _draft(args, ctx, base))
-    _emit_saved(saved, ctx)
+    draft = _draft(args, ctx, base)
+    _emit_saved(save(ctx.conn, ctx.project(), draft, supersedes=args.id), ctx)
     return 0
 
 
-def _emit_saved(saved: Saved, ctx: Context) -> None:
+def _emit_saved(saved: Saved | Held, ctx: Context) -> None:
+    if isinstance(saved, Held):
+        cid = saved.candidate["id"]
+        emit(saved.to_dict(), ctx.as_json,
+             f"held for review as {cid}: the text {'; '.join(saved.flags)}\n"
+             f"it reaches no packet until approved: waymark review {cid} --approve"
+             f" (or --reject)")  # fmt: skip
+        return
     m = saved.memory
     verb = "remembered" if saved.created else "already remembered as"
     lines = [f"{verb} {m.id} ({m.type}): {m.title}"]

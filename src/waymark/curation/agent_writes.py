@@ -1,5 +1,7 @@
-"""The agent's writes in the `confirm` capture mode: each one a candidate in the review queue
-(kind `agent`), decided by `waymark review` like any other, never applied by itself.
+"""Writes that wait for a person: the agent's in the `confirm` capture mode (kind `agent`),
+and any whose text reads as an instruction to the agent (kind `flagged`, `hold`). Each is a
+candidate in the review queue, decided by `waymark review` like any other, never applied by
+itself, and never in a packet until approved.
 
 A new memory is an `add`, one that replaces another (or an edit of it, applied to its text
 now) a `supersede`, a forget an `archive`. The same write twice is one candidate.
@@ -9,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from waymark.curation import candidates
 from waymark.memories import edit, store
+from waymark.memories.draft import Draft, Saved
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
@@ -26,6 +30,8 @@ def queue(
     supersedes: str | None = None,
     action: str | None = None,
     session_id: str | None = None,
+    kind: str = "agent",
+    reason: str | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Propose the write; (its candidate, whether it is new)."""
     action = action or ("supersede" if supersedes else "add")
@@ -37,13 +43,13 @@ def queue(
         return candidates.propose(
             conn,
             project.id,
-            kind="agent",
+            kind=kind,
             action=action,
             fields=fields if action != "archive" else {},
             sources=[supersedes] if supersedes else [],
-            reason=f"the agent's {action} in capture mode confirm"
+            reason=(reason or f"the agent's {action} in capture mode confirm")
             + (f" (session {session_id})" if session_id else ""),
-            fingerprint="agent:" + hashlib.sha256(seed.encode()).hexdigest(),
+            fingerprint=f"{kind}:" + hashlib.sha256(seed.encode()).hexdigest(),
             session_id=session_id,
         )
 
@@ -60,3 +66,61 @@ def queue_edit(
         "key": current.key,
     }  # fmt: skip
     return queue(conn, project, fields, supersedes=target, session_id=session_id)
+
+
+def hold(
+    conn: Connection,
+    project: Project,
+    draft: Draft,
+    *,
+    supersedes: str | None = None,
+    session_id: str | None = None,
+) -> tuple[dict[str, Any], bool]:
+    """A write whose text reads as an instruction to the agent (`draft.flags`) as a candidate
+    (kind `flagged`): the memory exists only once a person approves it."""
+    fields = {
+        "type": draft.type, "content": draft.content, "title": draft.title,
+        "scope": draft.scope_type, "target": draft.scope_target, "tags": draft.tags,
+        "priority": draft.priority, "pinned": draft.pinned, "evidence": draft.evidence,
+        "valid_until": draft.valid_until, "key": draft.key, "agent": draft.agent,
+        "git_branch": draft.git_branch, "source_ref": draft.source_ref,
+    }  # fmt: skip
+    why = "; ".join(draft.flags)
+    return queue(
+        conn, project, fields, supersedes=supersedes, session_id=session_id, kind="flagged",
+        reason=f"reads as an instruction to the agent ({why}); kept out of packets until approved",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Held:
+    """A write held for review: its candidate, whether that is new, and why it was held."""
+
+    candidate: dict[str, Any]
+    created: bool
+    flags: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        queued = {k: self.candidate[k] for k in ("id", "action", "status")}
+        return {"queued": queued, "created": self.created, "flags": self.flags,
+                "similar": [], "redactions": 0}  # fmt: skip
+
+
+def save(
+    conn: Connection,
+    project: Project,
+    draft: Draft,
+    *,
+    supersedes: str | None = None,
+    session_id: str | None = None,
+) -> Saved | Held:
+    """The write as a memory, or held for review when its text reads as an instruction to
+    the agent: what every face that writes a person's or an agent's memory calls."""
+    if draft.flags:
+        if supersedes:
+            store.get(conn, supersedes)  # NotFound now, not at review
+        row, new = hold(conn, project, draft, supersedes=supersedes, session_id=session_id)
+        return Held(row, new, draft.flags)
+    if supersedes:
+        return store.supersede(conn, project, supersedes, draft)
+    return store.remember(conn, project, draft)

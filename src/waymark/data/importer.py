@@ -17,6 +17,7 @@ from waymark.errors import InvalidArgument, WaymarkError
 from waymark.memories import store
 from waymark.memories.draft import Draft, content_hash, make_draft
 from waymark.projects.resolve import Project
+from waymark.curation import agent_writes
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 from waymark.storage.memories import latest_by_key
@@ -32,6 +33,7 @@ class ImportReport:
     unchanged: int = 0
     removed: int = 0
     redactions: int = 0
+    held: int = 0  # read as instructions to the agent: candidates for review, no memories
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,10 +99,13 @@ def import_lines(
 def _write_batch(
     conn: Connection, project: Project, batch: list[Draft], report: ImportReport
 ) -> None:
+    held = [draft for draft in batch if draft.flags]
     with db.write(conn):
         for draft in batch:
             report.redactions += draft.redactions
             assert draft.key is not None  # parse_line requires one
+            if draft.flags:
+                continue
             row = latest_by_key(conn, project.id, draft.key)
             if row is None:
                 store.insert(conn, project, draft)
@@ -116,3 +121,6 @@ def _write_batch(
             else:
                 store.replace_active(conn, project, row[0], draft)
                 report.superseded += 1
+    for draft in held:  # each its own candidate, after the batch (one transaction at a time)
+        agent_writes.hold(conn, project, draft)
+        report.held += 1

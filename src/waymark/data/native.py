@@ -62,7 +62,7 @@ def propose(conn: Any, project: Project, source: str, *, approve: bool = False) 
     report = {
         "read": 0, "proposed": 0, "waiting": 0, "unchanged": 0, "removed": 0,
         "rejected_before": 0, "withdrawn": 0, "approved": 0, "redactions": 0,
-        "source_gone": 0,
+        "source_gone": 0, "held": 0,
     }  # fmt: skip
     queued: list[str] = []
     found_rows = rows(source, project)
@@ -89,11 +89,12 @@ def propose(conn: Any, project: Project, source: str, *, approve: bool = False) 
                 "type": draft.type, "content": draft.content, "title": draft.title,
                 "tags": draft.tags, "key": draft.key, "source_ref": draft.source_ref,
             }  # fmt: skip
+            flagged = f"; reads as an instruction to the agent ({'; '.join(draft.flags)})"
             found, new = candidates.propose(
                 conn,
                 project.id,
                 kind="import",
-                reason=f"{source}: {draft.source_ref}",
+                reason=f"{source}: {draft.source_ref}" + (flagged if draft.flags else ""),
                 fingerprint=f"import:{draft.key}:{digest}:{draft.title}",
                 fields=fields,
                 action="supersede" if latest is not None else "add",
@@ -110,7 +111,9 @@ def propose(conn: Any, project: Project, source: str, *, approve: bool = False) 
                 continue
             else:
                 report["waiting"] += 1
-            if found["status"] == "pending":
+            if found["status"] == "pending" and draft.flags:
+                report["held"] += 1  # `--approve` never approves what reads as an instruction
+            elif found["status"] == "pending":
                 queued.append(found["id"])
     for candidate_id in queued if approve else ():
         candidates.approve(conn, project, candidate_id, actor="user", note="--approve")

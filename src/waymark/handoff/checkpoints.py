@@ -367,6 +367,7 @@ def record_event(
     origin: Origin = AGENT,
 ) -> dict[str, Any]:
     """One small episodic fact, stored as a memory keyed by `source_key` (idempotent)."""
+    from waymark.curation import agent_writes
     from waymark.memories import store
     from waymark.memories.draft import content_hash, make_draft
     from waymark.storage.memories import first_id_by_key
@@ -406,5 +407,7 @@ def record_event(
                 source_key=source_key,
             )
         return {"memory": memory.to_dict(), "created": False}
-    saved = store.remember(conn, project, draft)
+    saved = agent_writes.save(conn, project, draft, session_id=origin.session_id)
+    if isinstance(saved, agent_writes.Held):  # reads as an instruction: waits for review
+        return saved.to_dict()
     return {"memory": saved.memory.to_dict(), "created": saved.created}

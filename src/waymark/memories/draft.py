@@ -15,6 +15,7 @@ from waymark.base import redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidScope, InvalidType
 from waymark.memories.evidence import HASHED, hash_paths
+from waymark.memories.injection import instruction_like
 from waymark.memories.record import TYPES
 from waymark.memories.scope import check_agent, normalise_target
 from waymark.projects.resolve import Project
@@ -54,6 +55,9 @@ class Draft:
     git_branch: str | None = None
     agent: str | None = None
     redactions: int = 0
+    # Why the text reads as an instruction to the agent (`injection`): such a write waits
+    # for a person's review instead of reaching a packet. [] for ordinary text.
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ def make_draft(
         git_branch=redact.scrub(mend(git_branch))[0] if git_branch else None,
         agent=_agent(agent),
         redactions=n_content + n_title + n_tags + n_evidence + n_ref,
+        flags=instruction_like(title, content),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from waymark.errors import InvalidArgument
 from waymark.memories import store
+from waymark.memories.injection import instruction_like
 from waymark.memories.draft import MAX_CONTENT, revision_of
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
@@ -120,6 +121,13 @@ def edit(
                 "the edited content would hold a secret or a <private> span, which Waymark "
                 "never stores; nothing was changed",
                 redactions=draft.redactions,
+            )
+        added = set(draft.flags) - set(instruction_like(old.title, old.content))
+        if added:
+            raise InvalidArgument(
+                f"the edited content {'; '.join(sorted(added))}: an edit never lets that into "
+                "packets; save it with remember (it waits for review) or change the text",
+                flags=sorted(added),
             )
         new = store.replace_active(
             conn, project, memory_id, draft, audit={"op": "edit", "payload": payload,

@@ -314,7 +314,7 @@ def remember(
             session_id=origin["session_id"],
             git_branch=origin["git_branch"],
         )
-        if queue:
+        if queue and not draft.flags:  # a flagged write is held as `flagged`, more telling
             fields = {
                 "type": type, "content": content, "title": title, "scope": scope,
                 "target": target, "tags": _many(tags), "priority": priority, "pinned": pinned,
@@ -326,10 +326,8 @@ def remember(
                 session_id=state.session_for(conn, proj),
             )  # fmt: skip
             return cast(Saved, _queued(*done))
-        saved = (
-            store.supersede(conn, proj, supersedes, draft)
-            if supersedes
-            else store.remember(conn, proj, draft)
+        saved = agent_writes.save(
+            conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"]
         )
     state.index_missing(proj.id)
     return cast(Saved, saved.to_dict())

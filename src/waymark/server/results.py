@@ -119,6 +119,7 @@ class Recalled(TypedDict):
 class Saved(TypedDict):
     memory: NotRequired[Memory]  # absent when the write was queued for review
     queued: NotRequired[Queued]  # capture confirm: `waymark review ID` decides
+    flags: NotRequired[list[str]]  # queued because the text reads as an instruction to the agent
     created: bool
     similar: list[str]
     redactions: int
@@ -187,6 +188,8 @@ class CheckpointSaved(TypedDict):
     tokens: NotRequired[int]
     memory: NotRequired[Memory]
     created: NotRequired[bool]
+    queued: NotRequired[Queued]  # record_event whose summary reads as an instruction: held
+    flags: NotRequired[list[str]]
 
 
 class Status(TypedDict):
