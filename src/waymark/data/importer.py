@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from waymark.curation import agent_writes
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.memories import store
 from waymark.memories.draft import Draft, content_hash, make_draft
 from waymark.projects.resolve import Project
-from waymark.curation import agent_writes
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 from waymark.storage.memories import latest_by_key

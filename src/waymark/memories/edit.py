@@ -17,8 +17,8 @@ from typing import Any
 
 from waymark.errors import InvalidArgument
 from waymark.memories import store
-from waymark.memories.injection import instruction_like
 from waymark.memories.draft import MAX_CONTENT, revision_of
+from waymark.memories.injection import instruction_like
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
