@@ -88,7 +88,7 @@ def test_global_memories_list_under_the_global_scope(conn, project):
         {"limit": True},
         {"types": ["idea"]},
         {"scope": "galaxy"},
-        {"target": "src"},
+        {"target": "src", "scope": "project"},  # a bare target takes the scope it names
     ],
 )
 def test_out_of_range_values_are_errors_not_clamps(conn, project, kwargs):

@@ -577,3 +577,39 @@ def test_a_symbol_that_went_away_does_not_block_a_supersede(capsys, repo):
     )
     assert code == 0, newer
     assert newer["memory"]["scope_target"] == "src/pkg/store.py::save"  # carried over as it was
+
+
+def test_a_target_is_found_by_list_from_where_remember_stored_it(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo / "src" / "pkg")
+    _, saved = run_json(capsys, "remember", "--type", "note", "--content", "core is hot",
+                     "--target", "core.py")  # fmt: skip
+    assert saved["memory"]["scope_target"] == "src/pkg/core.py"
+    for args in (["--target", "core.py"], ["--scope", "file", "--target", "./core.py"],
+                 ["--target", "src/pkg/core.py"], ["--target", str(repo / "src/pkg/core.py")]):  # fmt: skip
+        found = run_json(capsys, "list", *args)[1]["results"]
+        assert [m["id"] for m in found] == [saved["memory"]["id"]], args
+
+
+def test_a_scope_that_does_not_fit_the_path_says_which_does(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    assert main(["remember", "--json", "--type", "note", "--content", "x", "--scope", "file",
+                 "--target", "src"]) == 1  # fmt: skip
+    error = json.loads(capsys.readouterr().out)
+    assert error["code"] == "invalid_scope" and "use --scope directory" in error["message"]
+    assert main(["remember", "--json", "--type", "note", "--content", "x", "--scope",
+                 "directory", "--target", "README.md"]) == 1  # fmt: skip
+    assert "use --scope file" in json.loads(capsys.readouterr().out)["message"]
+
+
+def test_a_one_line_c_function_is_a_symbol_before_any_map(repo, monkeypatch, capsys):
+    (repo / "src" / "m.c").write_text(
+        "int add(int a, int b) { return a + b; }\nstatic int\nsub(int a, int b)\n{ return a - b; }\n"
+    )
+    monkeypatch.chdir(repo)
+    for name in ("add", "sub"):
+        _, saved = run_json(capsys, "remember", "--type", "note", "--content", f"{name} is pure",
+                         "--target", f"src/m.c::{name}")  # fmt: skip
+        assert saved["memory"]["scope_target"] == f"src/m.c::{name}"
+    assert main(["remember", "--json", "--type", "note", "--content", "x",
+                 "--target", "src/m.c::mul"]) == 1  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["code"] == "target_not_found"

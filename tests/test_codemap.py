@@ -549,3 +549,19 @@ def test_removing_a_project_compacts_the_file_and_compact_does_too(conn, repo, t
     again = subprocess.run([sys.executable, "-m", "waymark", "compact", "--json"], cwd=repo,
                            capture_output=True, text=True)  # fmt: skip
     assert again.returncode == 0 and json.loads(again.stdout)["bytes_after"] > 0
+
+
+def test_impact_takes_a_path_as_any_command_does(conn, project, app):
+    want = snapshot.impact(conn, project, "app/store.py", depth=1)["dependents"]
+    for spelling, base in (
+        ("./app/store.py", None),
+        (str(app / "app" / "store.py"), None),
+        ("store.py", str(app / "app")),  # from the file's directory
+        ("app/store.py::open_cache", str(app / "app")),  # from the root, typed in a subdirectory
+    ):
+        found = snapshot.impact(conn, project, spelling, depth=1, base=base)
+        assert found["target"].startswith("app/store.py")
+        if "::" not in spelling:
+            assert found["dependents"] == want
+    text = cli("map", "impact", "./store.py", "--depth", "1", cwd=str(app / "app")).stdout
+    assert text.startswith(f"{len(want)} dependents of app/store.py ")

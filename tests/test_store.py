@@ -236,7 +236,7 @@ def test_file_directory_and_symbol_scopes_store_root_relative_posix_targets(conn
     ("scope", "target", "error"),
     [
         ("file", "missing.py", TargetNotFound),
-        ("directory", "README.md", TargetNotFound),
+        ("directory", "README.md", InvalidScope),  # a file: "use --scope file"
         ("file", "../outside.txt", InvalidScope),
         ("file", ".git/config", InvalidScope),
         ("symbol", "src/pkg/core.py", InvalidScope),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
@@ -71,7 +72,9 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
     elif args.action == "impact":
         if not args.target:
             raise InvalidArgument("impact needs a TARGET: a file, or path::Qualified.name")
-        found = snapshot.impact(ctx.conn, ctx.project(create=False), args.target, args.depth)
+        found = snapshot.impact(
+            ctx.conn, ctx.project(create=False), args.target, args.depth, base=os.getcwd()
+        )
         lines = [f"{len(found['dependents'])} dependents of {found['target']} "
                  f"(snapshot {found['snapshot']}, depth {found['depth']})"]  # fmt: skip
         lines += [f"{'  ' * d['depth']}{d['at']}  {d['kind']}s {d['via']} (line {d['line']})"

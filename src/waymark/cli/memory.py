@@ -14,7 +14,7 @@ from waymark.errors import InvalidArgument
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
 from waymark.memories.record import TYPES
-from waymark.memories.scope import SCOPES, check_agent, tier
+from waymark.memories.scope import SCOPES, check_agent, scope_of, tier
 from waymark.projects import locate
 from waymark.storage.memories import Memory
 
@@ -278,11 +278,7 @@ def _scope(
         return base.scope_type, base.scope_target, files  # stored relative to the tree
     scope = args.scope
     if scope is None and args.target is not None:
-        scope = (
-            "symbol"
-            if "::" in args.target
-            else ("directory" if os.path.isdir(args.target) else "file")
-        )
+        scope = scope_of(args.target, files, os.getcwd())
     return scope or "project", args.target, os.getcwd()
 
 
@@ -356,6 +352,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
         offset=args.offset,
         branch=args.branch,
         agent=check_agent(args.agent),
+        base=os.getcwd(),
     )
     lines = [_line(m) for m in page.results] or ["no memories match"]
     if page.has_more:

@@ -18,6 +18,7 @@ from waymark.codemap import walk
 from waymark.errors import InvalidArgument, NotFound
 from waymark.projects import git
 from waymark.projects.ignore import rules_for
+from waymark.projects.pathnames import spelled
 from waymark.storage import codemap as rows
 from waymark.storage import connection as db
 
@@ -329,10 +330,13 @@ def find(conn: Connection, project: Project, query: str, limit: int = 20) -> dic
             "total": len(scored)}  # fmt: skip
 
 
-def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> dict[str, Any]:
+def impact(
+    conn: Connection, project: Project, target: str, depth: int = 2, base: str | None = None
+) -> dict[str, Any]:
     """What statically depends on `target`, a file or `path::Qualified.name` of the newest
     snapshot: its importers and callers, then theirs, to `depth`; resolved references only
-    (`resolve`), each cited with the snapshot."""
+    (`resolve`), each cited with the snapshot. The path is spelled as any path is
+    (`pathnames.spelled`: `./x`, absolute, or relative to `base`, the caller's directory)."""
     from waymark.codemap.resolve import Map, dependents
 
     if not 1 <= depth <= DEPTH_MAX:
@@ -341,13 +345,17 @@ def impact(conn: Connection, project: Project, target: str, depth: int = 2) -> d
     seq = newest["seq"]
     files = list(rows.files_of(conn, seq))
     declared = rows.declarations(conn, seq, None)
-    path, _, name = target.partition("::")
-    if path not in files or (name and (path, name) not in {(d[0], d[1]) for d in declared}):
+    path, sep, name = target.partition("::")
+    known = set(files)
+    forms = spelled(path, project.files, base) if project.files else [path]
+    path = next((form for form in forms if form in known), path)
+    if path not in known or (name and (path, name) not in {(d[0], d[1]) for d in declared}):
         raise NotFound(
             f"{target!r} is not a file or a declaration of the map's newest snapshot "
-            "(an exact path, or path::Qualified.name)",
+            "(a path, or path::Qualified.name)",
             target=target,
         )
+    target = f"{path}{sep}{name}"
     edges = (rows.all_edges(conn, seq) if rows.resolved(conn, seq)
              else Map(files, declared, rows.references(conn, seq, None)).edges())  # fmt: skip
     found = dependents(edges, target, depth)

@@ -12,7 +12,7 @@ from typing import Any
 
 from waymark.errors import InvalidArgument
 from waymark.memories.record import check_types
-from waymark.memories.scope import PATH_SCOPES, SCOPES
+from waymark.memories.scope import PATH_SCOPES, SCOPES, scope_of
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
@@ -52,12 +52,16 @@ def list_memories(
     offset: int = 0,
     branch: str | None = None,
     agent: str | None = None,
+    base: str | None = None,
 ) -> Page:
     """One page of the project's memories (or the global ones), newest first; with `agent`,
-    only that agent's."""
+    only that agent's. A relative `target` is taken against `base` (the caller's directory)
+    first, then the root, as a write takes it."""
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
     check_types(types)
+    if target is not None and scope is None:
+        scope = scope_of(target, project.files, base)  # as a write with a bare target does
     if target is not None and scope not in PATH_SCOPES:
         raise InvalidArgument("--target needs --scope directory, file or symbol")
     if scope is not None and scope not in SCOPES:
@@ -70,7 +74,7 @@ def list_memories(
             types=types,
             tags=tags,
             scope=scope,
-            target=spellings(target, project) if target is not None else None,
+            target=spellings(target, project, base) if target is not None else None,
             folded_query=_fold(query) if query else None,
             fold=_fold,
             limit=limit + 1,
@@ -86,26 +90,24 @@ def list_memories(
     )
 
 
-def spellings(target: str, project: Project) -> list[str]:
-    """Every way a target may be stored: as Waymark stores it (relative to the root, POSIX),
-    and as older records and imports spelled it (`./x`, absolute under the root)."""
+def spellings(target: str, project: Project, base: str | None = None) -> list[str]:
+    """Every way a target may be stored: as Waymark stores it (relative to the root, POSIX,
+    found by the rule every path follows: `pathnames.spelled`), and as older records and
+    imports spelled it (`./x`, absolute under the root)."""
     import os
 
+    from waymark.projects.pathnames import spelled
+
     path, sep, symbol = target.partition("::")
-    path = path.replace("\\", "/")
     root = project.files
-    if root and os.path.isabs(path):
-        try:
-            path = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
-            path = path.replace(os.sep, "/")
-        except ValueError:  # another drive on Windows: keep it as it is
-            pass
-    while path.startswith("./"):
-        path = path[2:]
-    path = path.rstrip("/") or "."
-    forms = [path, f"./{path}"]
-    if root:
-        forms += [os.path.join(root, path), os.path.join(os.path.realpath(root), path)]
+    paths = spelled(path, root, base) if root else []
+    if not paths:  # no directory, or outside it: only the spelling as given can match
+        paths = [path.replace("\\", "/").rstrip("/") or "."]
+    forms = []
+    for rel in paths:
+        forms += [rel, f"./{rel}"]
+        if root:
+            forms += [os.path.join(root, rel), os.path.join(os.path.realpath(root), rel)]
     tail = f"{sep}{symbol}" if sep else ""
     return list(dict.fromkeys(f"{form}{tail}" for form in forms))
 

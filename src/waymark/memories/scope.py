@@ -53,6 +53,20 @@ def _valid_symbol(symbol: str) -> bool:
     return 0 < len(symbol) <= 200 and symbol[0] != ":" and not any(c.isspace() for c in symbol)
 
 
+def scope_of(target: str, root: str | None, base: str | None = None) -> str:
+    """The scope a bare `--target` means: `symbol` with `::`, `directory` when the path
+    (spelled by the rule every path follows) is a folder of the project, else `file`."""
+    if "::" in target:
+        return "symbol"
+    if root:
+        from waymark.projects.pathnames import spelled
+
+        for rel in spelled(target, root, base):
+            if os.path.isdir(os.path.join(root, rel)):
+                return "directory"
+    return "file"
+
+
 def normalise_target(
     scope: str,
     target: str | None,
@@ -124,6 +138,15 @@ def existing(target: str, kind: str, root: str, base: str | None) -> str:
     tried = os.path.join(base or root, target) if relative else target
     if relative and elsewhere:
         tried += f" or {os.path.join(root, target)} (from the project root)"
+    other = "file" if kind == "directory" else "directory"
+    for start in ([base] if base and relative else []) + [root]:
+        full = os.path.join(start, target) if relative else target
+        if (os.path.isfile if other == "file" else os.path.isdir)(full):
+            raise InvalidScope(
+                f"{target!r} is a {other}, not a {kind}: use --scope {other}",
+                target=target,
+                scope=other,
+            )
     raise TargetNotFound(
         f"{kind} {target!r} does not exist: looked for {tried}", target=target, root=root
     )

@@ -67,7 +67,14 @@ def check_defined(
             + _closest(symbol.replace("::", "."), found[1]),
             target=f"{rel}::{symbol}",
         )
-    called_like_c = re.search(rf"^[^\n;=]*\b{last}\s*\([^;]*$", text, re.MULTILINE)
+    # A C-style definition: type words, the name, its parameters, then `{` (a one-line body
+    # too) or the end of the line (the brace on the next); or a head whose line ends open.
+    called_like_c = re.search(
+        rf"^[ \t]*(?:[\w*&:<>,\[\]]+[ \t]+)+[*&]*{last}[ \t]*\([^;{{}}]*\)[ \t\w]*(?:\{{|$)"
+        rf"|^[^\n;=]*\b{last}\s*\([^;]*$",
+        text,
+        re.MULTILINE,
+    )
     words = all(
         re.search(rf"\b{re.escape(part)}\b", text)
         for part in symbol.replace("::", ".").split(".")

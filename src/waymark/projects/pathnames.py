@@ -58,6 +58,29 @@ def normalise(project: Project, paths: Iterable[str]) -> list[str]:
     return out[:MAX_PATHS]
 
 
+def spelled(target: str, root: str, base: str | None = None) -> list[str]:
+    """The one rule for a path someone typed (a command's argument, a tool's): the
+    root-relative POSIX forms it may mean, in the order to try them. A relative path is
+    taken against the caller's directory `base` first, then against the root (a path copied
+    from the repository's top works from a subdirectory); an absolute one, and `./x`, are
+    made relative to the root. Forms outside the root are left out; [] when none is left."""
+    path = target.replace("\\", "/").strip()
+    if os.path.isabs(target) or path.startswith("/"):
+        found = _relative_to_any(target, [root])
+        return [_clean(found)] if found is not None else []
+    out = []
+    for start in ([base] if base else []) + [root]:
+        joined = os.path.join(start, path)
+        rel = _relative_to_any(os.path.normpath(joined), [root])
+        if rel is not None and _clean(rel) not in out:
+            out.append(_clean(rel))
+    return out
+
+
+def _clean(rel: str) -> str:
+    return "/".join(p for p in rel.split("/") if p not in ("", ".")) or "."
+
+
 def _relative_to_any(path: str, roots: list[str]) -> str | None:
     for root in roots:
         for candidate in (path, os.path.realpath(path)):
