@@ -263,13 +263,18 @@ def uninstall(
         )
     if delete_data:
         notes += _delete_data(dry_run, delete_backups)
-    else:
+    env_notes, env_gone = _remove_environment(dry_run) if everything else ([], False)  # last
+    if not delete_data:
+        where = home.data_home()
         notes.append(
-            f"your memories stay in {home.data_home()} "
-            "(`waymark uninstall --delete-data --yes` deletes them)"
+            # with the environment goes the `waymark` command: advice that still works
+            f"your memories stay in {where}: delete that folder to remove them (or reinstall "
+            "and run `waymark uninstall --delete-data --yes`)"
+            if env_gone
+            else f"your memories stay in {where} (`waymark uninstall --delete-data --yes` "
+            "deletes them)"
         )
-    if everything:
-        notes += _remove_environment(dry_run)
+    notes += env_notes
     return _report("uninstall", dry_run, sorted({r["client"] for r in records}), changes, notes)
 
 
@@ -289,8 +294,9 @@ def _points_into(link: str, env: str) -> bool:
     return False
 
 
-def _remove_environment(dry_run: bool) -> list[str]:
-    """The environment install.sh created for this Waymark, and its `waymark` link."""
+def _remove_environment(dry_run: bool) -> tuple[list[str], bool]:
+    """The environment install.sh created for this Waymark, and its `waymark` link: (what
+    was done, whether the environment is gone, or would be)."""
     import json
     import sys
 
@@ -302,10 +308,10 @@ def _remove_environment(dry_run: bool) -> list[str]:
         return [
             f"this Waymark runs from {sys.prefix}, which install.sh did not create (no "
             f"{INSTALL_RECORD} there): the environment is left alone"
-        ]
+        ], False
     env = os.path.realpath(record.get("environment") or sys.prefix)
     if env != os.path.realpath(sys.prefix):
-        return [f"{record_path} names another environment ({env}); nothing was removed"]
+        return [f"{record_path} names another environment ({env}); nothing was removed"], False
     link = record.get("link")
     notes = []
     verb = "would remove" if dry_run else "removed"
@@ -316,7 +322,7 @@ def _remove_environment(dry_run: bool) -> list[str]:
     if not dry_run:
         shutil.rmtree(env)
     notes.append(f"{verb} Waymark's environment {env}")
-    return notes
+    return notes, True
 
 
 def _apply_uninstall(changes: list[Change], state: dict) -> None:

@@ -93,7 +93,7 @@ def test_content_from_stdin(capsys, monkeypatch):
 
 def test_missing_content_is_a_clear_refusal(capsys):
     code, out, err = run(capsys, "remember", "--type", "fact")
-    assert code == 1 and "--content" in err and "[invalid_argument]" in err
+    assert code == 2 and "--content" in err and "[usage]" in err
 
 
 def test_unknown_type_is_bad_usage_with_exit_2(capsys):
@@ -166,7 +166,7 @@ def test_global_by_flag_or_by_scope(capsys):
     code, saved = run_json(capsys, "remember", "--content", "x", "--global")
     assert code == 0 and saved["memory"]["scope_type"] == "global"
     code, err = run_json(capsys, "remember", "--content", "y", "--global", "--scope", "file")
-    assert code == 1 and err["code"] == "invalid_argument"
+    assert code == 2 and err["code"] == "usage"
 
 
 def test_redactions_are_reported(capsys):
@@ -369,6 +369,41 @@ def test_usage_errors_are_exit_2_and_json_under_json(capsys):
     code, _, err = run(capsys, "lst")
     assert code == 2 and "invalid choice: 'lst'" in err and "[usage]" in err
     assert run(capsys, "recall", "x", "--limit", "201")[0] == 2
+    code, out = run_json(capsys, "recall")  # no query: the command line, not the data
+    assert code == 2 and out["code"] == "usage"
+    code, out = run_json(capsys, "map", "impact")
+    assert code == 2 and out["code"] == "usage"
+    code, _, err = run(capsys, "stauts")
+    assert code == 2 and "did you mean status?" in err
+
+
+def test_json_and_project_may_come_before_the_command(capsys, repo):
+    code, out, _ = run(capsys, "--json", "status")
+    assert code == 0 and json.loads(out)["project"]["root"] == str(repo)
+    run(capsys, "remember", "--content", "a first memory makes the project")
+    code, out, _ = run(capsys, "--project", str(repo), "--json", "list", "--limit", "5")
+    assert code == 0 and len(json.loads(out)["results"]) == 1
+    code, out, _ = run(capsys, "--json", "stauts")
+    assert code == 2 and json.loads(out)["code"] == "usage"
+
+
+def test_waymark_alone_prints_the_help(capsys):
+    code, out, _ = run(capsys)
+    assert code == 0 and out.startswith("usage: waymark") and "remember" in out
+
+
+def test_a_setting_out_of_its_range_is_refused_and_a_typo_gets_the_closest_name(capsys):
+    from waymark import settings
+
+    for key, default in settings.DEFAULTS.items():  # every number has a range holding its default
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            low, high = settings.RANGES[key]
+            assert low <= default <= high, key
+    code, out = run_json(capsys, "config", "packet.session_start_tokens", "999999")
+    assert code == 1 and "packet.session_start_tokens is 200-8000 (got 999999" in out["message"]
+    code, out = run_json(capsys, "config", "pakcet.session_start_tokens", "10")
+    assert "did you mean packet.session_start_tokens?" in out["message"]
+    assert run(capsys, "config", "packet.session_start_tokens", "2500")[0] == 0
 
 
 def test_supersede_with_new_content_keeps_a_hand_written_title(capsys):
@@ -463,7 +498,7 @@ def test_scope_global_is_the_same_as_global_and_a_global_target_is_refused(capsy
     assert code == 0 and saved["memory"]["scope_type"] == "global"
     for argv in (("--global", "--target", "README.md"), ("--scope", "global", "--target", "x")):
         code, err = run_json(capsys, "remember", "--content", "t", *argv)
-        assert code == 1 and err["code"] == "invalid_argument" and "no target" in err["message"]
+        assert code == 2 and err["code"] == "usage" and "no target" in err["message"]
 
 
 def test_a_symbol_target_must_be_defined_in_its_file(capsys, repo):
@@ -613,3 +648,40 @@ def test_a_one_line_c_function_is_a_symbol_before_any_map(repo, monkeypatch, cap
     assert main(["remember", "--json", "--type", "note", "--content", "x",
                  "--target", "src/m.c::mul"]) == 1  # fmt: skip
     assert json.loads(capsys.readouterr().out)["code"] == "target_not_found"
+
+
+def test_showing_no_checkpoint_is_not_found(capsys):
+    code, out = run_json(capsys, "checkpoint", "show")
+    assert code == 1 and out["code"] == "not_found"
+
+
+def test_checkpoint_help_says_revise_replaces_lists_and_the_test_format(capsys):
+    with pytest.raises(SystemExit):
+        main(["checkpoint", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "revise keeps each field you do not give and replaces each list you do" in text
+    assert "--test CMD=pass|fail|not_run" in text
+
+
+def test_supersede_help_says_unset_flags_keep_the_replaced_memorys_values(capsys):
+    with pytest.raises(SystemExit):
+        main(["supersede", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "kind of memory (default: the replaced memory's)" in text
+    assert "default: note" not in text and "(default 0)" not in text
+    with pytest.raises(SystemExit):
+        main(["remember", "--help"])
+    assert "default: note" in capsys.readouterr().out
+
+
+def test_show_prints_links_and_why_a_memory_was_archived(capsys):
+    _, a = run_json(capsys, "remember", "--type", "decision", "--content", "use apsw")
+    _, b = run_json(capsys, "remember", "--content", "apsw bundles sqlite")
+    a, b = a["memory"]["id"], b["memory"]["id"]
+    assert run(capsys, "relate", a, b, "--kind", "depends_on")[0] == 0
+    assert run(capsys, "archive", b, "--reason", "folded into the decision")[0] == 0
+    code, out, _ = run(capsys, "show", b)
+    assert f"link: <- depends_on {a}" in out
+    assert "by user: folded into the decision" in out
+    _, data = run_json(capsys, "show", a)
+    assert data["links"][0]["dst"] == b and data["links"][0]["kind"] == "depends_on"

@@ -122,6 +122,11 @@ def test_per_project_install_says_so_and_uninstall_all_removes_env_and_link_keep
     config = run([str(waymark), "config", "capture.all_git_repos", "--json"], env, home)
     assert json.loads(config.stdout)["capture.all_git_repos"] is False
     assert run([str(waymark), "backup"], env, home).returncode == 0
+    plan = run([str(waymark), "uninstall", "--all", "--dry-run"], env, home).stdout
+    assert "would remove Waymark's environment" in plan
+    # the `waymark` command goes with it: the advice names what still works
+    assert "delete that folder to remove them" in plan and "uninstall --delete-data" in plan
+    assert "(`waymark uninstall --delete-data --yes` deletes them)" not in plan
 
     gone = run([str(waymark), "uninstall", "--all", "--delete-data", "--yes"], env, home)
     assert gone.returncode == 0, gone.stdout + gone.stderr

@@ -51,9 +51,31 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The sane range of each number: a budget of 999999 tokens is a typo, not a wish.
+RANGES: dict[str, tuple[float, float]] = {
+    "recall.half_life_days": (1, 3650),
+    "packet.session_start_tokens": (200, 8000),
+    "packet.prompt_tokens": (100, 8000),
+    "packet.tool_tokens": (50, 4000),
+    "packet.subagent_tokens": (50, 4000),
+    "checkpoint.budget_tokens": (100, 8000),
+    "map.refresh_ms": (10, 5000),
+    "retention.archive_after_days": (1, 3650),
+    "retention.salience_floor": (0.01, 1),
+    "retention.purge_after_days": (1, 3650),
+}
+
+
 def get(conn: Connection, key: str) -> Any:
     if key not in DEFAULTS:
-        raise InvalidArgument(f"unknown setting {key!r}; settings: {', '.join(sorted(DEFAULTS))}")
+        import difflib
+
+        near = difflib.get_close_matches(key, list(DEFAULTS), n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise InvalidArgument(
+            f"unknown setting {key!r}{hint} (settings: {', '.join(sorted(DEFAULTS))})",
+            valid=sorted(DEFAULTS),
+        )
     stored = get_setting(conn, key)
     return DEFAULTS[key] if stored is None else json.loads(stored)
 
@@ -67,8 +89,15 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
         raise InvalidArgument(
             f"{key} takes a {kind.__name__} (now {current!r}, default {DEFAULTS[key]!r})"
         )
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-        raise InvalidArgument(f"{key} must be positive")
+    if key in RANGES:
+        low, high = RANGES[key]
+        if not low <= value <= high:
+            raise InvalidArgument(
+                f"{key} is {low:g}-{high:g} (got {value!r}; now {current!r}, default "
+                f"{DEFAULTS[key]!r})",
+                low=low,
+                high=high,
+            )
     if key in CHOICES and value not in CHOICES[key]:
         raise InvalidArgument(f"{key} takes one of {', '.join(CHOICES[key])} (now {current!r})")
     from waymark.storage.events import log_event

@@ -36,7 +36,40 @@ class Parser(argparse.ArgumentParser):
     JSON under --json) with exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see `{self.prog} --help`)", usage=self.format_usage())
+        raise UsageError(
+            f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)",
+            usage=self.format_usage(),
+        )
+
+
+def _did_you_mean(message: str) -> str:
+    """`; did you mean status?` after argparse's "invalid choice: 'stauts' (choose from ...)"."""
+    import difflib
+    import re
+
+    found = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    near = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else ""
+
+
+def _flags_first(argv: list[str]) -> list[str]:
+    """`waymark --json status` as `waymark status --json`: the flags every command takes
+    (--json, --project) may come before the command too."""
+    moved, rest = [], list(argv)
+    while rest:
+        if rest[0] == "--json" or rest[0].startswith("--project="):
+            moved.append(rest.pop(0))
+        elif rest[0] == "--project" and len(rest) > 1:
+            moved += [rest.pop(0), rest.pop(0)]
+        else:
+            break
+    if not moved or not rest or rest[0].startswith("-"):
+        return argv
+    end = rest.index("--") if "--" in rest else len(rest)
+    return [*rest[:end], *moved, *rest[end:]]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
-    argv = [mend(a) for a in (sys.argv[1:] if argv is None else argv)]
+    argv = _flags_first([mend(a) for a in (sys.argv[1:] if argv is None else argv)])
+    if not argv:  # `waymark` alone: what it can do
+        parser.print_help()
+        return 0
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
@@ -92,6 +128,9 @@ def _main(argv: Sequence[str] | None) -> int:
         code = int(handler(args, ctx) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handling below
         return code
+    except UsageError as exc:  # a combination of flags argparse cannot see
+        emit_error(exc, ctx.as_json)
+        return 2
     except WaymarkError as exc:
         emit_error(exc, ctx.as_json)
         return 1

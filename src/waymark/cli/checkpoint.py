@@ -9,7 +9,7 @@ from typing import Any
 
 from waymark import settings
 from waymark.cli.common import Context, add_command, emit
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, NotFound, UsageError
 from waymark.handoff import checkpoints
 
 
@@ -23,7 +23,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example='waymark checkpoint create --objective "Add retry to payments" '
         '--next-action "wire backoff into charge()"',
     )
-    p.add_argument("operation", choices=OPERATIONS, nargs="?", default="show")
+    p.add_argument(
+        "operation", choices=OPERATIONS, nargs="?", default="show",
+        help="show (default); revise keeps each field you do not give and replaces each list "
+        "you do (progress, decisions, tests, ...): give the full list",
+    )  # fmt: skip
     p.add_argument("--id", dest="checkpoint_id", help="the checkpoint (default: the active one)")
     p.add_argument("--expected-revision", help="the revision you build on (default: current)")
     p.add_argument("--objective")
@@ -38,7 +42,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         ("--file", "relevant_files"),
         ("--lesson", "lessons"),
     ):
-        p.add_argument(flag, dest=dest, action="append", help="repeatable")
+        meta = {"--test": "CMD=pass|fail|not_run", "--evidence": "PATH", "--file": "PATH"}
+        p.add_argument(flag, dest=dest, action="append", metavar=meta.get(flag, "TEXT"),
+                       help="repeatable; on revise, the whole list: give every item to keep"
+                       + (" (e.g. --test 'pytest -q=pass')" if flag == "--test" else ""))  # fmt: skip
     p.add_argument("--fields", help="a JSON object of fields (or - for stdin), merged with flags")
     p.add_argument("--kind", choices=tuple(checkpoints.EVENT_TYPES), help="record_event")
     p.add_argument("--summary", help="record_event")
@@ -108,7 +115,7 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
     budget = settings.get(conn, "checkpoint.budget_tokens")
     if args.operation == "record_event":
         if not (args.kind and args.summary and args.source_key):
-            raise InvalidArgument("record_event needs --kind, --summary and --source-key")
+            raise UsageError("record_event needs --kind, --summary and --source-key")
         result = checkpoints.record_event(
             conn,
             project,
@@ -119,12 +126,14 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
             checkpoint_id=args.checkpoint_id,
             origin=origin,
         )
-        emit(
-            result,
-            ctx.as_json,
-            f"event {'stored' if result['created'] else 'already stored'}:"
-            f" {result['memory']['id']}",
-        )
+        if "queued" in result:  # the summary reads as an instruction to the agent: held
+            said = (
+                f"event held for review as {result['queued']['id']}: {'; '.join(result['flags'])}"
+            )
+        else:
+            verb = "stored" if result["created"] else "already stored"
+            said = f"event {verb}: {result['memory']['id']}"
+        emit(result, ctx.as_json, said)
         return 0
     if args.operation == "create":
         saved = checkpoints.create(conn, project, _fields(args), origin, budget)
@@ -135,7 +144,7 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
             else checkpoints.active(conn, project)
         )
         if current is None:
-            raise InvalidArgument("no active checkpoint here; create one first")
+            raise NotFound("no active checkpoint here; create one first (or give --id)")
         if args.operation == "show":
             fresh = checkpoints.freshness(current, project.files)
             emit(

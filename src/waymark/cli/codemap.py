@@ -8,7 +8,7 @@ from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.codemap import snapshot
-from waymark.errors import InvalidArgument
+from waymark.errors import UsageError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -71,7 +71,7 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         emit(found, ctx.as_json, "\n".join(lines))
     elif args.action == "impact":
         if not args.target:
-            raise InvalidArgument("impact needs a TARGET: a file, or path::Qualified.name")
+            raise UsageError("impact needs a TARGET: a file, or path::Qualified.name")
         found = snapshot.impact(
             ctx.conn, ctx.project(create=False), args.target, args.depth, base=os.getcwd()
         )
@@ -82,7 +82,7 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         emit(found, ctx.as_json, "\n".join(lines))
     elif args.action == "find":
         if not args.target:
-            raise InvalidArgument("find needs a few words to look for")
+            raise UsageError("find needs a few words to look for")
         found = snapshot.find(ctx.conn, ctx.project(create=False), args.target)
         lines = [f"{r['name']}  ({r['kind']}, {r['match']})" for r in found["results"]]
         lines.append(f"{found['total']} matched (snapshot {found['snapshot']})")

@@ -7,7 +7,7 @@ from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.curation import candidates
-from waymark.errors import InvalidArgument
+from waymark.errors import UsageError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -151,7 +151,7 @@ def _learned(args: argparse.Namespace, ctx: Context, kind: str, act: Any, empty:
         emit({"results": found}, ctx.as_json, "\n".join(lines))
         return 0
     if args.id is None:
-        raise InvalidArgument(f"`waymark {kind}s {args.action}` needs an id")
+        raise UsageError(f"`waymark {kind}s {args.action}` needs an id")
     row = act(learning, project)
     emit(row, ctx.as_json, _said(row))
     return 0
@@ -162,7 +162,7 @@ def cmd_insights(args: argparse.Namespace, ctx: Context) -> int:
         if args.action == "promote":
             return learning.promote(ctx.conn, project, args.id)
         if args.direction not in ("up", "down"):
-            raise InvalidArgument("vote up or down: `waymark insights vote ID up|down`")
+            raise UsageError("vote up or down: `waymark insights vote ID up|down`")
         return learning.vote(ctx.conn, project, args.id, args.direction == "up")
 
     empty = "no insights yet: approve one from `waymark candidates --kind insight`"
@@ -174,7 +174,7 @@ def cmd_rules(args: argparse.Namespace, ctx: Context) -> int:
         if args.action == "retire":
             return learning.retire(ctx.conn, project, args.id)
         if args.outcome not in ("helped", "missed"):
-            raise InvalidArgument("rate a rule helped or missed: `waymark rules rate ID helped`")
+            raise UsageError("rate a rule helped or missed: `waymark rules rate ID helped`")
         return learning.rate(ctx.conn, project, args.id, args.outcome == "helped")
 
     empty = "no learned rules yet: insights become rules by votes or `waymark insights promote`"

@@ -15,7 +15,7 @@ from waymark.base import clock
 from waymark.base.files import private_dir
 from waymark.cli.common import Context, add_command, emit, open_input, progress_bar
 from waymark.data import importer, portable
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, UsageError
 from waymark.storage import backup
 
 
@@ -112,7 +112,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     if args.source is not None:
         return _import_native(args, ctx)
     if args.file is None:
-        raise InvalidArgument("give a FILE (JSON lines or a Waymark export), or --from SOURCE")
+        raise UsageError("give a FILE (JSON lines or a Waymark export), or --from SOURCE")
     stream = open_input(args.file)
     try:
         first = stream.readline()
@@ -151,7 +151,7 @@ def _import_native(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.data import native
 
     if args.file is not None:
-        raise InvalidArgument("--from reads the client's own memory: give no FILE")
+        raise UsageError("--from reads the client's own memory: give no FILE")
     project = ctx.project()
     report = native.propose(ctx.conn, project, args.source, approve=args.approve)
     where = native.source_folder(args.source, project)
@@ -242,21 +242,21 @@ def default_export_path(label: str, fmt: str) -> str:
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if args.all and ctx.project_spec:
-        raise InvalidArgument("give either --all or --project, not both")
+        raise UsageError("give either --all or --project, not both")
     project = None if args.all else ctx.project(create=False)
     project_id = project.id if project else None
     label = (project.name or os.path.basename(project.root or "")) if project else "all"
     out = args.out or default_export_path(label, args.format)
     if args.format == "markdown":
         if out == "-":
-            raise InvalidArgument("a Markdown export is a folder; give --out DIR")
+            raise UsageError("a Markdown export is a folder; give --out DIR")
         data = portable.export_markdown(ctx.conn, out, project_id)
         text = f"wrote {data['memories']} memories and {data['checkpoints']} checkpoints to {data['path']}"
         emit(data, ctx.as_json, text)
         return 0
     if out == "-":
         if ctx.as_json:
-            raise InvalidArgument("--out - writes the export to stdout; drop --json")
+            raise UsageError("--out - writes the export to stdout; drop --json")
         portable.export_jsonl(ctx.conn, sys.stdout, project_id)
         return 0
     data = portable.write_export(ctx.conn, out, project_id)

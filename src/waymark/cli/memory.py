@@ -10,7 +10,7 @@ from typing import Any
 from waymark.cli.common import Context, add_command, bounded, emit, read_content
 from waymark.codemap.facts import declarations_of
 from waymark.curation.agent_writes import Held, save
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, UsageError
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
 from waymark.memories.record import TYPES
@@ -40,7 +40,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example='waymark supersede 01JD... --content "Use apsw 3.46 or newer"',
     )
     p.add_argument("id", help="the active memory to replace")
-    _record_flags(p, required_type=False)
+    _record_flags(p, required_type=False, replacing=True)
     p = add_command(
         commands,
         "edit",
@@ -147,7 +147,7 @@ def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
 
     ops = getattr(args, "ops", None)
     if not ops:
-        raise InvalidArgument("give at least one --add, --remove or --replace")
+        raise UsageError("give at least one --add, --remove or --replace")
     done = edit.edit(ctx.conn, ctx.project(), args.id, ops, actor="user", client="cli")
     memory = done["memory"]
     text = (
@@ -159,13 +159,27 @@ def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:
+def _record_flags(
+    p: argparse.ArgumentParser, *, required_type: bool, replacing: bool = False
+) -> None:
+    """The fields of a memory; `replacing` (supersede, remember --supersedes): each flag
+    left out keeps the replaced memory's value, and the help says so."""
+    kept = "default: the replaced memory's"
+
+    def default(fresh: str) -> str:
+        return kept if replacing else f"default: {fresh}"
+
     p.add_argument(
-        "--type", choices=TYPES, required=required_type, help="kind of memory (default: note)"
+        "--type", choices=TYPES, required=required_type, help=f"kind of memory ({default('note')})"
     )
-    p.add_argument("--title", help="one line; default: the content's first line")
+    p.add_argument(
+        "--title",
+        help="one line; "
+        + ("default: the replaced memory's, or the new content's first line" if replacing
+           else "default: the content's first line"),
+    )  # fmt: skip
     p.add_argument("--content", help="the memory itself; '-' or omitted reads stdin")
-    p.add_argument("--scope", choices=SCOPES, help="default: project")
+    p.add_argument("--scope", choices=SCOPES, help=default("project, or what --target names"))
     p.add_argument("--target", help="directory, file or path::Symbol for those scopes")
     p.add_argument(
         "--global",
@@ -173,17 +187,21 @@ def _record_flags(p: argparse.ArgumentParser, *, required_type: bool) -> None:
         action="store_true",
         help="store for every project (scope global)",
     )
-    p.add_argument("--tag", action="append", default=None, help="repeatable")
+    p.add_argument("--tag", action="append", default=None,
+                   help="repeatable" + (f"; {kept} tags" if replacing else ""))  # fmt: skip
     p.add_argument(
-        "--priority", type=int, help=f"{PRIORITY_RANGE[0]}..{PRIORITY_RANGE[1]} (default 0)"
-    )
-    p.add_argument("--pinned", action="store_true", default=None, help="always in session packets")
+        "--priority", type=int,
+        help=f"{PRIORITY_RANGE[0]}..{PRIORITY_RANGE[1]} ({default('0')})",
+    )  # fmt: skip
+    p.add_argument("--pinned", action="store_true", default=None,
+                   help="always in session packets" + (f" ({kept})" if replacing else ""))  # fmt: skip
     p.add_argument(
         "--evidence",
         action="append",
         default=None,
         metavar="REF",
-        help="repeatable: a path, url:/http(s) URL, cmd:COMMAND, or a JSON object",
+        help="repeatable: a path, url:/http(s) URL, cmd:COMMAND, or a JSON object"
+        + (f"; {kept} evidence" if replacing else ""),
     )
     p.add_argument("--valid-until", help="ISO date or time after which it stops being recalled")
     p.add_argument("--key", help="a stable external id for this memory")
@@ -232,7 +250,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
     content = read_content(args.content)
     if content is None:
         if base is None:
-            raise InvalidArgument("give the memory with --content TEXT or on stdin")
+            raise UsageError("give the memory with --content TEXT or on stdin")
         content = base.content
     scope, target, base_dir = _scope(args, base, project.files)
     pick = _picker(args, base)
@@ -267,12 +285,12 @@ def _scope(
     """(scope, target, directory a relative target is taken against)."""
     if args.is_global or args.scope == "global":
         if args.target is not None:
-            raise InvalidArgument(
+            raise UsageError(
                 f"a global memory applies to every project and has no target (got --target "
                 f"{args.target!r}); drop --target, or use --scope file|directory|symbol"
             )
         if args.is_global and args.scope not in (None, "global"):
-            raise InvalidArgument(f"--global and --scope {args.scope} disagree; give one")
+            raise UsageError(f"--global and --scope {args.scope} disagree; give one")
         return "global", None, None
     if args.scope is None and args.target is None and base is not None:
         return base.scope_type, base.scope_target, files  # stored relative to the tree
@@ -402,6 +420,20 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
 
     m = store.get(ctx.conn, args.id)
     data, text = m.to_dict(), render(m)
+    related = links.links_of(ctx.conn, m.id)
+    data["links"] = related
+    lines = [text]
+    for link in related:
+        other, arrow = (link["dst"], "->") if link["src"] == m.id else (link["src"], "<-")
+        lines.append(f"link: {arrow} {link['kind']} {other}")
+    if m.status == "archived":
+        why = store.archived_why(ctx.conn, m.id)
+        data["archived"] = why
+        if why:
+            lines.append(
+                f"archived {why['at'][:10]} by {why['actor']}: {why['reason'] or 'no reason given'}"
+            )
+    text = "\n".join(lines)
     project = ctx.read_project()
     if project is not None and m.status != "erased":
         extra = []

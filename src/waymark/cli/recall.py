@@ -11,7 +11,7 @@ from typing import Any
 
 from waymark import errors
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
-from waymark.errors import InvalidArgument, NotFound
+from waymark.errors import InvalidArgument, NotFound, UsageError
 from waymark.memories import observations
 from waymark.memories.record import TYPES
 from waymark.memories.scope import check_agent
@@ -141,7 +141,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if args.packet is not None:
         return _explain_packet(args, ctx)
     if args.query is None:
-        raise InvalidArgument("give a QUERY, --batch FILE, or --explain --packet ID|last")
+        raise UsageError("give a QUERY, --batch FILE, or --explain --packet ID|last")
     project = ctx.read_project()
     if project is None:
         text = "nothing remembered here: this directory is not a Waymark project yet"
@@ -214,7 +214,7 @@ def _explain_packet(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.packets import receipts
 
     if args.query is not None or not args.explain:
-        raise InvalidArgument("--packet explains a past packet: give --explain and no QUERY")
+        raise UsageError("--packet explains a past packet: give --explain and no QUERY")
     project = ctx.read_project()
     if project is None:
         raise InvalidArgument("this directory is not a Waymark project yet: no packets")

@@ -8,7 +8,7 @@ from typing import Any
 
 from waymark import settings
 from waymark.cli.common import Context, add_command, bounded, emit
-from waymark.errors import InvalidArgument
+from waymark.errors import InvalidArgument, UsageError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -164,7 +164,7 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
     if args.injected:
         return _injected(args, ctx)
     if args.session:
-        raise InvalidArgument("--session goes with --injected")
+        raise UsageError("--session goes with --injected")
     project = None if args.all_projects else ctx.read_project()
     rows = query_events(
         ctx.conn,
@@ -202,7 +202,7 @@ def _injected(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.packets import receipts
 
     if args.all_projects or args.op or args.since:
-        raise InvalidArgument("--injected takes --session and --limit (this project's packets)")
+        raise UsageError("--injected takes --session and --limit (this project's packets)")
     project = ctx.read_project()
     found = (
         receipts.packets(ctx.conn, project, session_id=args.session, limit=args.limit)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from waymark.base import clock, redact
 from waymark.base.text import mend
 from waymark.errors import Conflict, InvalidArgument, NotFound
@@ -10,7 +12,7 @@ from waymark.projects.resolve import Project
 from waymark.recall import lexical as fts
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
-from waymark.storage.events import log_event
+from waymark.storage.events import last_event_of, log_event
 from waymark.storage.memories import Memory
 from waymark.storage.observations import drop_observations
 
@@ -229,6 +231,15 @@ def archive_in(
         reason=redact.scrub(mend(reason))[0] if reason else None,
     )
     return get(conn, memory_id)
+
+
+def archived_why(conn: Connection, memory_id: str) -> dict[str, Any] | None:
+    """When, by whom and why memory `memory_id` was archived (its newest archive), or None."""
+    found = last_event_of(conn, memory_id, "archive")
+    if found is None:
+        return None
+    at, actor, detail = found
+    return {"at": at, "actor": actor, "reason": detail.get("reason")}
 
 
 def erase(

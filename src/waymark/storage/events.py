@@ -93,6 +93,19 @@ def query_events(
     return out
 
 
+def last_event_of(
+    conn: apsw.Connection, memory_id: str, op: str
+) -> tuple[str, str | None, dict[str, Any]] | None:
+    """(at, actor, detail) of the newest `op` event of memory `memory_id`, or None."""
+    for at, actor, detail in conn.execute(
+        "SELECT at, actor, detail FROM events WHERE memory_id = ? AND op = ?"
+        " ORDER BY at DESC, seq DESC LIMIT 1",
+        (memory_id, op),
+    ):
+        return at, actor, json.loads(detail) if detail else {}
+    return None
+
+
 def event_with(conn: apsw.Connection, op: str, key: str, value: str) -> str | None:
     """The memory of the newest `op` event whose detail has `key` equal to `value`."""
     row: Any = conn.execute(
