@@ -4,6 +4,7 @@
   domain module (only `waymark.base`, `waymark.errors`, `waymark.home` and itself).
 - No library module imports an adapter: the hooks, the MCP server, the CLI, the installers.
 - No module imports another that imports it back, directly or around a longer circle.
+- Imports run down the wings (FLOORS), never up and never across one floor.
 - A hook's entry point pulls in nothing heavy when it is imported.
 """
 
@@ -199,3 +200,52 @@ def test_a_hook_entry_point_imports_nothing_heavy(name):
                 prefix = ".".join(parts[:i])
                 if prefix in MODULES:
                     todo.append(prefix)
+
+
+# The wings, bottom first (the house style's wing order): a module imports only from its own
+# wing or one on a lower floor; wings on one floor never import each other. Where the style
+# puts two wings side by side and one uses the other (errors, home, base; settings, projects),
+# the used one is a floor lower here.
+FLOORS = (
+    ("waymark.errors",),
+    ("waymark.home",),
+    ("waymark.base",),
+    ("waymark.storage",),
+    ("waymark.settings",),
+    ("waymark.projects",),
+    ("waymark.memories",),
+    ("waymark.codemap", "waymark.recall"),
+    ("waymark.curation",),
+    ("waymark.handoff",),
+    ("waymark.packets", "waymark.data"),
+    ("waymark.health",),
+    ("waymark.hooks", "waymark.server", "waymark.installers", "waymark.cli", "waymark.__main__"),
+)
+
+
+def wing_of(name: str) -> tuple[int, str] | None:
+    """(floor, wing) of a module of the package; None for the package's own face."""
+    for floor, wings in enumerate(FLOORS):
+        for wing in wings:
+            if inside(name, wing):
+                return floor, wing
+    return None
+
+
+def test_every_module_is_in_a_wing():
+    assert sorted(m for m in MODULES if wing_of(m) is None) == ["waymark"]
+
+
+def test_imports_run_down_the_wings_never_up_or_across():
+    upward = []
+    for name in sorted(MODULES):
+        here = wing_of(name)
+        if here is None or here[0] == len(FLOORS) - 1:
+            continue  # the faces translate: they may call any wing of the library
+        for target in sorted(imports(name)):
+            there = wing_of(target) if inside(target, "waymark") else None
+            if there is None or there[1] == here[1] or target == "waymark":
+                continue
+            if there[0] >= here[0]:
+                upward.append(f"{name} -> {target}")
+    assert upward == []

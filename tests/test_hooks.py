@@ -475,7 +475,7 @@ def test_the_hook_path_imports_nothing_heavy():
         "import waymark.hooks.session_start, waymark.hooks.user_prompt_submit, "
         "waymark.hooks.stop, waymark.hooks.post_tool_use, waymark.hooks.session_end, "
         "waymark.hooks.pre_tool_use, waymark.hooks.subagent_start, waymark.packets.tool, "
-        "waymark.handoff.outputs, waymark.projects.native, "
+        "waymark.handoff.outputs, waymark.projects.client_files, "
         "waymark.packets.sections, waymark.handoff.ledger, waymark.recall.ranked, waymark.recall.semantic, "
         "waymark.recall.warm, waymark.packets.briefing, waymark.handoff.checkpoints\n"
         "print(sorted(m for m in ('pydantic', 'mcp', 'fastembed', 'numpy', 'sqlite_vec',"

@@ -13,8 +13,8 @@ import pytest
 
 from test_hooks import context_of, hook, payload, remember
 from waymark.cli import main
-from waymark.data import native
-from waymark.projects.native import claude_slug
+from waymark.data import client_memory
+from waymark.projects.client_files import claude_slug
 
 
 @pytest.fixture
@@ -215,4 +215,4 @@ def test_doctor_says_whether_each_clients_memory_is_on(repo, clients_home, monke
     found = {f["check"]: f for f in native_memory(str(repo))}
     assert found["claude-code native memory"]["detail"].startswith("off")
     assert found["codex native memory"]["detail"].startswith("off")
-    assert native.native_state(None)["claude-code"]["folder"] is None
+    assert client_memory.native_state(None)["claude-code"]["folder"] is None

@@ -171,8 +171,8 @@ def test_the_tools_offer_exactly_the_librarys_choices():
 
     from waymark.cli.checkpoint import OPERATIONS
     from waymark.handoff.checkpoints import EVENT_TYPES
+    from waymark.memories.kinds import TYPES
     from waymark.memories.links import KINDS
-    from waymark.memories.record import TYPES
     from waymark.memories.scope import SCOPES
     from waymark.server import checkpoint_tool, memory_tools
 

@@ -148,13 +148,13 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _import_native(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.data import native
+    from waymark.data import client_memory
 
     if args.file is not None:
         raise UsageError("--from reads the client's own memory: give no FILE")
     project = ctx.project()
-    report = native.propose(ctx.conn, project, args.source, approve=args.approve)
-    where = native.source_folder(args.source, project)
+    report = client_memory.propose(ctx.conn, project, args.source, approve=args.approve)
+    where = client_memory.source_folder(args.source, project)
     data = report | {"source": args.source, "folder": where}
     text = (
         f"{args.source} ({where}): read {report['read']}: {report['proposed']} proposed,"

@@ -13,7 +13,7 @@ from waymark.curation.agent_writes import Held, save
 from waymark.errors import InvalidArgument, UsageError
 from waymark.memories import browse, links, store
 from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
-from waymark.memories.record import TYPES
+from waymark.memories.kinds import TYPES
 from waymark.memories.scope import SCOPES, check_agent, scope_of, tier
 from waymark.projects import locate
 from waymark.storage.memories import Memory

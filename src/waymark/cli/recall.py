@@ -13,7 +13,7 @@ from waymark import errors
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound, UsageError
 from waymark.memories import observations
-from waymark.memories.record import TYPES
+from waymark.memories.kinds import TYPES
 from waymark.memories.scope import check_agent
 from waymark.projects import git
 from waymark.projects.resolve import resolve

@@ -86,9 +86,9 @@ def _terms(query: str | None) -> list[str]:
     if not query:
         return []
     from waymark.base import redact
-    from waymark.recall import lexical
+    from waymark.storage.match import tokens
 
-    return lexical.tokens(redact.scrub(query)[0])
+    return tokens(redact.scrub(query)[0])
 
 
 def _rate_rule(

@@ -223,10 +223,10 @@ def project_config(cwd: str | None = None) -> list[dict[str, str]]:
 def native_memory(cwd: str | None = None) -> list[dict[str, str]]:
     """Whether Claude Code's and Codex's own memory is on (Waymark never writes into it;
     `waymark import --from` reads it)."""
-    from waymark.data import native
+    from waymark.data import client_memory
     from waymark.projects.locate import locate
 
-    state = native.native_state(locate(cwd or os.getcwd()).root)
+    state = client_memory.native_state(locate(cwd or os.getcwd()).root)
     out = []
     for client, source in (("claude-code", "claude-memory"), ("codex", "codex-memories")):
         s = state[client]

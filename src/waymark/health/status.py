@@ -83,11 +83,11 @@ def waiting(conn: Connection, project: Project) -> dict[str, Any]:
 
 def _imported(conn: Connection, project: Project) -> dict[str, Any]:
     """What came from the clients' own memory, and from where."""
-    from waymark.data import native
+    from waymark.data import client_memory
 
-    counts = native.imported(conn, project)
+    counts = client_memory.imported(conn, project)
     return {
-        source: {"memories": n, "folder": native.source_folder(source, project)}
+        source: {"memories": n, "folder": client_memory.source_folder(source, project)}
         for source, n in counts.items()
     }
 

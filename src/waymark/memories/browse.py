@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from waymark.errors import InvalidArgument
-from waymark.memories.record import check_types
+from waymark.memories.kinds import check_types
 from waymark.memories.scope import PATH_SCOPES, SCOPES, scope_of
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db

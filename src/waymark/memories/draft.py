@@ -16,7 +16,7 @@ from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidScope, InvalidType
 from waymark.memories.evidence import HASHED, hash_paths
 from waymark.memories.injection import instruction_like
-from waymark.memories.record import TYPES
+from waymark.memories.kinds import TYPES
 from waymark.memories.scope import check_agent, normalise_target
 from waymark.projects.resolve import Project
 from waymark.storage.memories import Memory

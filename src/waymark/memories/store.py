@@ -9,10 +9,10 @@ from waymark.base.text import mend
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.memories.draft import Draft, Saved, content_hash
 from waymark.projects.resolve import Project
-from waymark.recall import lexical as fts
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
 from waymark.storage.events import last_event_of, log_event
+from waymark.storage.match import match_expression
 from waymark.storage.memories import Memory
 from waymark.storage.observations import drop_observations
 
@@ -134,7 +134,7 @@ def _similar(
 ) -> list[str]:
     from rapidfuzz import fuzz  # only writes pay for it, never a hook
 
-    expr = fts.match_expression(content)
+    expr = match_expression(content)
     if expr is None:
         return []
     mine = " ".join(content.split()).casefold()

@@ -157,7 +157,7 @@ def not_restated(
     or Codex's AGENTS.md) already put in front of the model: a packet leaves them out."""
     if not memories:
         return []
-    from waymark.projects.native import already_stated, stated_text
+    from waymark.projects.client_files import already_stated, stated_text
 
     stated = stated_text(project, client)
     return [m for m in memories if already_stated(m.content, m.title, stated)] if stated else []

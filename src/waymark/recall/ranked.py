@@ -22,7 +22,7 @@ from __future__ import annotations
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.base.record import record
-from waymark.memories.record import check_types
+from waymark.memories.kinds import check_types
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
 from waymark.recall import fusion
@@ -31,6 +31,7 @@ from waymark.recall.knobs import DEFAULT, FTS_WEIGHTS, Light, Settings
 from waymark.storage import memories as rows
 from waymark.storage import search
 from waymark.storage.events import ranking_feedback as search_feedback
+from waymark.storage.match import tokens
 
 TYPE_CHECKING = False  # typing and dataclasses would cost a hook process ~10 ms
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ def recall(
     fusion.fuse({"semantic": found}, settings, into=fused)
 
     # Candidates are scored on a few light columns; only the winners are read whole.
-    words = set(fts.tokens(query))
+    words = set(tokens(query))
 
     def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
         rows = _light(conn, project, rowids, types, tags, include_inactive, now, agent)
@@ -280,7 +281,7 @@ def _fuzzy(
     conn: Connection, project: Project, query: str, n: int, include_inactive: bool
 ) -> list[tuple[int, float]]:
     """Repair query words the index has never seen (typos, identifier spellings)."""
-    words = [w for w in fts.tokens(query) if len(w) >= 5 and not w.isdigit()]
+    words = [w for w in tokens(query) if len(w) >= 5 and not w.isdigit()]
     unknown = [w for w in words if not _indexed(conn, w)][:4]
     if not unknown:
         return []

@@ -23,7 +23,7 @@ import json
 import os
 from typing import Any
 
-from waymark.projects.native import (
+from waymark.projects.client_files import (
     claude_config_dir,
     claude_memory_dir,
     codex_home,
