@@ -59,7 +59,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "packet.tool_tokens": (50, 4000),
     "packet.subagent_tokens": (50, 4000),
     "checkpoint.budget_tokens": (100, 8000),
-    "map.refresh_ms": (10, 5000),
+    "map.refresh_ms": (0, 5000),  # 0: never wait, refresh in the background
     "retention.archive_after_days": (1, 3650),
     "retention.salience_floor": (0.01, 1),
     "retention.purge_after_days": (1, 3650),
