@@ -119,7 +119,7 @@ def test_the_cli_keeps_the_order_of_its_flags_and_its_error_codes(conn, project,
     bad = cli("edit", out["memory"]["id"], "--remove", "nowhere", "--json", cwd=repo)
     assert bad.returncode == 1 and json.loads(bad.stdout)["code"] == "invalid_argument"
     none = cli("edit", out["memory"]["id"], "--json", cwd=repo)
-    assert none.returncode == 1 and json.loads(none.stdout)["code"] == "invalid_argument"
+    assert none.returncode == 2 and json.loads(none.stdout)["code"] == "usage"
     text = cli("edit", old.id, "--add", "x", cwd=repo)
     assert text.returncode == 1 and "[conflict]" in text.stderr
 
