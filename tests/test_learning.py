@@ -89,5 +89,5 @@ def test_people_use_insights_and_rules_commands(conn, project, repo):
     rated = run("rules", "rate", memory_id, "helped", "--json")
     assert rated.returncode == 0 and json.loads(rated.stdout)["fires"] == 1
     bad = run("rules", "rate", memory_id, "maybe", "--json")
-    assert bad.returncode == 1 and json.loads(bad.stdout)["code"] == "invalid_argument"
+    assert bad.returncode == 2 and json.loads(bad.stdout)["code"] == "usage"
     assert "fired 1, helped 1" in run("rules").stdout

@@ -365,7 +365,7 @@ def test_cli_export_to_stdout_and_to_markdown(rich, conn, capsys, tmp_path, monk
     )
     assert code == 0 and data["memories"] == 8 and (tmp_path / "md" / "MEMORY.md").exists()
     code, err = run_json(capsys, "export", "--all", "--project", "notes")
-    assert code == 1 and err["code"] == "invalid_argument"
+    assert code == 2 and err["code"] == "usage"
 
 
 def test_cli_project_export_and_default_file_name(
