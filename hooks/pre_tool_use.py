@@ -71,29 +71,13 @@ def _confirmed_before(session_id: str, key: str) -> bool:
     home, so a read-only session needs no database write); marks it otherwise."""
     import hashlib
 
-    from waymark import home
+    from .markers import mark
 
-    folder = os.path.join(home.data_home(), "guard")
     digest = hashlib.sha256(f"{session_id}\0{key}".encode()).hexdigest()[:32]
-    path = os.path.join(folder, digest)
-    if os.path.exists(path):
-        return True
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    _forget_old(folder)
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    return False
+    return mark("guard", digest, GUARD_MARKER_DAYS * 86400, sweep_each=True)
 
 
 GUARD_MARKER_DAYS = 7  # a confirmation outlives any session worth remembering it for
-
-
-def _forget_old(folder: str) -> None:
-    import time
-
-    cutoff = time.time() - GUARD_MARKER_DAYS * 86400
-    for entry in os.scandir(folder):
-        if entry.stat().st_mtime < cutoff:
-            os.unlink(entry.path)
 
 
 def main() -> None:

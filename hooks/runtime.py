@@ -217,38 +217,17 @@ DEDUPE_WINDOW_S = 30.0
 def first_delivery(name: str, raw: bytes) -> bool:
     """False when this exact event was already delivered to Waymark: the plugin route and
     the `waymark install` route may both be registered, and each event must run once."""
-    folder = os.path.join(home.data_home(), DEDUPE_DIR)
     if not os.path.isdir(home.data_home()):
         return True
     import zlib  # a C builtin: no cost worth measuring, unlike hashlib
 
+    from .markers import mark
+
     key = f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
-    path = os.path.join(folder, key)
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    except FileExistsError:
-        try:
-            if time.time() - os.stat(path).st_mtime < DEDUPE_WINDOW_S:
-                return False
-            os.utime(path)
-        except OSError:
-            return True
+        return not mark(DEDUPE_DIR, key, DEDUPE_WINDOW_S)
     except OSError:
-        return True
-    if key.endswith("0"):  # now and then, forget old deliveries
-        _sweep(folder)
-    return True
-
-
-def _sweep(folder: str) -> None:
-    cutoff = time.time() - 2 * DEDUPE_WINDOW_S
-    try:
-        for entry in os.scandir(folder):
-            if entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-    except OSError:
-        pass
+        return True  # no marker: run it (a second run is safer than none)
 
 
 def context_output(name: str, text: str) -> str:

@@ -25,10 +25,8 @@ def handle(ctx: Context) -> None:
     ledger.end_session(conn, event.session_id, str(event.reason or "other"), head(project.files))
     try:
         from waymark.curation.mistakes import propose_insights
-        from waymark.storage import connection as db
 
-        with db.write(conn):
-            propose_insights(conn, project, event.session_id)
+        propose_insights(conn, project, event.session_id)
     except Exception as exc:  # extra work: the session is closed whatever happens here
         log(NAME, f"insights skipped: {exc!r}")
 

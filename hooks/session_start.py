@@ -36,23 +36,13 @@ def _warn_config(ctx: Context) -> None:
 
 
 def _refresh_map(ctx: Context) -> None:
-    """An existing code map brought up to date within `map.refresh_ms` before the packet
-    reads it, else in the background; a failure costs the map's freshness, never the
-    packet."""
-    try:
-        from waymark import settings
-        from waymark.storage.codemap import latest_seq
-        from waymark.storage.connection import read_only
+    """The code map brought up to date before the packet reads it (`codemap.freshness`);
+    a failure costs the map's freshness, never the packet."""
+    from waymark.codemap.freshness import freshen
 
-        if latest_seq(ctx.conn, ctx.project.id) is None:
-            return  # no map (the common case): nothing heavier is imported
-        from waymark.codemap.snapshot import refresh_existing
-
-        if not read_only(ctx.conn):
-            budget = settings.get(ctx.conn, "map.refresh_ms") / 1000
-            refresh_existing(ctx.conn, ctx.project, budget)
-    except Exception as exc:
-        log(NAME, f"code map refresh skipped: {exc!r}")
+    said = freshen(ctx.conn, ctx.project, "start")
+    if said.startswith("failed"):
+        log(NAME, f"code map refresh {said}")
 
 
 def main() -> None:

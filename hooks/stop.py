@@ -31,15 +31,11 @@ def handle(ctx: Context) -> str | None:
         stop_hook_active=bool(event.stop_hook_active),
     )
     if why:  # work without a handoff: the code map catches up, in the background
-        try:
-            from waymark.storage.codemap import latest_seq
+        from waymark.codemap.freshness import freshen
 
-            if latest_seq(ctx.conn, ctx.project.id) is not None:
-                from waymark.codemap.snapshot import refresh_existing
-
-                refresh_existing(ctx.conn, ctx.project, None)
-        except Exception as exc:
-            log(NAME, f"code map refresh skipped: {exc!r}")
+        said = freshen(ctx.conn, ctx.project, "stop")
+        if said.startswith("failed"):
+            log(NAME, f"code map refresh {said}")
     return block_output(why) if why else None
 
 
@@ -47,12 +43,8 @@ def _summarise(ctx: Context) -> None:
     """The opt-in session summary, refreshed as a candidate at each Stop."""
     from waymark.curation import summary
 
-    if not summary.enabled(ctx.event.cwd, ctx.project.files):
-        return
-    from waymark.storage import connection as db
-
-    with db.write(ctx.conn):
-        summary.propose(ctx.conn, ctx.project, ctx.event.session_id, ctx.event.last_message)
+    event = ctx.event
+    summary.refresh(ctx.conn, ctx.project, event.session_id, event.cwd, event.last_message)
 
 
 def main() -> None:

@@ -249,3 +249,23 @@ def test_imports_run_down_the_wings_never_up_or_across():
             if there[0] >= here[0]:
                 upward.append(f"{name} -> {target}")
     assert upward == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(m for m in MODULES if inside(m, ("waymark.hooks", "waymark.server", "waymark.cli"))),
+)
+def test_the_faces_open_no_transaction(name):
+    """A face translates; the library function it calls opens the transaction it needs."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                if not isinstance(call, ast.Call):
+                    continue
+                func = call.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                assert called != "write", (
+                    f"{name}:{node.lineno} opens a transaction ({ast.unparse(call)})"
+                )

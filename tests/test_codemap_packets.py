@@ -14,6 +14,7 @@ from test_hooks import context_of, hook, payload, remember
 from test_pre_tool_use import before_edit, context, silent
 from waymark import settings
 from waymark.codemap import facts, snapshot
+from waymark.codemap.freshness import freshen
 from waymark.handoff import checkpoints
 
 
@@ -56,7 +57,7 @@ def test_no_map_no_section_and_a_hook_never_builds_the_first(conn, enabled, repo
     text = context_of(start(repo, "s1")) if start(repo, "s0").stdout else ""
     assert "Code map" not in text
     assert snapshots(conn, enabled) == []
-    assert snapshot.refresh_existing(conn, enabled, 1.0) == "no map"
+    assert freshen(conn, enabled, "start") == "no map"
 
 
 def test_past_its_budget_the_refresh_goes_on_in_the_background(conn, enabled, repo):

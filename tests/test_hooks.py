@@ -211,7 +211,7 @@ def test_a_correction_is_shown_ahead_of_older_rules_and_the_receipt_names_what_w
 
 
 def test_the_mcp_recall_answer_names_the_ids_it_left_out():
-    from waymark.server.memory_tools import fit_answer
+    from waymark.packets.answer import fit_answer
 
     views = [{"id": f"M{i:025d}", "title": "x " * 40} for i in range(20)]
     out = fit_answer({"project": {}, "semantic": False}, {}, views, 600)

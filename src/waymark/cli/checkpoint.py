@@ -164,11 +164,11 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
             operation=args.operation,
             budget=budget,
         )
-    from waymark.codemap import snapshot
+    from waymark.codemap.freshness import freshen
 
-    failed = snapshot.after_save(conn, project)  # an existing code map follows the save
-    if failed:
-        print(f"waymark: the code map was not refreshed: {failed}", file=sys.stderr)
+    said = freshen(conn, project, "save")  # an existing code map follows the save
+    if said.startswith("failed"):
+        print(f"waymark: the code map was not refreshed: {said}", file=sys.stderr)
     emit(
         saved.to_dict(),
         ctx.as_json,

@@ -216,34 +216,6 @@ def _complete(
         rows.set_edges(conn, project.id, seq, found)
 
 
-def refresh_existing(conn: Connection, project: Project, seconds: float | None) -> str:
-    """A hook's refresh: only a project that has a map (its first is built by `waymark map
-    refresh` or the MCP server, never in a hook), within `seconds` (None: no wait at all);
-    past them, or when there is no time to try, `waymark map refresh` goes on in a
-    background process. What happened: "no map", "refreshed", "background"."""
-    if project.files is None or rows.latest_seq(conn, project.id) is None:
-        return "no map"
-    if seconds is not None:
-        try:
-            refresh(conn, project, deadline=time.perf_counter() + seconds)
-            return "refreshed"
-        except Overdue:
-            pass
-    in_background(project.files)
-    return "background"
-
-
-def after_save(conn: Connection, project: Project) -> str | None:
-    """A saved checkpoint is a moment worth mapping: an existing map is brought up to date
-    (a first one is never started here). None, or why it failed: the save stands."""
-    try:
-        if project.files and rows.latest_seq(conn, project.id) is not None:
-            refresh(conn, project)
-    except Exception as exc:  # the map is a nicety next to the handoff
-        return repr(exc)
-    return None
-
-
 def in_background(root: str) -> None:
     """Start `waymark map refresh` in `root` as a process of its own that nothing waits
     for: no pipe of the caller's is held open, and it outlives the caller."""

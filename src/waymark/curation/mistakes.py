@@ -24,6 +24,7 @@ from waymark.base import clock
 from waymark.base import jsonlite as json
 from waymark.curation import signature
 from waymark.projects.resolve import Project
+from waymark.storage import connection as db
 from waymark.storage import memories as memory_rows
 from waymark.storage import sessions
 from waymark.storage.connection import Connection
@@ -150,8 +151,13 @@ def fixes(conn: Connection, entries: list[dict], lessons: list[dict]) -> list[st
 def propose_insights(
     conn: Connection, project: Project, session_id: str | None = None
 ) -> list[str]:
-    """Inside the caller's transaction: an insight candidate for each pattern (one per
-    signature a month; refreshed while it waits); their ids."""
+    """An insight candidate for each pattern (one per signature a month; refreshed while it
+    waits), in one transaction of its own; their ids."""
+    with db.write(conn):
+        return _propose_insights(conn, project, session_id)
+
+
+def _propose_insights(conn: Connection, project: Project, session_id: str | None) -> list[str]:
     import hashlib
 
     from waymark.curation import candidates

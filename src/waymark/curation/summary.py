@@ -73,6 +73,23 @@ def build(conn: Connection, session_id: str, last_message: str | None) -> str | 
     return redact.scrub(head)[0]
 
 
+def refresh(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    cwd: str | None,
+    last_message: str | None,
+) -> str | None:
+    """At a Stop: where the project opted in (`enabled`), queue or refresh this session's
+    summary candidate in a transaction of its own; its id, or None."""
+    if not enabled(cwd, project.files):
+        return None
+    from waymark.storage import connection as db
+
+    with db.write(conn):
+        return propose(conn, project, session_id, last_message)
+
+
 def propose(
     conn: Connection, project: Project, session_id: str, last_message: str | None
 ) -> str | None:

@@ -111,12 +111,12 @@ def checkpoint(
 
 
 def _refresh_map(conn: Any, proj: Any) -> None:
-    """An existing code map is brought up to date after a save (`snapshot.after_save`)."""
-    from waymark.codemap import snapshot
+    """An existing code map is brought up to date after a save (`codemap.freshness`)."""
+    from waymark.codemap.freshness import freshen
 
-    failed = snapshot.after_save(conn, proj)
-    if failed:
-        log.warning("code map refresh after a checkpoint failed: %s", failed)
+    said = freshen(conn, proj, "save")
+    if said.startswith("failed"):
+        log.warning("code map refresh after a checkpoint %s", said)
 
 
 # (function, tool name, hints): what `app.build_server` registers.

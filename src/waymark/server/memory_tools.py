@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from waymark.base import tokens
 from waymark.codemap.facts import declarations_of
 from waymark.curation import agent_writes
 from waymark.errors import CaptureRefused, InvalidArgument, NotFound
 from waymark.memories import browse, links, observations, store
 from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
-from waymark.packets import briefing
-from waymark.packets.render import within
+from waymark.packets import answer
 from waymark.projects import git
 from waymark.recall import ranked as recall
 from waymark.server.results import History, Memory, Page, Recalled, Related, Saved
@@ -81,11 +78,11 @@ def recall_tool(
                 conn, proj, session_id=state.session_for(conn, proj), packet=packet
             )
             told = {"project": proj.to_dict(), "semantic": False, "results": [], "packets": found}
-            return cast(Recalled, told | {"tokens": cost(told)})
+            return cast(Recalled, told | {"tokens": answer.cost(told)})
         if map is not None:
             told = {"project": proj.to_dict(), "semantic": False, "results": [],
-                    "map": _map(conn, proj, map, token_budget)}  # fmt: skip
-            return cast(Recalled, told | {"tokens": cost(told)})
+                    "map": answer.map_answer(conn, proj, map, token_budget)}  # fmt: skip
+            return cast(Recalled, told | {"tokens": answer.cost(told)})
         near = state.semantic_for(conn, proj, query)
         hits = recall.recall(
             conn,
@@ -101,137 +98,13 @@ def recall_tool(
             current_branch=git.branch(proj.files),
             agent=agent,
         )
-        out: dict[str, Any] = {"project": proj.to_dict(), "semantic": near is not None}
         state.note_recalled(query, [hit.memory.id for hit in hits])
-        views = []
-        checks = (
-            observations.checks(conn, proj, [hit.memory for hit in hits])
-            if detail != "compact"
-            else {}
-        )
-        for hit in hits:
-            view = briefing.memory_view(hit.memory, detail) | {"score": round(hit.score, 5)}
-            view |= checks.get(hit.memory.id, {})
-            if explain:
-                view["explain"] = hit.explain
-            views.append(_priced(view, hit.memory, detail))
-        session: dict[str, Any] = {}
-        if include_session:
-            session = {
-                "checkpoint": briefing.checkpoint_section(conn, proj),
-                "rules": [
-                    briefing.memory_view(m, "summary")
-                    for m in briefing.pinned_rules(conn, proj, 10, agent)
-                ],
-                "file_memories": [
-                    briefing.memory_view(m, "summary")
-                    for m in briefing.file_memories(conn, proj, _many(paths), agent=agent)
-                ],
-            }
-        return cast(Recalled, fit_answer(out, session, views, token_budget))
-
-
-def _map(conn: Any, proj: Any, request: str, budget: int) -> dict[str, Any]:
-    """A code map question (`impact TARGET`, `find WORDS`, `changes`), its answer's lists
-    cut to `budget` tokens with what was left out counted."""
-    from waymark.codemap import snapshot
-
-    verb, _, rest = request.strip().partition(" ")
-    rest = rest.strip()
-    if verb == "impact" and rest:
-        answer = snapshot.impact(conn, proj, rest)
-        lists = ["dependents"]
-    elif verb == "find" and rest:
-        answer = snapshot.find(conn, proj, rest)
-        lists = ["results"]
-    elif verb == "changes":
-        answer = snapshot.changes(conn, proj, path=rest or None)
-        lists = ["added", "removed", "modified", "renamed"]
-    else:
-        raise InvalidArgument(
-            "map is `impact PATH[::Qualified.name]`, `find WORDS` or `changes [PATH]`",
-            fields=["map"],
-        )
-    for name in lists:
-        kept, left = within(answer[name], budget - cost(answer), lambda item: cost(item) + 1)
-        if left:
-            answer[name] = kept
-            answer.setdefault("omitted", {})[name] = left
-    return answer
-
-
-def _priced(view: dict[str, Any], memory: Any, detail: str) -> dict[str, Any]:
-    """`view` with what it costs here (`tokens`) and, below full detail, what asking for
-    the full record would cost (`full_tokens`): progressive disclosure, priced."""
-    view["tokens"] = cost(view)
-    if detail != "full":
-        view["full_tokens"] = cost(briefing.memory_view(memory, "full"))
-    return view
-
-
-def cost(obj: Any) -> int:
-    """Tokens of `obj` as the tool's text answer carries it (compact JSON)."""
-    return tokens.estimate(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
-
-
-def fit_answer(
-    out: dict[str, Any], session: dict[str, Any], views: list[dict[str, Any]], budget: int
-) -> dict[str, Any]:
-    """The whole answer within `budget` tokens, as the client receives it: the active
-    checkpoint first, then the results best first, then file memories and pinned rules;
-    each list stops at the first item that does not fit, and every omission is counted."""
-    out = dict(out)
-    out["results"] = []
-    out["tokens"] = 0
-    spent = cost(out) + 40  # the omission note and the final counts
-    omitted: dict[str, int] = {}
-    omitted_ids: dict[str, list[str]] = {}
-    checkpoint = session.get("checkpoint")
-    if "checkpoint" in session:
-        if checkpoint is None or spent + cost(checkpoint) <= budget:
-            out["checkpoint"] = checkpoint
-            spent += cost(checkpoint) + 4
-        else:
-            omitted["checkpoint"] = 1
-    order = [
-        ("results", views),
-        ("file_memories", session.get("file_memories")),
-        ("rules", session.get("rules")),
-    ]
-    for name, items in order:
-        if items is None:
-            continue
-        kept, left = within(items, budget - spent, lambda item: cost(item) + 1)
-        out[name] = kept
-        spent += sum(cost(item) + 1 for item in kept) + len(name) // 3 + 2
-        if left:
-            omitted[name] = left
-            omitted_ids[name] = [str(item["id"]) for item in items[len(kept) :] if "id" in item]
-    if omitted:
-        counts = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in omitted.items())
-        out["omitted"] = f"left out to stay within {budget} tokens: {counts}"
-        out["omitted_counts"] = omitted
-        _name_omitted(out, omitted_ids, budget)
-    out["tokens"] = cost(out)
-    return out
-
-
-def _name_omitted(out: dict[str, Any], ids: dict[str, list[str]], budget: int) -> None:
-    """`omitted_ids`: the ids of what was left out, best first, as many as the budget still
-    holds (the counts say how many there were)."""
-    named: dict[str, list[str]] = {name: [] for name in ids if ids[name]}
-    if not named:
-        return
-    out["omitted_ids"] = named
-    for name, found in ids.items():
-        for memory_id in found:
-            named[name].append(memory_id)
-            if cost(out) + 8 > budget:
-                named[name].pop()
-                break
-    out["omitted_ids"] = {name: kept for name, kept in named.items() if kept}
-    if not out["omitted_ids"]:
-        del out["omitted_ids"]
+        told = answer.recall_answer(
+            conn, proj, hits, semantic=near is not None, detail=detail, explain=explain,
+            include_session=include_session, paths=_many(paths), agent=agent,
+            budget=token_budget,
+        )  # fmt: skip
+        return cast(Recalled, told)
 
 
 @tool_errors

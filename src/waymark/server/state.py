@@ -150,11 +150,7 @@ class State:
         (`map.server_builds_first`); the hooks keep it up to date from then on. Its own
         connection: a long first map holds no tool call up. A project the client's
         SessionStart has not created yet is waited for a little."""
-        import time
-
-        from waymark import settings
-        from waymark.codemap import snapshot
-        from waymark.projects.capture import policy
+        from waymark.codemap.freshness import freshen
 
         conn = None
         try:
@@ -167,16 +163,11 @@ class State:
                     time.sleep(FIRST_MAP_WAIT_S)
             else:
                 return  # no project here: nothing to map
-            if not (
-                project.files and project.git and settings.get(conn, "map.server_builds_first")
-            ):
-                return  # a plain folder is mapped only when the user asks (`--yes`)
-            if not policy(conn, project)["records"]:
-                return  # capture off or read-only: nothing is written for it
-            if snapshot.rows.latest_seq(conn, project.id) is not None:
-                return
-            done = snapshot.refresh(conn, project)
-            log.info("first code map: %d files in %.1f s", done["files"], done["seconds"])
+            said = freshen(conn, project, "first")
+            if said.startswith("failed"):
+                log.warning("the first code map could not be built: %s", said)
+            elif said.startswith("built"):
+                log.info("first code map %s", said)
         except Exception as exc:  # background work: log, never take the server down
             log.warning("the first code map could not be built: %s", exc)
         finally:
