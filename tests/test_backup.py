@@ -289,15 +289,12 @@ def test_restore_replaces_a_corrupt_current_database(waymark_home):
 
 def older_database(applied: int) -> None:
     """A data home written by a Waymark that had only the first `applied` migrations."""
-    # Its own MonkeyPatch: undoing the test's would also undo WAYMARK_HOME.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:applied])
-        mp.setattr(db, "SCHEMA_VERSION", applied)
-        conn = db.connect()
-        conn.execute(
-            "INSERT INTO projects (id, kind, name, created_at) VALUES ('P1', 'named', 'x', 't')"
-        )
-        conn.close()
+    conn = db.connect(migrate=False)
+    db.apply_migrations(conn, stop_before=applied)
+    conn.execute(
+        "INSERT INTO projects (id, kind, name, created_at) VALUES ('P1', 'named', 'x', 't')"
+    )
+    conn.close()
 
 
 @pytest.mark.parametrize("applied", range(1, HEAD))

@@ -216,10 +216,17 @@ def schema_version(conn: apsw.Connection) -> int:
     return int(scalar(conn, "PRAGMA user_version"))
 
 
-def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
-    """Bring the schema to head; refuse a file written by a newer Waymark."""
+def apply_migrations(
+    conn: apsw.Connection, path: str = "", *, stop_before: int | None = None
+) -> None:
+    """Bring the schema to head; refuse a file written by a newer Waymark. With
+    `stop_before` N, apply only the first N migrations: the file an older Waymark wrote,
+    for the tests that open one."""
+    target = SCHEMA_VERSION if stop_before is None else stop_before
+    if not 0 <= target <= SCHEMA_VERSION:
+        raise ValueError(f"stop_before is 0-{SCHEMA_VERSION} (got {stop_before})")
     version = schema_version(conn)
-    if version == SCHEMA_VERSION:
+    if version == target:
         return
     if version > SCHEMA_VERSION:
         raise _too_new(path, version)
@@ -227,11 +234,13 @@ def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
         version = schema_version(conn)  # another process may have migrated meanwhile
         if version > SCHEMA_VERSION:
             raise _too_new(path, version)
-        if 0 < version < SCHEMA_VERSION and path and path != ":memory:":
+        if version >= target:
+            return
+        if 0 < version < target and path and path != ":memory:":
             # An existing database is copied aside before any step changes it.
             from waymark.storage.backup import before_migration  # only a migration pays
 
-            before_migration(path, version, SCHEMA_VERSION)
+            before_migration(path, version, target)
         from waymark.storage.migrations import MIGRATIONS
 
         conn.execute(
@@ -242,14 +251,14 @@ def apply_migrations(conn: apsw.Connection, path: str = "") -> None:
         unknown = done - {name for name, _ in MIGRATIONS}
         if unknown:
             raise _too_new(path, len(done))
-        for name, sql in MIGRATIONS:
+        for name, sql in MIGRATIONS[:target]:
             if name in done:
                 continue
             conn.execute(sql)
             conn.execute(
                 "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, now())
             )
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA user_version = {int(target)}")
 
 
 def _too_new(path: str, version: int) -> SchemaTooNew:
