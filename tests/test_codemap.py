@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from conftest import git_env
-from waymark.codemap import snapshot, walk
+from waymark.codemap import changes, questions, snapshot, walk
 from waymark.errors import InvalidArgument, NotFound
 
 
@@ -80,7 +80,7 @@ def test_a_refresh_with_nothing_changed_takes_no_snapshot_and_one_edit_hashes_on
     (tree / "src/pkg/util.py").write_text("def helper():\n    return 2\n", "utf-8")
     edited = snapshot.refresh(conn, project)
     assert edited["created"] and edited["hashed"] == 1 and edited["snapshot"]["git_dirty"]
-    diff = snapshot.changes(conn, project)
+    diff = changes.changes(conn, project)
     assert diff["modified"] == ["src/pkg/util.py"] and diff["added"] == diff["removed"] == []
     assert (diff["from"]["id"], diff["to"]["id"]) == (first["snapshot"]["id"],
                                                       edited["snapshot"]["id"])  # fmt: skip
@@ -94,12 +94,12 @@ def test_a_moved_file_is_a_rename_and_only_a_unique_digest_makes_one(conn, proje
     os.rename(tree / "a.txt", tree / "c.txt")  # its digest is b.txt's too: not unique
     (tree / "new.go").write_text("package main\n", "utf-8")
     after = snapshot.refresh(conn, project)["snapshot"]["id"]
-    diff = snapshot.changes(conn, project, since=before, until=after)
+    diff = changes.changes(conn, project, since=before, until=after)
     assert diff["renamed"] == [{"from": "src/pkg/util.py", "to": "src/pkg/helpers.py"}]
     assert diff["added"] == ["c.txt", "new.go"] and diff["removed"] == ["a.txt"]  # a copy's
-    only = snapshot.changes(conn, project, since=before, until=after, path="src/")
+    only = changes.changes(conn, project, since=before, until=after, path="src/")
     assert only["renamed"] and only["added"] == only["removed"] == []
-    backwards = snapshot.changes(conn, project, since=after, until=before)  # as named
+    backwards = changes.changes(conn, project, since=after, until=before)  # as named
     assert backwards["renamed"] == [{"from": "src/pkg/helpers.py", "to": "src/pkg/util.py"}]
 
 
@@ -108,17 +108,17 @@ def test_snapshots_are_immutable_and_only_the_newest_keep_their_files(conn, proj
     for n in range(snapshot.KEEP + 2):
         (tree / "counter.txt").write_text(f"{n}\n", "utf-8")
         taken.append(snapshot.refresh(conn, project)["snapshot"]["id"])
-    found = snapshot.status(conn, project)
+    found = questions.status(conn, project)
     assert [s["id"] for s in found["snapshots"]] == taken[::-1]  # newest first, as taken
     assert [s["kept"] for s in found["snapshots"]] == [True] * snapshot.KEEP + [False] * 2
     with pytest.raises(InvalidArgument, match="newest snapshots"):
-        snapshot.changes(conn, project, since=taken[0], until=taken[-1])
+        changes.changes(conn, project, since=taken[0], until=taken[-1])
     with pytest.raises(apsw.ConstraintError, match="immutable"):
         conn.execute("UPDATE map_snapshots SET files = 0")
     with pytest.raises(apsw.ConstraintError, match="immutable"):
         conn.execute("UPDATE map_files SET sha256 = ''")
     with pytest.raises(NotFound):
-        snapshot.changes(conn, project, since="snap_nope", until=taken[-1])
+        changes.changes(conn, project, since="snap_nope", until=taken[-1])
 
 
 def cli(*args, cwd):
@@ -175,7 +175,7 @@ def main():
 def test_python_declarations_imports_and_explicit_calls_exactly(conn, project, tree):
     (tree / "src/pkg/service.py").write_text(MODULE, "utf-8")
     snapshot.refresh(conn, project)
-    found = snapshot.structure(conn, project, "src/pkg/service.py")
+    found = questions.structure(conn, project, "src/pkg/service.py")
     assert [(d["qualname"], d["kind"], d["start_line"], d["end_line"])
             for d in found["declarations"]] == [
         ("cached", "function", 7, 8),
@@ -207,7 +207,7 @@ def test_an_unchanged_file_keeps_its_parse_and_a_changed_one_is_parsed_again(con
     (tree / "src/pkg/util.py").write_text("def helper():\n    return 2\n\ndef extra():\n    pass\n")
     os.utime(tree / "src/pkg/service.py")  # touched, not changed: its parse is carried
     snapshot.refresh(conn, project)
-    names = {d["qualname"] for d in snapshot.structure(conn, project)["declarations"]}
+    names = {d["qualname"] for d in questions.structure(conn, project)["declarations"]}
     assert {"Service.get", "main", "helper", "extra"} <= names
     listed = cli("map", "symbols", "--path", "src/pkg/util.py", cwd=str(tree)).stdout
     assert "src/pkg/util.py:4-5  function extra" in listed and "0 imports, 0 calls" in listed
@@ -224,7 +224,7 @@ def test_a_content_is_parsed_once_and_dropped_when_no_kept_snapshot_holds_it(con
         ).fetchone()[0]
         == 1
     )  # stored once for both paths
-    found = snapshot.structure(conn, project)["declarations"]
+    found = questions.structure(conn, project)["declarations"]
     assert {(d["path"], d["qualname"]) for d in found} >= {("a.py", "one"), ("b.py", "one")}
     for n in range(snapshot.KEEP):  # a.py and b.py change; the old content leaves every kept one
         (tree / "a.py").write_text(f"def one():\n    return {n}\n", "utf-8")
@@ -300,17 +300,17 @@ def test_references_resolve_only_to_exactly_one_target(conn, project, app):
 def test_impact_follows_dependents_to_a_depth_and_never_a_similar_path(conn, project, app):
     (app / "app/store_old.py").write_text("def open_cache():\n    pass\n", "utf-8")
     snapshot.refresh(conn, project)
-    found = snapshot.impact(conn, project, "app/store.py::open_cache", depth=1)
+    found = questions.impact(conn, project, "app/store.py::open_cache", depth=1)
     assert {d["at"] for d in found["dependents"]} == {
         "app/service.py::serve", "app/service.py::warm", "app/service.py",
     }  # fmt: skip
-    deeper = snapshot.impact(conn, project, "app/store.py::open_cache", depth=2)
+    deeper = questions.impact(conn, project, "app/store.py::open_cache", depth=2)
     assert {"app/cli.py::main", "app/cli.py"} <= {d["at"] for d in deeper["dependents"]}
     assert all(not d["at"].startswith("app/store_old.py") for d in deeper["dependents"])
-    whole = snapshot.impact(conn, project, "app/store.py", depth=1)  # the file and what it holds
+    whole = questions.impact(conn, project, "app/store.py", depth=1)  # the file and what it holds
     assert "app/service.py" in {d["at"] for d in whole["dependents"]}
     with pytest.raises(NotFound):
-        snapshot.impact(conn, project, "app/store")  # a similar path is not the file
+        questions.impact(conn, project, "app/store")  # a similar path is not the file
     text = cli("map", "impact", "app/store.py::open_cache", "--depth", "2", cwd=str(app)).stdout
     assert text.startswith(f"{len(deeper['dependents'])} dependents of app/store.py::open_cache")
     assert "app/cli.py::main  calls app/service.py::serve" in text
@@ -324,7 +324,7 @@ def test_changes_name_declarations_and_relationships_and_a_body_only_edit(conn, 
     service.write_text(service.read_text("utf-8") + "def flush():\n    open_cache()\n")
     os.rename(app / "app/a.py", app / "app/views.py")  # moved, unchanged
     after = snapshot.refresh(conn, project)["snapshot"]["id"]
-    diff = snapshot.changes(conn, project, since=before, until=after)
+    diff = changes.changes(conn, project, since=before, until=after)
     assert diff["modified"] == ["app/service.py", "app/store.py"]
     assert diff["renamed"] == [{"from": "app/a.py", "to": "app/views.py"}]
     assert diff["declarations"] == {
@@ -342,19 +342,19 @@ def test_changes_name_declarations_and_relationships_and_a_body_only_edit(conn, 
 
 
 def test_find_ranks_exact_names_then_prefixes_then_all_words(conn, project, app):
-    found = snapshot.find(conn, project, "open_cache")
+    found = questions.find(conn, project, "open_cache")
     assert found["results"][0] == {"name": "app/store.py::open_cache", "kind": "function",
                                    "lines": [6, 7], "match": "exact"}  # fmt: skip
-    names = [r["name"] for r in snapshot.find(conn, project, "Cache")["results"]]
+    names = [r["name"] for r in questions.find(conn, project, "Cache")["results"]]
     assert names[0] == "app/store.py::Cache"  # exact before the prefix
     assert names.index("app/store.py::Cache") < names.index("app/store.py::Cache.get")
-    words = snapshot.find(conn, project, "store get")["results"]
+    words = questions.find(conn, project, "store get")["results"]
     exact = [r["name"] for r in words if r["match"] == "exact"]
     assert exact == ["app/store.py::Cache.get", "app/store.py"]  # a word names each
-    files = [r for r in snapshot.find(conn, project, "service")["results"] if r["kind"] == "file"]
+    files = [r for r in questions.find(conn, project, "service")["results"] if r["kind"] == "file"]
     assert files[0]["name"] == "app/service.py" and files[0]["match"] == "exact"
     with pytest.raises(InvalidArgument):
-        snapshot.find(conn, project, "  ")
+        questions.find(conn, project, "  ")
     text = cli("map", "find", "serve", cwd=str(app)).stdout
     assert text.startswith("app/service.py::serve  (function, exact)")
 
@@ -404,7 +404,7 @@ def test_javascript_and_typescript_declarations_resolve_within_their_family(conn
         (tree / path).write_text(text, "utf-8")
     (tree / "web/app.tsx").unlink()
     snapshot.refresh(conn, project)
-    found = snapshot.structure(conn, project, "web/widget.tsx")
+    found = questions.structure(conn, project, "web/widget.tsx")
     assert [(d["qualname"], d["kind"], d["start_line"]) for d in found["declarations"]] == [
         ("Widget", "class", 4), ("Widget.render", "method", 5), ("Widget.paint", "method", 6),
     ]  # fmt: skip
@@ -412,16 +412,16 @@ def test_javascript_and_typescript_declarations_resolve_within_their_family(conn
     assert {("import", None, "react:default as React"), ("import", None, "./util:fmt"),
             ("import", None, "./util as util"), ("call", "Widget.render", "this.paint"),
             ("call", "Widget.render", "fmt"), ("call", "Widget.paint", "util.pad")} <= refs  # fmt: skip
-    util = snapshot.structure(conn, project, "web/util.ts")["declarations"]
+    util = questions.structure(conn, project, "web/util.ts")["declarations"]
     assert [d["qualname"] for d in util] == ["fmt", "pad"]  # an arrow function bound by const
-    on_fmt = snapshot.impact(conn, project, "web/util.ts::fmt", depth=1)
+    on_fmt = questions.impact(conn, project, "web/util.ts::fmt", depth=1)
     assert {d["at"] for d in on_fmt["dependents"]} == {"web/widget.tsx::Widget.render",
                                                       "web/widget.tsx"}  # fmt: skip
-    on_pad = snapshot.impact(conn, project, "web/util.ts::pad", depth=1)
+    on_pad = questions.impact(conn, project, "web/util.ts::pad", depth=1)
     assert {d["at"] for d in on_pad["dependents"]} == {"web/widget.tsx::Widget.paint"}
-    on_paint = snapshot.impact(conn, project, "web/widget.tsx::Widget.paint", depth=1)
+    on_paint = questions.impact(conn, project, "web/widget.tsx::Widget.paint", depth=1)
     assert {d["at"] for d in on_paint["dependents"]} == {"web/widget.tsx::Widget.render"}
-    on_widget = snapshot.impact(conn, project, "web/widget.tsx", depth=1)
+    on_widget = questions.impact(conn, project, "web/widget.tsx", depth=1)
     assert "web/index.js" in {d["at"] for d in on_widget["dependents"]}  # ./widget -> .tsx
 
 
@@ -445,11 +445,9 @@ def test_a_checkpoint_saved_through_mcp_refreshes_an_existing_map_only(conn, pro
             "next_action": "test refund()",
         }
     )
-    newest = snapshot.status(conn, project)["snapshots"][0]["id"]
+    newest = questions.status(conn, project)["snapshots"][0]["id"]
     assert newest != first
-    assert snapshot.changes(conn, project)["declarations"]["modified"] == [
-        "src/pkg/util.py::helper"
-    ]
+    assert changes.changes(conn, project)["declarations"]["modified"] == ["src/pkg/util.py::helper"]
 
 
 BARRELS = {
@@ -473,17 +471,17 @@ def test_typescript_barrels_are_followed_to_the_one_declaration_they_re_export(c
     snapshot.refresh(conn, project)
     refs = {
         (r["kind"], r["target"])
-        for r in snapshot.structure(conn, project, "web/index.ts")["references"]
+        for r in questions.structure(conn, project, "web/index.ts")["references"]
     }
     assert refs == {("export", "./util:fmt"), ("export", "./util:pad as padLeft"),
                     ("export", "./lib:*"), ("export", "./other as others")}  # fmt: skip
-    on_fmt = snapshot.impact(conn, project, "web/util.ts::fmt", depth=1)
+    on_fmt = questions.impact(conn, project, "web/util.ts::fmt", depth=1)
     assert {d["at"] for d in on_fmt["dependents"]} == {"main.ts", "main.ts::run", "web/index.ts"}
-    on_pad = snapshot.impact(conn, project, "web/util.ts::pad", depth=1)
+    on_pad = questions.impact(conn, project, "web/util.ts::pad", depth=1)
     assert "main.ts::run" in {d["at"] for d in on_pad["dependents"]}  # through its alias
-    on_deep = snapshot.impact(conn, project, "web/lib/deep.ts::deep", depth=1)
+    on_deep = questions.impact(conn, project, "web/lib/deep.ts::deep", depth=1)
     assert "main.ts::run" in {d["at"] for d in on_deep["dependents"]}  # two barrels deep
-    on_other = snapshot.impact(conn, project, "web/other.ts::fmt", depth=1)
+    on_other = questions.impact(conn, project, "web/other.ts::fmt", depth=1)
     assert "main.ts::run" not in {d["at"] for d in on_other["dependents"]}  # a namespace only
 
 
@@ -552,14 +550,14 @@ def test_removing_a_project_compacts_the_file_and_compact_does_too(conn, repo, t
 
 
 def test_impact_takes_a_path_as_any_command_does(conn, project, app):
-    want = snapshot.impact(conn, project, "app/store.py", depth=1)["dependents"]
+    want = questions.impact(conn, project, "app/store.py", depth=1)["dependents"]
     for spelling, base in (
         ("./app/store.py", None),
         (str(app / "app" / "store.py"), None),
         ("store.py", str(app / "app")),  # from the file's directory
         ("app/store.py::open_cache", str(app / "app")),  # from the root, typed in a subdirectory
     ):
-        found = snapshot.impact(conn, project, spelling, depth=1, base=base)
+        found = questions.impact(conn, project, spelling, depth=1, base=base)
         assert found["target"].startswith("app/store.py")
         if "::" not in spelling:
             assert found["dependents"] == want

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git_env
-from waymark.codemap import snapshot
+from waymark.codemap import changes, questions, snapshot
 from waymark.projects.resolve import resolve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codemap"
@@ -230,7 +230,7 @@ def test_each_language_maps_its_declarations_and_resolves_only_unique_targets(
 ):
     declared, edges = EXPECTED[language]
     _, project = _mapped(tmp_path, language, conn)
-    found = snapshot.structure(conn, project)
+    found = questions.structure(conn, project)
     got = sorted((d["path"], d["qualname"], d["kind"], d["start_line"], d["end_line"])
                  for d in found["declarations"])  # fmt: skip
     assert got == sorted(declared)
@@ -254,7 +254,7 @@ def test_a_moved_file_is_a_rename_in_every_language(conn, tmp_path, language):
     target = root / (os.path.dirname(moved) or ".") / ("renamed_" + os.path.basename(moved))
     os.rename(root / moved, target)
     after = snapshot.refresh(conn, project)["snapshot"]["id"]
-    diff = snapshot.changes(conn, project, since=before, until=after)
+    diff = changes.changes(conn, project, since=before, until=after)
     new = str(target.relative_to(root)).replace(os.sep, "/")
     assert diff["renamed"] == [{"from": moved, "to": new}]
     assert diff["added"] == diff["removed"] == [] and diff["modified"] == []

@@ -13,7 +13,7 @@ from test_codemap import APP, cli
 from test_hooks import context_of, hook, payload, remember
 from test_pre_tool_use import before_edit, context, silent
 from waymark import settings
-from waymark.codemap import facts, snapshot
+from waymark.codemap import changes, facts, questions, snapshot
 from waymark.codemap.freshness import freshen
 from waymark.handoff import checkpoints
 
@@ -30,7 +30,7 @@ def start(repo, session, client="claude-code"):
 
 
 def snapshots(conn, project):
-    return [s["id"] for s in snapshot.status(conn, project)["snapshots"]]
+    return [s["id"] for s in questions.status(conn, project)["snapshots"]]
 
 
 def test_the_next_session_names_the_modified_declaration_and_its_dependents(conn, enabled, repo):
@@ -73,7 +73,7 @@ def test_past_its_budget_the_refresh_goes_on_in_the_background(conn, enabled, re
     while not snapshot.rows.resolved(conn, snapshot.rows.latest_seq(conn, enabled.id)):
         assert time.monotonic() < deadline, "the background refresh resolved nothing"
         time.sleep(0.2)
-    assert snapshot.changes(conn, enabled)["declarations"]["modified"] == ["app/a.py::render"]
+    assert changes.changes(conn, enabled)["declarations"]["modified"] == ["app/a.py::render"]
 
 
 def test_an_unsaved_stop_and_a_cli_checkpoint_bring_the_map_up_to_date(conn, enabled, repo):
@@ -94,7 +94,7 @@ def test_an_unsaved_stop_and_a_cli_checkpoint_bring_the_map_up_to_date(conn, ena
     before = snapshots(conn, enabled)[0]
     cli("checkpoint", "create", "--objective", "Render", "--next-action", "check b", cwd=str(repo))
     assert snapshots(conn, enabled)[0] != before
-    assert "app/b.py::helpers" in snapshot.changes(conn, enabled)["declarations"]["modified"]
+    assert "app/b.py::helpers" in changes.changes(conn, enabled)["declarations"]["modified"]
 
 
 def test_an_edit_to_a_file_with_dependents_says_how_many_once(conn, enabled, repo):

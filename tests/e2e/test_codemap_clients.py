@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from waymark.codemap import snapshot
+from waymark.codemap import questions, snapshot
 
 from .conftest import enabled_project, git_project
 from .test_hooks_clients import requests_text
@@ -55,7 +55,7 @@ def test_the_next_session_names_the_modified_function_and_its_dependents(
         hooks=clients.hooks(client),
     )
     assert (project_dir / "app/store.py").read_text("utf-8") == EDITED
-    newest = snapshot.status(conn, project)["snapshots"][0]["id"]
+    newest = questions.status(conn, project)["snapshots"][0]["id"]
     assert newest != first, "the checkpoint's save did not refresh the map"
     second = clients.run(
         client, [{"text": "Looking."}], run_dir=run_dir, hooks=clients.hooks(client)

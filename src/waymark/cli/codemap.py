@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
-from waymark.codemap import snapshot
+from waymark.codemap import changes, questions, snapshot
 from waymark.errors import UsageError
 
 
@@ -27,7 +27,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "target", nargs="?", help="impact: a file, or path::Qualified.name; find: a few words"
     )
-    p.add_argument("--depth", type=bounded(1, snapshot.DEPTH_MAX), default=2,
+    p.add_argument("--depth", type=bounded(1, questions.DEPTH_MAX), default=2,
                    help="impact: steps of dependents to follow (default 2)")  # fmt: skip
     p.add_argument("--from", dest="since", metavar="SNAPSHOT", help="changes: the older one")
     p.add_argument("--to", dest="until", metavar="SNAPSHOT", help="changes: the newer one")
@@ -58,7 +58,7 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
         if not args.quiet:
             emit(done, ctx.as_json, "\n".join(lines))
     elif args.action == "status":
-        found = snapshot.status(ctx.conn, ctx.project(create=False))
+        found = questions.status(ctx.conn, ctx.project(create=False))
         lines = [
             f"{s['id']}  {s['created_at'][:19].replace('T', ' ')}  {s['files']:,} files"
             + (f"  HEAD {s['git_head'][:10]}" if s["git_head"] else "")
@@ -72,7 +72,7 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
     elif args.action == "impact":
         if not args.target:
             raise UsageError("impact needs a TARGET: a file, or path::Qualified.name")
-        found = snapshot.impact(
+        found = questions.impact(
             ctx.conn, ctx.project(create=False), args.target, args.depth, base=os.getcwd()
         )
         lines = [f"{len(found['dependents'])} dependents of {found['target']} "
@@ -83,12 +83,12 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
     elif args.action == "find":
         if not args.target:
             raise UsageError("find needs a few words to look for")
-        found = snapshot.find(ctx.conn, ctx.project(create=False), args.target)
+        found = questions.find(ctx.conn, ctx.project(create=False), args.target)
         lines = [f"{r['name']}  ({r['kind']}, {r['match']})" for r in found["results"]]
         lines.append(f"{found['total']} matched (snapshot {found['snapshot']})")
         emit(found, ctx.as_json, "\n".join(lines))
     elif args.action == "symbols":
-        found = snapshot.structure(ctx.conn, ctx.project(create=False), args.path)
+        found = questions.structure(ctx.conn, ctx.project(create=False), args.path)
         lines = [
             f"{d['path']}:{d['start_line']}-{d['end_line']}  {d['kind']:<8} {d['qualname']}"
             for d in found["declarations"]
@@ -99,7 +99,7 @@ def cmd_map(args: argparse.Namespace, ctx: Context) -> int:
                      f"(snapshot {found['snapshot']['id']})")  # fmt: skip
         emit(found, ctx.as_json, "\n".join(lines))
     else:
-        diff = snapshot.changes(
+        diff = changes.changes(
             ctx.conn, ctx.project(create=False), since=args.since, until=args.until,
             path=args.path,
         )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Snapshots of the code map: taken by `refresh`, compared by `changes`.
+"""Snapshots of the code map, taken by `refresh` (asked of by `questions`, compared by
+`changes`).
 
 A refresh walks the tree (`walk`), reuses the digest of every file whose size and mtime are
 those of the newest snapshot, hashes the rest, and records a new immutable snapshot, with the
@@ -18,7 +19,6 @@ from waymark.codemap import walk
 from waymark.errors import InvalidArgument, NotFound
 from waymark.projects import git
 from waymark.projects.ignore import rules_for
-from waymark.projects.pathnames import spelled
 from waymark.storage import codemap as rows
 from waymark.storage import connection as db
 
@@ -137,7 +137,7 @@ def refresh(
     if unchanged:
         assert newest is not None
         _complete(conn, project, newest["seq"], root, skipped, deadline)
-        return out | {"snapshot": _public(newest), "retargeted": [],
+        return out | {"snapshot": public(newest), "retargeted": [],
                       "seconds": time.perf_counter() - started}  # fmt: skip
     head, parent, dirty = _git_state(root)
     row = {
@@ -160,7 +160,7 @@ def refresh(
         moves.follow(conn, project, newest["seq"], seq, row["id"]) if newest and before else []
     )
     _complete(conn, project, seq, root, skipped, deadline)
-    return out | {"snapshot": _public(row), "retargeted": followed,
+    return out | {"snapshot": public(row), "retargeted": followed,
                   "seconds": time.perf_counter() - started}  # fmt: skip
 
 
@@ -230,7 +230,7 @@ def in_background(root: str) -> None:
     )  # fmt: skip
 
 
-def _newest(conn: Connection, project: Project) -> dict[str, Any]:
+def newest(conn: Connection, project: Project) -> dict[str, Any]:
     """The project's newest snapshot; NotFound when the map has none."""
     newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
     if newest is None:
@@ -238,213 +238,7 @@ def _newest(conn: Connection, project: Project) -> dict[str, Any]:
     return newest
 
 
-def _public(row: dict[str, Any]) -> dict[str, Any]:
+def public(row: dict[str, Any]) -> dict[str, Any]:
     keep = ("id", "git_head", "git_parent", "git_dirty", "files", "bytes", "skipped",
             "created_at")  # fmt: skip
     return {k: row[k] for k in keep}
-
-
-def structure(conn: Connection, project: Project, path: str | None = None) -> dict[str, Any]:
-    """The newest snapshot's declarations and references (of one file, with `path`)."""
-    newest = _newest(conn, project)
-    keys_d = ("path", "qualname", "kind", "start_line", "end_line", "digest")
-    keys_r = ("path", "kind", "source", "target", "line")
-    return {
-        "snapshot": _public(newest),
-        "declarations": [dict(zip(keys_d, d, strict=True))
-                         for d in rows.declarations(conn, newest["seq"], path)],
-        "references": [dict(zip(keys_r, r, strict=True))
-                       for r in rows.references(conn, newest["seq"], path)],
-    }  # fmt: skip
-
-
-DEPTH_MAX = 5
-FIND_MAX = 50
-
-
-def find(conn: Connection, project: Project, query: str, limit: int = 20) -> dict[str, Any]:
-    """A starting point: the newest snapshot's declarations and files ranked for a few
-    literal words: a name equal to a word first, then a name starting with one, then names
-    and paths holding every word; shorter names first within a rank."""
-    import re
-
-    words = [w for w in re.split(r"[^\w]+", query.casefold()) if w]
-    if not words:
-        raise InvalidArgument("give a word or a few to look for")
-    if not 1 <= limit <= FIND_MAX:
-        raise InvalidArgument(f"limit is 1-{FIND_MAX}")
-    newest = _newest(conn, project)
-    seq = newest["seq"]
-    scored = []
-
-    def rank(name: str, whole: str) -> int:
-        name, whole = name.casefold(), whole.casefold()
-        if name in words:
-            return 3
-        if any(name.startswith(w) for w in words):
-            return 2
-        return 1 if all(w in whole for w in words) else 0
-
-    for path, qualname, kind, start, end, _ in rows.declarations(conn, seq, None):
-        score = rank(qualname.rsplit(".", 1)[-1], f"{path} {qualname}")
-        if score:
-            scored.append((-score, len(qualname), path, start,
-                           {"name": f"{path}::{qualname}", "kind": kind, "lines": [start, end],
-                            "match": ("", "words", "prefix", "exact")[score]}))  # fmt: skip
-    for path in rows.files_of(conn, seq):
-        score = rank(os.path.splitext(os.path.basename(path))[0], path)
-        if score:
-            scored.append((-score, len(path), path, 0,
-                           {"name": path, "kind": "file",
-                            "match": ("", "words", "prefix", "exact")[score]}))  # fmt: skip
-    scored.sort(key=lambda s: s[:4])
-    return {"snapshot": newest["id"], "query": query, "results": [s[4] for s in scored[:limit]],
-            "total": len(scored)}  # fmt: skip
-
-
-def impact(
-    conn: Connection, project: Project, target: str, depth: int = 2, base: str | None = None
-) -> dict[str, Any]:
-    """What statically depends on `target`, a file or `path::Qualified.name` of the newest
-    snapshot: its importers and callers, then theirs, to `depth`; resolved references only
-    (`resolve`), each cited with the snapshot. The path is spelled as any path is
-    (`pathnames.spelled`: `./x`, absolute, or relative to `base`, the caller's directory)."""
-    from waymark.codemap.resolve import Map, dependents
-
-    if not 1 <= depth <= DEPTH_MAX:
-        raise InvalidArgument(f"depth is 1-{DEPTH_MAX}")
-    newest = _newest(conn, project)
-    seq = newest["seq"]
-    files = list(rows.files_of(conn, seq))
-    declared = rows.declarations(conn, seq, None)
-    path, sep, name = target.partition("::")
-    known = set(files)
-    forms = spelled(path, project.files, base) if project.files else [path]
-    path = next((form for form in forms if form in known), path)
-    if path not in known or (name and (path, name) not in {(d[0], d[1]) for d in declared}):
-        raise NotFound(
-            f"{target!r} is not a file or a declaration of the map's newest snapshot "
-            "(a path, or path::Qualified.name)",
-            target=target,
-        )
-    target = f"{path}{sep}{name}"
-    edges = (rows.all_edges(conn, seq) if rows.resolved(conn, seq)
-             else Map(files, declared, rows.references(conn, seq, None)).edges())  # fmt: skip
-    found = dependents(edges, target, depth)
-    return {"snapshot": newest["id"], "target": target, "depth": depth, "dependents": found}
-
-
-def status(conn: Connection, project: Project, limit: int = 10) -> dict[str, Any]:
-    """The project's newest snapshots (whether each keeps its files) and the rows stored."""
-    found = rows.snapshots(conn, project.id, limit)
-    return {
-        "snapshots": [_public(s) | {"kept": s["kept"]} for s in found],
-        "stored_files": rows.stored_files(conn, project.id),
-        "keep": KEEP,
-    }
-
-
-def changes(
-    conn: Connection,
-    project: Project,
-    *,
-    since: str | None = None,
-    until: str | None = None,
-    path: str | None = None,
-) -> dict[str, Any]:
-    """Files added, removed, modified and renamed from snapshot `since` to `until` (default:
-    the two newest), under `path` when given (a file or a directory)."""
-    newest = rows.snapshots(conn, project.id, 2)
-    if until is None and since is None and len(newest) < 2:
-        raise NotFound("the map has fewer than two snapshots; run `waymark map refresh`")
-    to = _named(conn, project, until) if until else newest[0]
-    fro = _named(conn, project, since) if since else (newest[1] if until is None else None)
-    if fro is None:
-        raise InvalidArgument("give --from with --to")
-    a, b = rows.files_of(conn, fro["seq"]), rows.files_of(conn, to["seq"])
-    if (fro["files"] and not a) or (to["files"] and not b):  # pruned: a header only
-        raise InvalidArgument(f"only the {KEEP} newest snapshots keep their files")
-
-    def under(p: str) -> bool:
-        return path is None or p == path.rstrip("/") or p.startswith(path.rstrip("/") + "/")
-
-    added = sorted(p for p in b if p not in a and under(p))
-    removed = sorted(p for p in a if p not in b and under(p))
-    modified = sorted(p for p in a if p in b and a[p][1] != b[p][1] and under(p))
-    # A rename: a digest held by one file in each snapshot, which left one path and arrived
-    # at another. A digest several files share (empty files, copies) names no identity.
-    from waymark.codemap import moves
-
-    arrived = set(added)
-    digests = ({p: v[1] for p, v in a.items()}, {p: v[1] for p, v in b.items()})
-    renamed = [{"from": p, "to": q} for p, q in moves.renames(*digests).items()
-               if p in removed and q in arrived]  # fmt: skip
-    moved_from = {r["from"] for r in renamed}
-    moved_to = {r["to"] for r in renamed}
-    return {
-        "from": _public(fro), "to": _public(to),
-        "added": [p for p in added if p not in moved_to],
-        "removed": [p for p in removed if p not in moved_from],
-        "modified": modified, "renamed": renamed,
-        **_structure_changes(conn, fro["seq"], to["seq"], a, b, renamed, under),
-    }  # fmt: skip
-
-
-def _structure_changes(
-    conn: Connection,
-    old: int,
-    new: int,
-    a: dict[str, Any],
-    b: dict[str, Any],
-    renamed: list[dict[str, str]],
-    under: Any,
-) -> dict[str, Any]:
-    """Declarations added, removed and modified (its own text changed: a body-only edit
-    too), and resolved relationships added and removed, between two snapshots; a renamed
-    file's declarations are compared under its new path."""
-    from waymark.codemap.resolve import Map
-
-    moved = {r["from"]: r["to"] for r in renamed}
-    before_rows, after_rows = rows.declarations(conn, old, None), rows.declarations(conn, new, None)
-    before = {(moved.get(d[0], d[0]), d[1]): d[5] for d in before_rows}
-    after = {(d[0], d[1]): d[5] for d in after_rows}
-
-    def named(keys: Any) -> list[str]:
-        return sorted(f"{p}::{q}" for p, q in keys if under(p))
-
-    edges = []
-    for seq, files, declared in ((old, a, before_rows), (new, b, after_rows)):
-        found = (rows.all_edges(conn, seq) if rows.resolved(conn, seq)
-                 else Map(list(files), declared, rows.references(conn, seq, None)).edges())  # fmt: skip
-        edges.append({(e["kind"], e["from"], e["to"]) for e in found})
-    if moved:  # an edge that only followed a renamed file is not a change
-
-        def rename(node: str) -> str:
-            path, sep, rest = node.partition("::")
-            return moved.get(path, path) + sep + rest
-
-        edges[0] = {(k, rename(f), rename(t)) for k, f, t in edges[0]}
-
-    def touched(edge: tuple[str, str, str]) -> bool:
-        return under(edge[1].partition("::")[0]) or under(edge[2].partition("::")[0])
-
-    return {
-        "declarations": {
-            "added": named(after.keys() - before.keys()),
-            "removed": named(before.keys() - after.keys()),
-            "modified": named(k for k in after.keys() & before.keys() if after[k] != before[k]),
-        },
-        "relationships": {
-            "added": [{"kind": k, "from": f, "to": t}
-                      for k, f, t in sorted(edges[1] - edges[0]) if touched((k, f, t))],
-            "removed": [{"kind": k, "from": f, "to": t}
-                        for k, f, t in sorted(edges[0] - edges[1]) if touched((k, f, t))],
-        },
-    }  # fmt: skip
-
-
-def _named(conn: Connection, project: Project, snapshot_id: str) -> dict[str, Any]:
-    found = rows.snapshot(conn, project.id, snapshot_id)
-    if found is None:
-        raise NotFound(f"no snapshot {snapshot_id!r} in this project", id=snapshot_id)
-    return found

@@ -140,19 +140,19 @@ def _name_omitted(out: dict[str, Any], ids: dict[str, list[str]], budget: int) -
 def map_answer(conn: Connection, project: Project, request: str, budget: int) -> dict[str, Any]:
     """A code map question (`impact TARGET`, `find WORDS`, `changes [PATH]`), its answer's
     lists cut to `budget` tokens with what was left out counted."""
-    from waymark.codemap import snapshot
+    from waymark.codemap import changes, questions
     from waymark.errors import InvalidArgument
 
     verb, _, rest = request.strip().partition(" ")
     rest = rest.strip()
     if verb == "impact" and rest:
-        answer = snapshot.impact(conn, project, rest)
+        answer = questions.impact(conn, project, rest)
         lists = ["dependents"]
     elif verb == "find" and rest:
-        answer = snapshot.find(conn, project, rest)
+        answer = questions.find(conn, project, rest)
         lists = ["results"]
     elif verb == "changes":
-        answer = snapshot.changes(conn, project, path=rest or None)
+        answer = changes.changes(conn, project, path=rest or None)
         lists = ["added", "removed", "modified", "renamed"]
     else:
         raise InvalidArgument(
