@@ -18,31 +18,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-_PARSERS: dict[str, Any] = {}
-
-
-def _parser(language: str) -> Any:
-    if language not in _PARSERS:
-        import tree_sitter
-
-        if language == "javascript":
-            import tree_sitter_javascript
-
-            grammar = tree_sitter_javascript.language()
-        else:
-            import tree_sitter_typescript
-
-            grammar = (
-                tree_sitter_typescript.language_tsx()
-                if language == "tsx"
-                else tree_sitter_typescript.language_typescript()
-            )
-        _PARSERS[language] = tree_sitter.Parser(tree_sitter.Language(grammar))
-    return _PARSERS[language]
-
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace")
+from waymark.codemap import grammars
+from waymark.codemap.grammars import node_text
 
 
 def _dotted(node: Any) -> bool:
@@ -62,7 +39,7 @@ FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generat
 
 def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """(declarations, references) of one module's source, as `python.extract` gives them."""
-    tree = _parser(language).parse(source)
+    tree = grammars.parser(language).parse(source)
     declarations: list[tuple[Any, ...]] = []
     references: list[tuple[Any, ...]] = []
 
@@ -78,23 +55,23 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
             kind = child.type
             name = child.child_by_field_name("name")
             if kind in FUNCTIONS and name is not None:
-                inner = declare(_text(name), "function", child, scope)
+                inner = declare(node_text(name), "function", child, scope)
                 walk(child, inner, False)
             elif kind in CLASSES and name is not None:
-                inner = declare(_text(name), "class", child, scope)
+                inner = declare(node_text(name), "class", child, scope)
                 walk(child, inner, True)
             elif kind == "method_definition" and in_class and name is not None:
-                inner = declare(_text(name), "method", child, scope)
+                inner = declare(node_text(name), "method", child, scope)
                 walk(child, inner, False)
             elif kind == "variable_declarator" and name is not None and name.type == "identifier":
                 value = child.child_by_field_name("value")
                 if value is not None and value.type in FUNCTION_VALUES:
-                    inner = declare(_text(name), "function", child, scope)
+                    inner = declare(node_text(name), "function", child, scope)
                     walk(value, inner, False)
                 else:
                     walk(child, scope, in_class)
             elif kind == "export_statement" and child.child_by_field_name("source") is not None:
-                module = _text(child.child_by_field_name("source")).strip("'\"`")
+                module = node_text(child.child_by_field_name("source")).strip("'\"`")
                 line = child.start_point[0] + 1
                 clause = next((c for c in child.named_children if c.type == "export_clause"), None)
                 spaced = next((c for c in child.named_children if c.type == "namespace_export"),
@@ -103,13 +80,13 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                     for spec in clause.named_children:
                         exported, local = (spec.child_by_field_name(f) for f in ("name", "alias"))
                         if spec.type == "export_specifier" and exported is not None:
-                            alias = f" as {_text(local)}" if local is not None else ""
+                            alias = f" as {node_text(local)}" if local is not None else ""
                             references.append(
-                                ("export", here, f"{module}:{_text(exported)}{alias}", line)
+                                ("export", here, f"{module}:{node_text(exported)}{alias}", line)
                             )
                 elif spaced is not None:
                     named = spaced.named_children[0] if spaced.named_children else None
-                    alias = f" as {_text(named)}" if named is not None else ""
+                    alias = f" as {node_text(named)}" if named is not None else ""
                     references.append(("export", here, module + alias, line))
                 else:
                     references.append(("export", here, f"{module}:*", line))
@@ -117,7 +94,7 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                 source_node = child.child_by_field_name("source")
                 if source_node is None:
                     continue
-                module = _text(source_node).strip("'\"`")
+                module = node_text(source_node).strip("'\"`")
                 line = child.start_point[0] + 1
                 clause = next((c for c in child.named_children if c.type == "import_clause"), None)
                 if clause is None:
@@ -125,28 +102,30 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                     continue
                 for part in clause.named_children:
                     if part.type == "identifier":
-                        references.append(("import", here, f"{module}:default as {_text(part)}",
+                        references.append(("import", here, f"{module}:default as {node_text(part)}",
                                            line))  # fmt: skip
                     elif part.type == "namespace_import":
                         local = next((c for c in part.named_children if c.type == "identifier"),
                                      None)  # fmt: skip
-                        alias = f" as {_text(local)}" if local is not None else ""
+                        alias = f" as {node_text(local)}" if local is not None else ""
                         references.append(("import", here, module + alias, line))
                     elif part.type == "named_imports":
                         for spec in part.named_children:
                             imported = spec.child_by_field_name("name")
                             local = spec.child_by_field_name("alias")
-                            alias = f" as {_text(local)}" if local is not None else ""
+                            alias = f" as {node_text(local)}" if local is not None else ""
                             if spec.type == "import_specifier" and imported is not None:
                                 references.append(
-                                    ("import", here, f"{module}:{_text(imported)}{alias}", line)
+                                    ("import", here, f"{module}:{node_text(imported)}{alias}", line)
                                 )
             else:
                 if kind in ("call_expression", "new_expression"):
                     field = "function" if kind == "call_expression" else "constructor"
                     function = child.child_by_field_name(field)
                     if function is not None and _dotted(function):
-                        references.append(("call", here, _text(function), child.start_point[0] + 1))
+                        references.append(
+                            ("call", here, node_text(function), child.start_point[0] + 1)
+                        )
                 walk(child, scope, in_class)
 
     walk(tree.root_node, [], False)

@@ -30,23 +30,23 @@ import hashlib
 from typing import Any
 
 from waymark.base.record import record
+from waymark.codemap import grammars
+from waymark.codemap.grammars import node_text
 
-# grammar: (module, function); types: node type -> kind of a declaration that qualifies
+# (a language's grammar is in `grammars`) types: node type -> kind of a declaration that qualifies
 # its members; functions: node types that declare a function (a method inside a type);
 # scopes: node types walked through without qualifying (namespaces, modules, templates);
 # calls: node type -> (object field or "", name field) of what it calls.
-Spec = record("Spec", "grammar types functions scopes calls")
+Spec = record("Spec", "types functions scopes calls")
 
 SPECS: dict[str, Any] = {
     "go": Spec(
-        ("tree_sitter_go", "language"),
         {},  # type_spec is handled in `_go_type`
         ("function_declaration", "method_declaration"),
         (),
         {"call_expression": ("", "function")},
     ),
     "rust": Spec(
-        ("tree_sitter_rust", "language"),
         {
             "struct_item": "struct",
             "enum_item": "enum",
@@ -58,7 +58,6 @@ SPECS: dict[str, Any] = {
         {"call_expression": ("", "function")},
     ),
     "c": Spec(
-        ("tree_sitter_c", "language"),
         {"struct_specifier": "struct", "enum_specifier": "enum", "union_specifier": "struct"},
         ("function_definition",),
         (
@@ -72,7 +71,6 @@ SPECS: dict[str, Any] = {
         {"call_expression": ("", "function")},
     ),
     "cpp": Spec(
-        ("tree_sitter_cpp", "language"),
         {
             "class_specifier": "class",
             "struct_specifier": "struct",
@@ -93,7 +91,6 @@ SPECS: dict[str, Any] = {
         {"call_expression": ("", "function"), "new_expression": ("", "type")},
     ),
     "csharp": Spec(
-        ("tree_sitter_c_sharp", "language"),
         {
             "class_declaration": "class",
             "struct_declaration": "struct",
@@ -106,7 +103,6 @@ SPECS: dict[str, Any] = {
         {"invocation_expression": ("", "function"), "object_creation_expression": ("", "type")},
     ),
     "java": Spec(
-        ("tree_sitter_java", "language"),
         {
             "class_declaration": "class",
             "interface_declaration": "interface",
@@ -119,7 +115,6 @@ SPECS: dict[str, Any] = {
         {"method_invocation": ("object", "name"), "object_creation_expression": ("", "type")},
     ),
     "php": Spec(
-        ("tree_sitter_php", "language_php"),
         {
             "class_declaration": "class",
             "interface_declaration": "interface",
@@ -153,31 +148,13 @@ NAMES = {
 SEPARATORS = {".", "::", "->", "\\", "?.", "?->"}
 SELF = {"self": "self", "Self": "self", "$this": "this", "this": "this", "static": "self"}
 
-_PARSERS: dict[str, Any] = {}
-
-
-def _parser(language: str) -> Any:
-    if language not in _PARSERS:
-        import importlib
-
-        import tree_sitter
-
-        module, function = SPECS[language].grammar
-        grammar = getattr(importlib.import_module(module), function)()
-        _PARSERS[language] = tree_sitter.Parser(tree_sitter.Language(grammar))
-    return _PARSERS[language]
-
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace")
-
 
 def chain(node: Any | None, receiver: str | None = None) -> str | None:
     """A name or chain of names as dotted text (`util.pad`, `this.load`), else None."""
     if node is None:
         return None
     if node.type in NAMES:
-        text = _text(node).lstrip("\\")
+        text = node_text(node).lstrip("\\")
         if receiver and text == receiver:
             return "this"
         return SELF.get(text, text) if text else None
@@ -204,8 +181,8 @@ def _go_receiver(node: Any) -> tuple[str | None, str | None]:
     while kind is not None and kind.type in ("pointer_type", "generic_type"):
         kind = kind.named_children[0] if kind.named_children else None
     variable = param.child_by_field_name("name")
-    return (_text(kind) if kind is not None else None,
-            _text(variable) if variable is not None else None)  # fmt: skip
+    return (node_text(kind) if kind is not None else None,
+            node_text(variable) if variable is not None else None)  # fmt: skip
 
 
 def _declarator_name(node: Any) -> str | None:
@@ -219,17 +196,17 @@ def _declarator_name(node: Any) -> str | None:
                 return None
             if inner.type in ("identifier", "field_identifier", "destructor_name",
                               "operator_name"):  # fmt: skip
-                return _text(inner)
+                return node_text(inner)
             if inner.type == "qualified_identifier":
                 parts = []
                 while inner is not None and inner.type == "qualified_identifier":
                     scope = inner.child_by_field_name("scope")
                     if scope is not None:
-                        parts.append(_text(scope).split("<")[0])
+                        parts.append(node_text(scope).split("<")[0])
                     inner = inner.child_by_field_name("name")
                 if inner is None:
                     return None
-                return ".".join([*parts, _text(inner)])
+                return ".".join([*parts, node_text(inner)])
             return None
         declarator = declarator.child_by_field_name("declarator")
     return None
@@ -238,7 +215,7 @@ def _declarator_name(node: Any) -> str | None:
 def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """(declarations, references) of one file's source, as `python.extract` gives them."""
     spec = SPECS[language]
-    tree = _parser(language).parse(source)
+    tree = grammars.parser(language).parse(source)
     declarations: list[tuple[Any, ...]] = []
     references: list[tuple[Any, ...]] = []
 
@@ -261,11 +238,11 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                 if language == "go" and kind == "method_declaration":
                     owner_type, inner_receiver = _go_receiver(child)
                     owner = [owner_type] if owner_type else scope
-                    name = _text(name_node) if name_node is not None else None
+                    name = node_text(name_node) if name_node is not None else None
                 elif language in ("c", "cpp"):
                     name = _declarator_name(child)
                 elif name_node is not None:
-                    name = _text(name_node)
+                    name = node_text(name_node)
                 if name:
                     qualified = [*owner, *name.split(".")]
                     method = in_type or owner is not scope or "." in name
@@ -274,7 +251,7 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                     continue
             elif kind in spec.types and name_node is not None:
                 if language not in ("c", "cpp") or child.child_by_field_name("body") is not None:
-                    qualified = [*scope, _text(name_node)]
+                    qualified = [*scope, node_text(name_node)]
                     declare(qualified, spec.types[kind], child)
                     walk(child, qualified, True, receiver)
                     continue
@@ -282,7 +259,7 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                 body = child.child_by_field_name("type")
                 found = {"struct_type": "struct", "interface_type": "interface"}
                 if body is not None and body.type in found:
-                    declare([*scope, _text(name_node)], found[body.type], child)
+                    declare([*scope, node_text(name_node)], found[body.type], child)
                     continue
             elif language == "rust" and kind == "impl_item":
                 implemented = chain(child.child_by_field_name("type"))
@@ -319,8 +296,8 @@ def _string(node: Any) -> str | None:
     for child in node.named_children:
         if child.type in ("interpreted_string_literal_content", "string_content",
                           "string_value", "raw_string_literal_content"):  # fmt: skip
-            return _text(child)
-    text = _text(node)
+            return node_text(child)
+    text = node_text(node)
     return text[1:-1] if len(text) >= 2 else None
 
 
@@ -331,7 +308,7 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
         if kind == "package_clause":
             name = next((c for c in node.named_children if c.type == "package_identifier"), None)
             if name is not None:
-                refer("package", here, _text(name), node)
+                refer("package", here, node_text(name), node)
             return True
         if kind != "import_spec":
             return False
@@ -342,7 +319,7 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
             if alias is not None and alias.type == "dot":
                 target += ":*"
             elif alias is not None and alias.type == "package_identifier":
-                target += f" as {_text(alias)}"
+                target += f" as {node_text(alias)}"
             refer("import", here, target, node)
         return True
     if language == "rust":
@@ -358,7 +335,7 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
             return False
         path = node.child_by_field_name("path")
         if path is not None:
-            text = _text(path) if path.type == "system_lib_string" else _string(path)
+            text = node_text(path) if path.type == "system_lib_string" else _string(path)
             if text:
                 refer("import", here, text, node)
         return True
@@ -375,7 +352,7 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
         target = chain(named[-1]) if named else None
         if target:
             if alias is not None:
-                target += f" as {_text(alias)}"
+                target += f" as {node_text(alias)}"
             elif any(c.type == "static" for c in node.children):
                 target += ":*"  # a type: its static members come into scope
             refer("import", here, target, node)
@@ -422,7 +399,7 @@ def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
                          if c is not alias and c.type in ("name", "qualified_name")), None)  # fmt: skip
             if name:
                 target = f"{prefix}.{name}" if group is not None and prefix else name
-                refer("import", here, target + (f" as {_text(alias)}" if alias else ""), node)
+                refer("import", here, target + (f" as {node_text(alias)}" if alias else ""), node)
         return True
     return False
 
@@ -447,16 +424,16 @@ def _rust_use(node: Any | None, prefix: str) -> list[str]:
     if kind == "self" and prefix:  # `use a::{self, b}`: `a` itself
         return [prefix]
     if kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
-        return [join(_text(node))]
+        return [join(node_text(node))]
     if kind == "use_as_clause":
         path, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
-        return [f"{join(_text(path))} as {_text(alias)}"] if path and alias else []
+        return [f"{join(node_text(path))} as {node_text(alias)}"] if path and alias else []
     if kind == "use_wildcard":
         inner = next(iter(node.named_children), None)
-        return [join(_text(inner)) + ":*"] if inner is not None else []
+        return [join(node_text(inner)) + ":*"] if inner is not None else []
     if kind == "scoped_use_list":
         path = node.child_by_field_name("path")
-        inner = join(_text(path)) if path is not None else prefix
+        inner = join(node_text(path)) if path is not None else prefix
         return _rust_use(node.child_by_field_name("list"), inner)
     if kind == "use_list":
         return [t for child in node.named_children for t in _rust_use(child, prefix)]

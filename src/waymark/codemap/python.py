@@ -16,22 +16,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-_PARSER: Any = None
-
-
-def _parser() -> Any:
-    """tree-sitter and its Python grammar, loaded the first time a file is parsed."""
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
-        import tree_sitter_python
-
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
-    return _PARSER
-
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace")
+from waymark.codemap import grammars
+from waymark.codemap.grammars import node_text
 
 
 def _dotted(node: Any) -> bool:
@@ -48,15 +34,15 @@ def _imported(item: Any) -> str:
     """An imported name as written, `name as alias` when renamed."""
     if item.type == "aliased_import":
         name, alias = item.child_by_field_name("name"), item.child_by_field_name("alias")
-        return f"{_text(name)} as {_text(alias)}"
-    return _text(item)
+        return f"{node_text(name)} as {node_text(alias)}"
+    return node_text(item)
 
 
 def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, str, int]]]:
     """(declarations [(qualified name, kind, first line, last line, SHA-256 of its text)],
     references [(kind import | call, enclosing declaration or None, target, line)]) of one
     module's source."""
-    tree = _parser().parse(source)
+    tree = grammars.parser("python").parse(source)
     declarations: list[tuple[Any, ...]] = []
     references: list[tuple[str, Any, str, int]] = []
 
@@ -69,7 +55,7 @@ def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, 
                 body = child.child_by_field_name("body")
                 if name is None or body is None:
                     continue
-                qualified = [*scope, _text(name)]
+                qualified = [*scope, node_text(name)]
                 is_class = kind == "class_definition"
                 span = child.parent if child.parent.type == "decorated_definition" else child
                 declarations.append((
@@ -91,7 +77,7 @@ def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, 
                 module = child.child_by_field_name("module_name")
                 if module is None:
                     continue
-                base = _text(module)
+                base = node_text(module)
                 if any(c.type == "wildcard_import" for c in child.named_children):
                     references.append(("import", here, f"{base}:*", child.start_point[0] + 1))
                 for item in child.children_by_field_name("name"):
@@ -102,7 +88,9 @@ def extract(source: bytes) -> tuple[list[tuple[Any, ...]], list[tuple[str, Any, 
                 if kind == "call":
                     function = child.child_by_field_name("function")
                     if function is not None and _dotted(function):
-                        references.append(("call", here, _text(function), child.start_point[0] + 1))
+                        references.append(
+                            ("call", here, node_text(function), child.start_point[0] + 1)
+                        )
                 walk(child, scope, in_class)
 
     walk(tree.root_node, [], False)
