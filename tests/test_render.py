@@ -21,7 +21,7 @@ def test_a_packet_says_how_many_lines_its_budget_left_out():
 
 
 def test_a_rule_line_says_its_text_once_when_the_title_is_its_beginning():
-    from waymark.packets.sections import said_once
+    from waymark.packets.lines import said_once
 
     long = "Always run the migrations in a transaction and never against production " * 2
     cut = long.strip()[:79].rstrip() + "…"

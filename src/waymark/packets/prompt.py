@@ -56,7 +56,9 @@ def prompt_packet(
     from waymark.handoff import ledger
     from waymark.packets import sections
     from waymark.packets.briefing import file_memories
+    from waymark.packets.lines import memory_line
     from waymark.packets.render import Section, render
+    from waymark.packets.seen import note_injected
     from waymark.projects import git, pathnames
     from waymark.recall import ranked
     from waymark.recall.floor import relevant_hits
@@ -101,14 +103,14 @@ def prompt_packet(
     parts = [
         Section(
             "For the files you named",
-            [sections.memory_line(m) for m in scoped],
+            [memory_line(m) for m in scoped],
             500,
             0,
             [(m.id, f"path match: {m.scope_target}") for m in scoped],
         ),
         Section(
             "What depends on what you named",
-            [line for _, line in impact] + [sections.memory_line(m) for m in around],
+            [line for _, line in impact] + [memory_line(m) for m in around],
             300,
             0,
             [(None, "the code map's static dependents")] * len(impact)
@@ -116,7 +118,7 @@ def prompt_packet(
         ),
         Section(
             "Relevant memories",
-            [sections.memory_line(m) for m in relevant],
+            [memory_line(m) for m in relevant],
             900,
             0,
             [(h.memory.id, why_recalled(h)) for h in chosen],
@@ -126,7 +128,7 @@ def prompt_packet(
     if not text:
         return None
     if writable:
-        sections.note_injected(
+        note_injected(
             conn, session_id, [m.id for m in scoped + around + relevant if m.id in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
             others=[k for k, line in impact if line in text],

@@ -1,49 +1,20 @@
-"""The sections of a SessionStart packet, each a list of lines in priority order."""
+"""The sections of a SessionStart packet, each a list of lines in priority order (the line
+helpers every packet uses are `lines`; what a shown packet records is `seen`)."""
 
 from __future__ import annotations
 
-from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.base.record import record
+from waymark.packets.lines import memory_line
 from waymark.packets.render import fence_text
 from waymark.storage import checkpoints as handoffs
-from waymark.storage import connection as db
 from waymark.storage import sessions
-from waymark.storage.events import count_use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from waymark.packets.render import Section
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
     from waymark.storage.memories import Memory
-
-
-def memory_line(m: Memory) -> str:
-    """`- [warning · src/db.py · 2026-11-20 · id 01JD…] Title: content`, on one line."""
-    where = f" · {m.scope_target}" if m.scope_target else ""
-    text = said_once(m.title, m.content)
-    evidence = ""
-    if m.evidence:
-        first = m.evidence[0]
-        evidence = f" (evidence: {first.get('path') or first.get('command') or first.get('url')})"
-    return (
-        f"- [{m.type}{where} · {m.event_time[:10]} · id {m.id}] {fence_text(text)[:600]}{evidence}"
-    )
-
-
-def said_once(title: str, content: str) -> str:
-    """`Title: content`, or the content alone where the title is only its beginning (a title
-    made from the first 80 characters, cut with "…"), or the title alone where they agree."""
-    title, body = " ".join(title.split()), " ".join(content.split())
-    stem = title.removesuffix("…").rstrip()
-    if body == title or not body:
-        return title
-    if stem and body.startswith(stem):
-        return body
-    return f"{title}: {body}"
 
 
 Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes files", defaults=((),))
@@ -252,47 +223,3 @@ def work_map(conn: Connection, session_id: str) -> list[str]:
         fence_text("- " + "; ".join(said[i : i + STEPS_PER_LINE]))
         for i in range(0, len(said), STEPS_PER_LINE)
     ]
-
-
-def seen_prefix(agent_id: str | None) -> str:
-    """What a subagent's seen items and receipts are keyed by: its id, redacted, since the
-    id is stored (and so goes into backups and exports) and clients do not promise its shape."""
-    if not agent_id:
-        return ""
-    from waymark.base.redact import scrub
-
-    return scrub(agent_id)[0] + ":"
-
-
-def note_injected(
-    conn: Connection,
-    session_id: str,
-    memory_ids: list[str],
-    *,
-    receipt: tuple[str, str, str, str, list[Section]] | None = None,
-    others: Sequence[str] = (),
-    new_session: str | None = None,
-    agent_id: str | None = None,
-) -> None:
-    """Remember what this session has seen (never inject twice), count the use, and keep
-    the packet's receipt: `receipt` is (project id, hook, packet kind, text, sections).
-    `new_session` (its client) opens the session's row first, in the same transaction; a
-    subagent's (`agent_id`) seen items are its own, apart from the parent's."""
-    if not memory_ids and not others and receipt is None:
-        return
-    stamp = clock.now()
-    prefix = seen_prefix(agent_id)
-    with db.write(conn):
-        if new_session is not None and receipt is not None:
-            sessions.insert_session(conn, session_id, new_session, receipt[0], stamp, None, None)
-        sessions.add_injected(conn, session_id, [prefix + k for k in [*memory_ids, *others]])
-        count_use(conn, memory_ids, stamp)
-        if receipt is not None:
-            from waymark.packets.render import receipts
-
-            project_id, hook, kind, text, parts = receipt
-            lines = receipts(text, parts)
-            if lines:
-                sessions.add_receipts(
-                    conn, clock.new_id(), stamp, project_id, session_id, hook, kind, lines
-                )

@@ -36,7 +36,7 @@ def start_session(
     """Open the session's ledger and return the text to inject for this `source`, if any.
     With `record` False (capture read-only) nothing is written, only read."""
     from waymark.handoff import ledger
-    from waymark.packets import sections
+    from waymark.packets.seen import note_injected
     from waymark.projects import git
 
     source = source or "startup"
@@ -89,7 +89,7 @@ def start_session(
     if not text:
         return None
     if writable:
-        sections.note_injected(
+        note_injected(
             conn, session_id, [m for m in shown[0] if m in text],
             receipt=(project.id, "SessionStart", source, text, shown[1]),
         )  # fmt: skip
@@ -210,6 +210,7 @@ def subagent_packet(
     context is not the parent's)."""
     from waymark import settings
     from waymark.packets import sections
+    from waymark.packets.seen import note_injected
     from waymark.storage.connection import read_only
 
     if settings.get(conn, "packet.subagent") != "small":
@@ -229,7 +230,7 @@ def subagent_packet(
     if record and not read_only(conn):
         from waymark.storage.sessions import session_exists
 
-        sections.note_injected(
+        note_injected(
             conn,
             session_id,
             [memory_id for memory_id, _ in rules[1] if memory_id and memory_id in text],

@@ -66,7 +66,7 @@ def tool_packet(
         return None, None
     seen = sessions.injected(conn, session_id)
     if agent_id:  # a subagent's context is its own: what it was shown carries its id
-        from waymark.packets.sections import seen_prefix
+        from waymark.packets.seen import seen_prefix
 
         prefix = seen_prefix(agent_id)
         seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
@@ -86,8 +86,8 @@ def tool_packet(
     if not (fresh or approaches or failures or warnings or impact):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
+    from waymark.packets.lines import memory_line
     from waymark.packets.render import Section, render
-    from waymark.packets.sections import memory_line
     from waymark.storage.connection import read_only
 
     # Titles and reasons name no command text or path: they are kept in the receipts, and a
@@ -128,7 +128,7 @@ def tool_packet(
     if not text:
         return None, ask
     if record and not read_only(conn):
-        from waymark.packets.sections import note_injected
+        from waymark.packets.seen import note_injected
 
         note_injected(
             conn,
