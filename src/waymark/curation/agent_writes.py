@@ -78,18 +78,23 @@ def hold(
 ) -> tuple[dict[str, Any], bool]:
     """A write whose text reads as an instruction to the agent (`draft.flags`) as a candidate
     (kind `flagged`): the memory exists only once a person approves it."""
-    fields = {
+    why = "; ".join(draft.flags)
+    return queue(
+        conn, project, _fields_of(draft), supersedes=supersedes, session_id=session_id,
+        kind="flagged",
+        reason=f"reads as an instruction to the agent ({why}); kept out of packets until approved",
+    )  # fmt: skip
+
+
+def _fields_of(draft: Draft) -> dict[str, Any]:
+    """The candidate's fields of a validated, redacted draft: what approving it writes."""
+    return {
         "type": draft.type, "content": draft.content, "title": draft.title,
         "scope": draft.scope_type, "target": draft.scope_target, "tags": draft.tags,
         "priority": draft.priority, "pinned": draft.pinned, "evidence": draft.evidence,
         "valid_until": draft.valid_until, "key": draft.key, "agent": draft.agent,
         "git_branch": draft.git_branch, "source_ref": draft.source_ref,
     }  # fmt: skip
-    why = "; ".join(draft.flags)
-    return queue(
-        conn, project, fields, supersedes=supersedes, session_id=session_id, kind="flagged",
-        reason=f"reads as an instruction to the agent ({why}); kept out of packets until approved",
-    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,9 @@ class Held:
 
     def to_dict(self) -> dict[str, Any]:
         queued = {k: self.candidate[k] for k in ("id", "action", "status")}
-        return {"queued": queued, "created": self.created, "flags": self.flags,
-                "similar": [], "redactions": 0}  # fmt: skip
+        flags = {"flags": self.flags} if self.flags else {}
+        return {"queued": queued, "created": self.created, **flags, "similar": [],
+                "redactions": 0}  # fmt: skip
 
 
 def save(
@@ -113,14 +119,20 @@ def save(
     *,
     supersedes: str | None = None,
     session_id: str | None = None,
+    confirm: bool = False,
 ) -> Saved | Held:
-    """The write as a memory, or held for review when its text reads as an instruction to
-    the agent: what every face that writes a person's or an agent's memory calls."""
+    """The write as a memory; or held for review: when its text reads as an instruction to
+    the agent (kind `flagged`), or with `confirm` (the agent's write in the capture mode
+    `confirm`, kind `agent`). What every face that writes a memory calls."""
     if draft.flags:
         if supersedes:
             store.get(conn, supersedes)  # NotFound now, not at review
         row, new = hold(conn, project, draft, supersedes=supersedes, session_id=session_id)
         return Held(row, new, draft.flags)
+    if confirm:
+        row, new = queue(conn, project, _fields_of(draft), supersedes=supersedes,
+                         session_id=session_id)  # fmt: skip
+        return Held(row, new, [])
     if supersedes:
         return store.supersede(conn, project, supersedes, draft)
     return store.remember(conn, project, draft)

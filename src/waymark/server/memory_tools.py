@@ -187,21 +187,10 @@ def remember(
             session_id=origin["session_id"],
             git_branch=origin["git_branch"],
         )
-        if queue and not draft.flags:  # a flagged write is held as `flagged`, more telling
-            fields = {
-                "type": type, "content": content, "title": title, "scope": scope,
-                "target": target, "tags": _many(tags), "priority": priority, "pinned": pinned,
-                "evidence": draft.evidence, "valid_until": valid_until, "key": key,
-                "agent": agent, "git_branch": draft.git_branch,
-            }  # fmt: skip
-            done = agent_writes.queue(
-                conn, proj, fields, supersedes=supersedes,
-                session_id=state.session_for(conn, proj),
-            )  # fmt: skip
-            return cast(Saved, _queued(*done))
         saved = agent_writes.save(
-            conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"]
-        )
+            conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"],
+            confirm=queue,
+        )  # fmt: skip
     state.index_missing(proj.id)
     return cast(Saved, saved.to_dict())
 
