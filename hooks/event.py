@@ -43,6 +43,20 @@ class Event(_Fields):
     __slots__ = ()
 
 
+_ID_CHARS = frozenset("0123456789abcdefABCDEF-")
+
+
+def stored_id(value: str) -> str:
+    """An id from the payload as it may be stored: the clients send UUIDs (kept as they
+    are, at no cost); anything else goes through the redactor first, as every stored field
+    does, since an id keys rows that backups and exports carry."""
+    if not value or set(value) <= _ID_CHARS:
+        return value
+    from waymark.base.redact import scrub
+
+    return scrub(value)[0]
+
+
 def from_payload(
     client: str,
     data: dict,
@@ -57,7 +71,7 @@ def from_payload(
     return Event(
         client=client,
         name=data.get("hook_event_name") or name,
-        session_id=str(data.get("session_id") or ""),
+        session_id=stored_id(str(data.get("session_id") or "")),
         cwd=data.get("cwd"),
         source=data.get("source"),
         prompt=data.get("prompt"),
@@ -69,7 +83,7 @@ def from_payload(
         error=error if isinstance(error, str) else None,
         stop_hook_active=bool(data.get("stop_hook_active")),
         reason=data.get("reason") or data.get("trigger"),
-        agent_id=str(data["agent_id"]) if data.get("agent_id") else None,
+        agent_id=stored_id(str(data["agent_id"])) if data.get("agent_id") else None,
         agent_type=str(data["agent_type"]) if data.get("agent_type") else None,
         last_message=last if isinstance(last := data.get("last_assistant_message"), str) else None,
     )

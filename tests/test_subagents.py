@@ -98,3 +98,11 @@ def test_a_subagent_id_shaped_like_a_secret_is_stored_redacted(conn, enabled, re
     assert hook("PreToolUse", data).stdout == b""  # still once: the redacted id still matches
     rows = conn.execute("SELECT * FROM session_injected WHERE session_id = 'p4'").fetchall()
     assert rows and secret not in repr(rows) and "[REDACTED:github_token]" in repr(rows)
+
+
+def test_a_session_id_shaped_like_a_secret_is_stored_redacted(conn, enabled, repo):
+    secret = "sk-proj-" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6"
+    start = payload("claude-code", "SessionStart", cwd=str(repo), session_id=f"s-{secret}")
+    assert hook("SessionStart", start).returncode == 0
+    rows = conn.execute("SELECT id FROM sessions").fetchall()
+    assert rows and secret not in repr(rows) and "[REDACTED:openai_key]" in repr(rows)
