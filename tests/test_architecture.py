@@ -23,9 +23,10 @@ FOLDERS = {
     "waymark.installers": ROOT / "installers",
     "waymark": ROOT / "src" / "waymark",
 }
-SEAM = "waymark.storage"
+# The storage seam: SQLite (`storage`) and its PostgreSQL sibling for the team store.
+SEAM = ("waymark.storage", "waymark.teamstore")
 ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server")
-SEAM_MAY_IMPORT = ("waymark.storage", "waymark.base", "waymark.errors", "waymark.home")
+SEAM_MAY_IMPORT = ("waymark.base", "waymark.errors", "waymark.home")
 HEAVY = (
     "pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx", "tree_sitter",
 )  # fmt: skip
@@ -143,9 +144,48 @@ def test_only_the_storage_seam_imports_apsw_or_runs_sql(name):
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if inside(m, SEAM)))
 def test_the_seam_imports_no_domain_module(name):
+    own = next(p for p in SEAM if inside(name, p))  # its own package; never the sibling
     ours = {i for i in imports(name) if inside(i, "waymark")}
-    strays = sorted(i for i in ours if not inside(i, SEAM_MAY_IMPORT))
+    strays = sorted(i for i in ours if not inside(i, (own, *SEAM_MAY_IMPORT)))
     assert strays == [], f"{name} imports {strays}"
+
+
+def _public_functions(name: str) -> dict[str, list[str]]:
+    """A module's public functions (and classes, as callables) with their argument names."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found: dict[str, list[str]] = {}
+    for node in tree.body:
+        if getattr(node, "name", "_").startswith("_"):
+            continue
+        if isinstance(node, ast.FunctionDef):
+            found[node.name] = [a.arg for a in node.args.args + node.args.kwonlyargs]
+        elif isinstance(node, ast.ClassDef):
+            found[node.name] = []
+    return found
+
+
+@pytest.mark.parametrize(
+    "name", sorted(m for m in MODULES if inside(m, "waymark.teamstore") and not is_package(m))
+)
+def test_the_team_store_implements_the_seams_functions_by_name(name):
+    """A team store module mirrors the SQLite module of its name: each function it shares
+    with it takes the same arguments, and the functions only PostgreSQL has are listed."""
+    sqlite = "waymark.storage." + name.rsplit(".", 1)[1]
+    assert sqlite in MODULES, f"{name} has no SQLite sibling {sqlite}"
+    ours, theirs = _public_functions(name), _public_functions(sqlite)
+    for function, args in ours.items():
+        if function in theirs:
+            assert [a for a in args if a in theirs[function]] == [
+                a for a in theirs[function] if a in args
+            ], f"{name}.{function} takes its arguments in another order than {sqlite}'s"
+    only_here = sorted(set(ours) - set(theirs))
+    assert only_here == TEAM_ONLY.get(name, []), f"{name}: functions SQLite lacks: {only_here}"
+
+
+# What only the team store has (a server's questions); everything else is the seam's names.
+TEAM_ONLY = {
+    "waymark.teamstore.connection": ["can_write", "driver", "server_version"],
+}
 
 
 @pytest.mark.parametrize("name", library())
@@ -210,14 +250,14 @@ FLOORS = (
     ("waymark.errors",),
     ("waymark.home",),
     ("waymark.base",),
-    ("waymark.storage",),
+    ("waymark.storage", "waymark.teamstore"),
     ("waymark.settings",),
     ("waymark.projects",),
     ("waymark.memories",),
     ("waymark.codemap", "waymark.recall"),
     ("waymark.curation",),
     ("waymark.handoff",),
-    ("waymark.packets", "waymark.data"),
+    ("waymark.packets", "waymark.data", "waymark.team"),
     ("waymark.health",),
     ("waymark.hooks", "waymark.server", "waymark.installers", "waymark.cli", "waymark.__main__"),
 )

@@ -176,6 +176,19 @@ class DataHomeUnusable(WaymarkError):
     code = "data_home_unusable"
 
 
+class TeamNotConnected(WaymarkError):
+    """No team store is connected (`waymark team connect URL`, or WAYMARK_TEAM_URL)."""
+
+    code = "team_not_connected"
+
+
+class TeamUnreachable(WaymarkError):
+    """The team store cannot be reached or refused the connection (host, role, password,
+    TLS): nothing was changed on either side."""
+
+    code = "team_unreachable"
+
+
 class CaptureRefused(WaymarkError):
     """Capture is read-only or off here: the agent's tools may read, not write."""
 

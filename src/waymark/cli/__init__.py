@@ -24,11 +24,14 @@ from waymark.cli import (
     project,
     recall,
     setup,
+    team,
 )
 from waymark.cli.common import Context, emit_error
 from waymark.errors import InternalError, UsageError, WaymarkError
 
-COMMAND_MODULES = (memory, observe, recall, checkpoint, curation, codemap, project, data, setup)
+COMMAND_MODULES = (
+    memory, observe, recall, checkpoint, curation, codemap, project, data, team, setup,
+)  # fmt: skip
 
 
 class Parser(argparse.ArgumentParser):

@@ -37,7 +37,30 @@ def run_all(
     out += project_config()
     out += native_memory()
     out += [*model(), warm_server(), server_log(), timed_hook()]
+    out += team_store()
     return out
+
+
+def team_store() -> list[dict[str, str]]:
+    """The team store, when one is connected: it answers, its schema fits, this role writes."""
+    from waymark.team import link
+
+    found = link.status()
+    if not found["connected"]:
+        return []
+    where = f"{found['store']} (from {found['from']})"
+    if not found["reachable"]:
+        return [finding("team store", FAIL, f"{where}: {found['why']}",
+                        "check the host, the role and its password (~/.pgpass), then "
+                        "`waymark team status`")]  # fmt: skip
+    schema = found["schema"]
+    if schema["server"] > schema["client"]:
+        return [finding("team store", FAIL,
+                        f"{where}: the server's schema is {schema['server']}, this Waymark's "
+                        f"{schema['client']}", "install the Waymark the rest of the team runs")]  # fmt: skip
+    role = "writes" if found["writes"] else "reads only (a read-only role)"
+    return [finding("team store", OK,
+                    f"{where}: PostgreSQL {found['server']}, schema {schema['server']}, {role}")]  # fmt: skip
 
 
 SERVER_LINES = 3

@@ -1,0 +1,96 @@
+"""`waymark team connect|status|disconnect`: which team store this machine syncs with."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from waymark.cli.common import Context, add_command, emit
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "team",
+        common,
+        handler=cmd_team_status,
+        help="the team store this machine shares memories through (PostgreSQL): connect, "
+        "status, disconnect",
+        example="waymark team connect postgresql://alice@db.example.com/team?sslmode=require",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=False)
+    connect = add_command(
+        actions,
+        "connect",
+        common,
+        handler=cmd_team_connect,
+        help="check a team store (reach it, bring its schema up, see whether you may write) "
+        "and keep it, without its password, for this machine",
+        example="waymark team connect postgresql://alice@db.example.com/team?sslmode=require",
+    )
+    connect.add_argument(
+        "url",
+        help="postgresql://USER@HOST:PORT/DATABASE[?sslmode=...] (a password in it is used "
+        "once and never kept: ~/.pgpass, a service file or PGPASSWORD supply it later)",
+    )
+    add_command(
+        actions,
+        "status",
+        common,
+        handler=cmd_team_status,
+        help="the team store, whether it answers, its schema, and whether you may write",
+        example="waymark team status --json",
+    )
+    add_command(
+        actions,
+        "disconnect",
+        common,
+        handler=cmd_team_disconnect,
+        help="stop syncing with the team store (every local memory stays)",
+        example="waymark team disconnect",
+    )
+
+
+def cmd_team_connect(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.team import link
+
+    done = link.connect(args.url)
+    lines = [f"team store {done['store']}: connected (PostgreSQL {done['server']})", *_facts(done)]
+    lines += [f"note: {n}" for n in done["notes"]]
+    emit(done, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.team import link
+
+    found = link.status()
+    if not found["connected"]:
+        emit(found, ctx.as_json, "no team store: `waymark team connect postgresql://...`")
+        return 0
+    lines = [f"team store  {found['store']} (from {found['from']})"]
+    if found["options"]:
+        lines.append("options     " + ", ".join(f"{k}={v}" for k, v in found["options"].items()))
+    if not found["reachable"]:
+        lines.append(f"reachable   no: {found['why']}")
+    else:
+        lines += [f"reachable   yes (PostgreSQL {found['server']})", *_facts(found)]
+    emit(found, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def _facts(found: dict[str, Any]) -> list[str]:
+    schema = found["schema"]
+    said = f"schema      {schema['server']} on the server, {schema['client']} here"
+    if schema["server"] < schema["client"]:
+        said += " (the server's is brought up at the next connect or sync)"
+    writes = "yes" if found["writes"] else "no: this role may only read (recall, never write)"
+    return [said, f"writes      {writes}"]
+
+
+def cmd_team_disconnect(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.team import link
+
+    done = link.disconnect()
+    emit(done, ctx.as_json, f"disconnected from {done['disconnected']}; every local memory stays")
+    return 0

@@ -1,0 +1,1 @@
+"""Team memory: a shared PostgreSQL store beside every machine's local file."""
