@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -144,3 +146,40 @@ def call_tool(cwd, name: str, args: dict):
         return asyncio.run(go())
     finally:
         state.close()
+
+
+# --- a private PostgreSQL with pgvector for the team tests (pgserver) -----------------
+
+PASSWORD = "Tr0ub4dor-" + "x9Q2"  # the role `alice` signs in with it (scram)
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory):
+    """One private PostgreSQL for the session: a socket in a temporary folder, `trust` for
+    the superuser, a password for `alice`, and `reader`, who may only read."""
+    psycopg = pytest.importorskip("psycopg", reason="the team store needs psycopg (dev extra)")
+    pgserver = pytest.importorskip("pgserver", reason="the tests' PostgreSQL is pgserver's")
+    runtime = tmp_path_factory.mktemp("runtime")
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver's platformdirs asks
+    folder = tmp_path_factory.mktemp("pg")
+    server = pgserver.get_server(str(folder), cleanup_mode="stop")
+    hba = pathlib.Path(folder) / "pg_hba.conf"
+    hba.write_text("local all alice scram-sha-256\n" + hba.read_text(), encoding="utf-8")
+    with psycopg.connect(server.get_uri(), autocommit=True) as c:
+        c.execute(f"CREATE ROLE alice LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
+        c.execute("CREATE ROLE reader LOGIN")
+        c.execute("SELECT pg_reload_conf()")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def store(postgres):
+    """A fresh database of that server: (conninfo as the superuser, its name)."""
+    import psycopg
+
+    name = "team_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres.get_uri(), autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    socket = psycopg.conninfo.conninfo_to_dict(postgres.get_uri())["host"]
+    return f"postgresql://postgres@/{name}?host={socket}", name, socket

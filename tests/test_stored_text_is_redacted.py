@@ -40,6 +40,7 @@ FREE_TEXT = {
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
 STRUCTURAL = {
+    "team_sync": {"store", "machine", "last_sync"},
     "projects": {"id", "kind", "name", "root", "created_at", "identity", "notice"},
     "memories": {"id", "project_id", "type", "scope_type", "scope_target", "status", "actor",
                  "client", "session_id", "valid_until", "event_time", "created_at",

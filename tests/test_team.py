@@ -9,48 +9,18 @@ import os
 import pathlib
 import subprocess
 import sys
-import uuid
 
 import pytest
 
 psycopg = pytest.importorskip("psycopg", reason="the team store needs psycopg (the dev extra)")
 pgserver = pytest.importorskip("pgserver", reason="the tests' PostgreSQL is pgserver's")
 
+from conftest import PASSWORD  # noqa: E402
 from waymark import home  # noqa: E402
 from waymark.errors import SchemaTooNew, TeamNotConnected, TeamUnreachable  # noqa: E402
 from waymark.team import link  # noqa: E402
 from waymark.teamstore import connection as team_db  # noqa: E402
 from waymark.teamstore import migrations as team_migrations  # noqa: E402
-
-PASSWORD = "Tr0ub4dor-" + "x9Q2"  # the role `alice` signs in with it (scram)
-
-
-@pytest.fixture(scope="session")
-def postgres(tmp_path_factory):
-    """One private PostgreSQL for the session: a socket in a temporary folder, `trust` for
-    the superuser, a password for `alice`, and `reader`, who may only read."""
-    runtime = tmp_path_factory.mktemp("runtime")
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))  # pgserver's platformdirs asks
-    folder = tmp_path_factory.mktemp("pg")
-    server = pgserver.get_server(str(folder), cleanup_mode="stop")
-    hba = pathlib.Path(folder) / "pg_hba.conf"
-    hba.write_text("local all alice scram-sha-256\n" + hba.read_text(), encoding="utf-8")
-    with psycopg.connect(server.get_uri(), autocommit=True) as c:
-        c.execute(f"CREATE ROLE alice LOGIN SUPERUSER PASSWORD '{PASSWORD}'")
-        c.execute("CREATE ROLE reader LOGIN")
-        c.execute("SELECT pg_reload_conf()")
-    yield server
-    server.cleanup()
-
-
-@pytest.fixture
-def store(postgres):
-    """A fresh database of that server: (conninfo as the superuser, its name)."""
-    name = "team_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(postgres.get_uri(), autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    socket = psycopg.conninfo.conninfo_to_dict(postgres.get_uri())["host"]
-    return f"postgresql://postgres@/{name}?host={socket}", name, socket
 
 
 def test_connect_keeps_the_store_without_a_password_and_says_how_to_supply_it(store):

@@ -9,6 +9,7 @@ from waymark.cli.common import Context, add_command, emit
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    register_sync(commands, common)
     p = add_command(
         commands,
         "team",
@@ -51,6 +52,40 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
 
 
+def register_sync(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "sync",
+        common,
+        handler=cmd_sync,
+        help="send this project's new memories to the team store and bring the team's here "
+        "(a project shared by `[team] share = true` in its .waymark.toml)",
+        example="waymark sync --dry-run",
+    )
+    p.add_argument("--dry-run", action="store_true", help="count what would move; move nothing")
+
+
+def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.team import sync
+
+    project = ctx.project(create=not args.dry_run)  # a first sync brings the team's memories
+    done = sync.sync(ctx.conn, project, dry_run=args.dry_run)
+    verb = "would send" if args.dry_run else "sent"
+    lines = [
+        f"{done['project_key']}: {verb} {done['pushed']} memory events"
+        + (f", {done['blocked']} kept here (they hold what the redactor flagged)"
+           if done["blocked"] else ""),
+        f"{'would bring' if args.dry_run else 'brought'} {done['pulled']} from the team"
+        + ("" if args.dry_run else f" ({done['applied']} applied)")
+        + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"
+           if done.get("conflicts") else ""),
+    ]  # fmt: skip
+    if done.get("read_only"):
+        lines.insert(0, "this role may only read: nothing was sent")
+    emit(done, ctx.as_json, "\n".join(lines))
+    return 0
+
+
 def cmd_team_connect(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.team import link
 
@@ -75,6 +110,17 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"reachable   no: {found['why']}")
     else:
         lines += [f"reachable   yes (PostgreSQL {found['server']})", *_facts(found)]
+    project = ctx.read_project()
+    if project is not None:
+        from waymark.team import sync
+
+        here = found["project"] = sync.status_of(ctx.conn, project)
+        if here.get("shared"):
+            when = (here["last_sync"] or "never")[:16].replace("T", " ")
+            lines.append(f"this project {here['project_key']}: last sync {when}, "
+                         f"{here['unsent']} memory events not sent yet")  # fmt: skip
+        elif here:
+            lines.append(f"this project not shared: {here['why']}")
     emit(found, ctx.as_json, "\n".join(lines))
     return 0
 

@@ -29,10 +29,11 @@ ACTIONS = ("add", "supersede", "archive")
 # What proposes: a command's repeated failure and fix, an import from a client's own memory,
 # a consolidation, feedback that a memory is stale or wrong, an opt-in session summary, an
 # insight from a pattern of errors, an agent's own write in the confirm capture mode, a write
-# whose text reads as an instruction to the agent (`memories.injection`).
+# whose text reads as an instruction to the agent (`memories.injection`), a team member's
+# revision of a memory this machine revised too (`team.sync`).
 KINDS = (
     "failure_fix", "import", "consolidation", "feedback", "summary", "insight", "agent",
-    "flagged",
+    "flagged", "conflict",
 )  # fmt: skip
 STATUSES = ("pending", "approved", "rejected")
 REASON_MAX = 500

@@ -106,6 +106,34 @@ def last_event_of(
     return None
 
 
+MEMORY_OPS = ("remember", "supersede", "import", "edit", "retarget", "archive", "unarchive",
+              "erase")  # fmt: skip
+
+
+def events_after(conn: apsw.Connection, seq: int, limit: int) -> list[dict[str, Any]]:
+    """The memory events after `seq`, oldest first (a sync's outbox): seq, at, op,
+    project_id, memory_id, actor, detail."""
+    keys = ("seq", "at", "op", "project_id", "memory_id", "actor", "detail")
+    marks = ", ".join("?" * len(MEMORY_OPS))
+    out = []
+    for row in conn.execute(
+        "SELECT seq, at, op, project_id, memory_id, actor, detail FROM events"
+        f" WHERE seq > ? AND memory_id IS NOT NULL AND op IN ({marks}) ORDER BY seq LIMIT ?",
+        (seq, *MEMORY_OPS, limit),
+    ):
+        item = dict(zip(keys, row, strict=True))
+        item["detail"] = json.loads(item["detail"]) if item["detail"] else {}
+        out.append(item)
+    return out
+
+
+def last_seq(conn: apsw.Connection) -> int:
+    """The newest audit event's seq (0: none yet)."""
+    for (seq,) in conn.execute("SELECT max(seq) FROM events"):
+        return int(seq or 0)
+    return 0
+
+
 def event_with(conn: apsw.Connection, op: str, key: str, value: str) -> str | None:
     """The memory of the newest `op` event whose detail has `key` equal to `value`."""
     row: Any = conn.execute(

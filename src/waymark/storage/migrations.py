@@ -648,6 +648,19 @@ WHERE status = 'active' AND supersedes IS NOT NULL
                       AND priority > 0));
 """
 
+M028_TEAM_SYNC = """
+-- Team sync (#25): where this replica stands with each team store it syncs with. `machine`
+-- is this replica's id in the team's events; `pushed_seq` the last local events.seq sent
+-- (the outbox is the audit log after it); `pulled_seq` the last team event applied here.
+CREATE TABLE team_sync (
+    store       TEXT PRIMARY KEY,
+    machine     TEXT NOT NULL,
+    pushed_seq  INTEGER NOT NULL DEFAULT 0,
+    pulled_seq  INTEGER NOT NULL DEFAULT 0,
+    last_sync   TEXT
+) WITHOUT ROWID;
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -677,6 +690,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m025_map_languages_edges", M025_MAP_LANGUAGES_EDGES),
     ("m026_project_aliases", M026_PROJECT_ALIASES),
     ("m027_capture_confirm", M027_CAPTURE_CONFIRM),
+    ("m028_team_sync", M028_TEAM_SYNC),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -7,7 +7,8 @@ from __future__ import annotations
 M001_BASE = """
 CREATE EXTENSION IF NOT EXISTS vector;
 
--- One row per shared memory revision, as the machine that wrote it stored it; revisions are
+-- One row per shared memory revision: the record as the machine that wrote it stored it
+-- (`record`), with what the server searches and filters on beside it. Revisions are
 -- immutable but for their status (superseded, archived), as in the local file.
 CREATE TABLE team_memories (
     id            TEXT PRIMARY KEY,
@@ -15,23 +16,15 @@ CREATE TABLE team_memories (
     type          TEXT NOT NULL,
     title         TEXT NOT NULL,
     content       TEXT NOT NULL,
-    scope_type    TEXT NOT NULL,
-    scope_target  TEXT,
-    tags          JSONB NOT NULL DEFAULT '[]',
-    priority      INTEGER NOT NULL DEFAULT 0,
-    pinned        BOOLEAN NOT NULL DEFAULT false,
-    status        TEXT NOT NULL DEFAULT 'active',
+    status        TEXT NOT NULL,
     supersedes    TEXT,
     superseded_by TEXT,
-    key           TEXT,
-    event_time    TEXT NOT NULL,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT NOT NULL,
     content_hash  TEXT NOT NULL,
+    record        JSONB NOT NULL,
+    updated_at    TEXT NOT NULL,
     -- Authorship, stamped by the server side of the sync: who, which machine, which client.
     author        TEXT NOT NULL DEFAULT current_user,
-    machine       TEXT,
-    client        TEXT,
+    machine       TEXT NOT NULL,
     tsv           tsvector GENERATED ALWAYS AS (
                       to_tsvector('simple', title || ' ' || content)) STORED,
     embedding     vector(384)

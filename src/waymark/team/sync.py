@@ -1,0 +1,249 @@
+"""`waymark sync`: this project's memories to the team store and the team's back.
+
+The outbox is the local audit log: every memory write is an event, and the events after
+`pushed_seq` are what this replica has not sent. A push sends each one's memory revision as
+it stands (immutable text, current status) with an event id of its own (`<machine>:<seq>`),
+so sending twice changes nothing; the local cursor moves only after the server committed.
+A pull applies the team's events after `pulled_seq` (other machines' only), in order, in one
+local transaction with the cursor: a crash anywhere leaves either nothing or everything
+applied, and the next sync goes on from there. Nothing acknowledged locally is ever lost.
+
+What is shared is explicit: a project whose `.waymark.toml` says `[team] share = true`,
+known to every machine by its name there (else its repository's identity). Global memories
+never leave the machine. A revision holding anything the redactor flagged (a
+`[REDACTED:...]` marker, or a secret the redactor finds now) never leaves the machine
+either: it is counted as blocked, never sent.
+
+Two machines replacing the same memory from the same revision is a conflict, never a silent
+overwrite: the revision pulled second becomes a candidate (kind `conflict`) naming both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from waymark.base import clock, redact
+from waymark.errors import InvalidArgument, TeamNotConnected
+from waymark.projects.resolve import Project
+from waymark.storage import connection as db
+from waymark.storage import events as local_events
+from waymark.storage import memories as local_memories
+from waymark.storage import teamsync
+from waymark.storage.connection import Connection
+from waymark.team import link
+from waymark.teamstore import connection as team_db
+from waymark.teamstore import events as team_events
+from waymark.teamstore import memories as team_memories
+
+BATCH = 500
+
+
+def project_key(conn: Connection, project: Project) -> str:
+    """How every machine knows this project in the team store; InvalidArgument when it is
+    not shared (`[team] share = true` in its `.waymark.toml`)."""
+    from waymark.projects.ignore import nearest_table
+
+    found = nearest_table(project.files, project.files, "team") if project.files else None
+    share = found[1].get("share") if found else None
+    if share is not True:
+        raise InvalidArgument(
+            "this project is not shared: add `[team]` with `share = true` to its "
+            ".waymark.toml (its memories stay on this machine until then)"
+        )
+    if project.name:
+        return f"name:{project.name}"
+    from waymark.storage.projects import project_row
+
+    identity = (project_row(conn, project.id) or {}).get("identity")
+    if not identity:
+        raise InvalidArgument(
+            'this project has no name and no repository identity yet: add `name = "..."` '
+            "to its .waymark.toml so every machine finds the same team project"
+        )
+    return str(identity)
+
+
+def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[str, Any]:
+    """Push this project's unsent memory events, then pull the team's; what moved."""
+    found = link.configured()
+    if found is None:
+        raise TeamNotConnected("no team store here: `waymark team connect postgresql://...`")
+    conninfo, _ = found
+    key = project_key(conn, project)
+    store = hashlib.sha256(link.split_password(conninfo)[0].encode()).hexdigest()[:16]
+    slot = f"{store}/{project.id}"
+    state = teamsync.sync_state(conn, slot)
+    if state is None and not dry_run:
+        with db.write(conn):
+            teamsync.start_sync(conn, slot, clock.new_id())
+        state = teamsync.sync_state(conn, slot)
+    machine, pushed, pulled, _ = state or ("(new)", 0, 0, None)
+    pg = team_db.connect(conninfo, migrate=not dry_run)
+    try:
+        report = {"project_key": key, "machine": machine, "dry_run": dry_run}
+        if team_db.can_write(pg):
+            report |= _push(conn, pg, project, key, slot, machine, pushed, dry_run)
+        else:
+            report |= {"pushed": 0, "blocked": 0, "read_only": True}
+        report |= _pull(conn, pg, project, key, slot, machine, pulled, dry_run)
+    finally:
+        pg.close()
+    return report
+
+
+def _blocked(memory: dict[str, Any]) -> bool:
+    """True when the revision holds anything the redactor flagged: it never leaves."""
+    texts = [memory.get("title") or "", memory.get("content") or "", memory.get("key") or "",
+             memory.get("source_ref") or "", json.dumps(memory.get("tags") or []),
+             json.dumps(memory.get("evidence") or [])]  # fmt: skip
+    return any("[REDACTED:" in t or redact.scrub(t)[1] for t in texts)
+
+
+def _push(
+    conn: Connection, pg: Any, project: Project, key: str, slot: str, machine: str,
+    since: int, dry_run: bool,
+) -> dict[str, Any]:  # fmt: skip
+    sent = blocked = 0
+    while True:
+        batch = local_events.events_after(conn, since, BATCH)
+        if not batch:
+            break
+        revisions: dict[str, dict[str, Any]] = {}
+        events = []
+        for event in batch:
+            memory = local_memories.get_memory(conn, event["memory_id"])
+            if memory is None or memory.project_id != project.id:
+                continue  # another project's, or a global memory: never shared from here
+            record = memory.to_dict()
+            if _blocked(record):
+                blocked += 1
+                continue
+            revisions[memory.id] = record
+            events.append({
+                "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
+                "project_key": key, "memory_id": memory.id, "machine": machine,
+                "client": record.get("client"), "payload": {"actor": event["actor"]},
+            })  # fmt: skip
+        since = batch[-1]["seq"]
+        sent += len(events)
+        if dry_run:
+            continue
+        if events:
+            with team_db.write(pg):
+                for record in revisions.values():
+                    team_memories.insert_memory(pg, record, key, machine)
+                team_events.add_events(pg, events)
+        with db.write(conn):  # only once the server has them: a crash re-sends, harmlessly
+            teamsync.set_pushed(conn, slot, since, clock.now())
+    return {"pushed": sent, "blocked": blocked}
+
+
+def _pull(
+    conn: Connection, pg: Any, project: Project, key: str, slot: str, machine: str,
+    since: int, dry_run: bool,
+) -> dict[str, Any]:  # fmt: skip
+    pulled = applied = conflicts = 0
+    while True:
+        batch = team_events.events_after(pg, since, BATCH, project_keys=[key], machine=machine)
+        if not batch:
+            break
+        records = [team_memories.get_memory(pg, e["memory_id"]) for e in batch]
+        pulled += len(batch)
+        since = batch[-1]["seq"]
+        if dry_run:
+            continue
+        with db.write(conn):  # every event of the batch and the cursor, or none of them
+            for record in records:
+                if record is None:
+                    continue
+                outcome = _apply(conn, project, record)
+                applied += outcome == "applied"
+                conflicts += outcome == "conflict"
+            teamsync.set_pulled(conn, slot, since, clock.now())
+    return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
+
+
+def _apply(conn: Connection, project: Project, record: dict[str, Any]) -> str:
+    """One revision from the team into the local file, inside the caller's transaction:
+    "applied", "unchanged" or "conflict"."""
+    author, sender = record.pop("_author"), record.pop("_machine")
+    record.pop("_project_key", None)
+    local = local_memories.get_memory(conn, record["id"])
+    stamp = clock.now()
+    if local is not None:
+        if record["updated_at"] <= local.updated_at or record["status"] == local.status:
+            return "unchanged"
+        _take_status(conn, record, stamp)
+        return "applied"
+    old_id = record.get("supersedes")
+    old = local_memories.get_memory(conn, old_id) if old_id else None
+    if old is not None and old.superseded_by not in (None, record["id"]):
+        _conflict(conn, project, record, old, author, sender)
+        return "conflict"
+    fields = {**record, "project_id": project.id, "client": f"team:{author}"}
+    memory = local_memories.Memory(**{k: fields.get(k) for k in local_memories.FIELDS})
+    local_memories.insert_memory(conn, memory)
+    if old is not None and old.status == "active":
+        local_memories.mark_superseded(conn, old.id, record["id"], stamp)
+    local_events.log_event(
+        conn, "team.pull", project_id=project.id, memory_id=record["id"], actor="import",
+        author=author, machine=sender,
+    )  # fmt: skip
+    return "applied"
+
+
+def _take_status(conn: Connection, record: dict[str, Any], stamp: str) -> None:
+    status = record["status"]
+    if status == "archived":
+        local_memories.mark_archived(conn, record["id"], stamp)
+    elif status == "active":
+        local_memories.mark_active(conn, record["id"], stamp)
+    elif status == "superseded" and record.get("superseded_by"):
+        local_memories.mark_superseded(conn, record["id"], record["superseded_by"], stamp)
+    elif status == "erased":
+        local_memories.erase_payload(conn, record["id"], record.get("erased_reason") or "", stamp)
+
+
+def _conflict(
+    conn: Connection, project: Project, record: dict[str, Any], old: Any, author: str,
+    sender: str,
+) -> None:  # fmt: skip
+    from waymark.curation import candidates
+
+    fields = {k: record[k] for k in ("type", "title", "content", "tags", "priority", "key")
+              if record.get(k) not in (None, "", [])}  # fmt: skip
+    candidates.propose(
+        conn,
+        project.id,
+        kind="conflict",
+        action="supersede",
+        fields=fields,
+        sources=[old.superseded_by],
+        reason=(
+            f"a team conflict: {old.id} was replaced here by {old.superseded_by} and by "
+            f"{author} (machine {sender[:10]}) as {record['id']}; approving puts theirs in "
+            "place of ours"
+        ),
+        fingerprint=f"conflict:{record['id']}",
+    )
+
+
+def status_of(conn: Connection, project: Project) -> dict[str, Any]:
+    """Where this project stands with the team store: its key, the cursors, what waits to
+    be sent (for `team status` and `doctor`)."""
+    found = link.configured()
+    if found is None:
+        return {}
+    try:
+        key = project_key(conn, project)
+    except InvalidArgument as exc:
+        return {"shared": False, "why": exc.message}
+    store = hashlib.sha256(link.split_password(found[0])[0].encode()).hexdigest()[:16]
+    state = teamsync.sync_state(conn, f"{store}/{project.id}")
+    pushed = state[1] if state else 0
+    waiting = sum(1 for e in local_events.events_after(conn, pushed, 100_000)
+                  if e["project_id"] == project.id)  # fmt: skip
+    return {"shared": True, "project_key": key, "last_sync": state[3] if state else None,
+            "unsent": waiting}  # fmt: skip

@@ -1,0 +1,43 @@
+"""SQL for `team_events`: the team's event log, each event applied once by its id (the
+sibling of `storage.events`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def add_events(conn: Any, events: list[dict[str, Any]]) -> int:
+    """Append events the server has not seen (by `event_id`); how many were new."""
+    added = 0
+    for event in events:
+        cur = conn.execute(
+            "INSERT INTO team_events (event_id, at, op, project_key, memory_id, machine,"
+            " client, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (event_id) DO NOTHING",
+            (event["event_id"], event["at"], event["op"], event["project_key"],
+             event["memory_id"], event["machine"], event.get("client"),
+             json.dumps(event.get("payload", {}))),
+        )  # fmt: skip
+        added += cur.rowcount
+    return added
+
+
+def events_after(
+    conn: Any, seq: int, limit: int, *, project_keys: list[str], machine: str
+) -> list[dict[str, Any]]:
+    """The team's events after `seq` for these projects, oldest first, but this machine's
+    own (it has them): seq, event_id, at, op, project_key, memory_id, author, machine."""
+    keys = ("seq", "event_id", "at", "op", "project_key", "memory_id", "author", "machine")
+    rows = conn.execute(
+        "SELECT seq, event_id, at, op, project_key, memory_id, author, machine FROM team_events"
+        " WHERE seq > %s AND project_key = ANY(%s) AND machine <> %s ORDER BY seq LIMIT %s",
+        (seq, project_keys, machine, limit),
+    ).fetchall()
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def last_seq(conn: Any) -> int:
+    """The newest event's seq on the server (0: none yet)."""
+    row = conn.execute("SELECT coalesce(max(seq), 0) FROM team_events").fetchone()
+    return int(row[0])

@@ -1,0 +1,170 @@
+"""`waymark sync` between three machines (three data homes and three checkouts) and one team
+store on a real PostgreSQL: every machine ends with every shared memory, nothing twice,
+secrets never leave, a conflict is a candidate, offline writes converge later, and kill -9
+in the middle of a sync loses nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import git_env
+
+pytest.importorskip("psycopg", reason="the team store needs psycopg (the dev extra)")
+
+TOML = 'name = "shop"\n\n[team]\nshare = true\n'
+
+
+class Machine:
+    """One machine: its own data home and its own checkout of the shop repository."""
+
+    def __init__(self, root, name: str, url: str):
+        self.home = root / f"{name}-home"
+        self.repo = root / f"{name}-repo"
+        self.repo.mkdir()
+        (self.repo / ".waymark.toml").write_text(TOML, encoding="utf-8")
+        (self.repo / "README.md").write_text("# shop\n", encoding="utf-8")
+        self.env = {**git_env(root), "WAYMARK_HOME": str(self.home)}
+        self.env.pop("WAYMARK_TEAM_URL", None)
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+            subprocess.run(["git", "-C", str(self.repo), *args], check=True, env=self.env)
+        assert self.run("team", "connect", url).returncode == 0
+
+    def run(self, *args, env=None):
+        return subprocess.run([sys.executable, "-m", "waymark", *args], cwd=self.repo,
+                              env=env or self.env, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    def json(self, *args):
+        done = self.run(*args, "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.loads(done.stdout)
+
+    def remember(self, text, *extra):
+        return self.json("remember", "--type", "decision", "--content", text, *extra)["memory"]
+
+    def sync(self):
+        return self.json("sync")
+
+    def active(self):
+        found = self.json("list", "--limit", "100")["results"]
+        return sorted(m["content"] for m in found)
+
+
+@pytest.fixture
+def team(store, tmp_path):
+    conninfo, _, _ = store
+    return [Machine(tmp_path, name, conninfo) for name in ("ann", "bob", "cyd")]
+
+
+def _server_counts(conninfo):
+    import psycopg
+
+    with psycopg.connect(conninfo) as c:
+        events = c.execute("SELECT count(*), count(DISTINCT event_id) FROM team_events").fetchone()
+        memories = c.execute("SELECT count(*) FROM team_memories").fetchone()[0]
+        text = c.execute("SELECT coalesce(string_agg(record::text, ' '), '') FROM team_memories")
+        return events, memories, text.fetchone()[0]
+
+
+def test_three_machines_converge_and_nothing_arrives_twice(team, store):
+    ann, bob, cyd = team
+    ann.remember("Money is integer cents")
+    ann.remember("Refunds go through the ledger")
+    bob.remember("The API listens on 8080")
+    first = [m.sync() for m in (ann, bob, cyd)] + [ann.sync()]
+    assert first[0]["pushed"] == 2 and first[1]["pushed"] == 1 and first[1]["applied"] == 2
+    assert first[3]["applied"] == 1  # ann gets bob's
+    want = ["Money is integer cents", "Refunds go through the ledger", "The API listens on 8080"]
+    assert ann.active() == bob.active() == cyd.active() == want
+    said = ann.run("team", "status").stdout
+    assert "this project name:shop: last sync 20" in said and "0 memory events not sent" in said
+    again = [m.sync() for m in (ann, bob, cyd)]
+    assert all(r["pushed"] == 0 and r["applied"] == 0 for r in again)
+    (events, distinct), memories, _ = _server_counts(store[0])
+    assert events == distinct == 3 and memories == 3
+    listed = bob.json("list")["results"]
+    theirs = next(m for m in listed if m["content"] == "Money is integer cents")
+    assert theirs["client"] == "team:postgres"  # authorship, stamped by the server side
+
+
+def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
+    ann, bob, cyd = team
+    base = ann.remember("Deploys need the VPN")
+    ann.sync(), bob.sync(), cyd.sync()
+    ann.json("supersede", base["id"], "--content", "Deploys need the VPN and a reviewer")
+    ann.sync()
+    assert bob.sync()["applied"] == 1
+    assert bob.active() == ["Deploys need the VPN and a reviewer"]
+    # cyd revised the same memory from the same revision, before seeing ann's
+    cyd.json("supersede", base["id"], "--content", "Deploys need the VPN and a second key")
+    done = cyd.sync()
+    assert done["conflicts"] == 1 and cyd.active() == ["Deploys need the VPN and a second key"]
+    (waiting,) = cyd.json("candidates", "--kind", "conflict")["results"]
+    assert "a team conflict" in waiting["reason"] and base["id"] in waiting["reason"]
+    assert waiting["fields"]["content"] == "Deploys need the VPN and a reviewer"
+
+
+def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
+    ann, bob, _ = team
+    ann.remember("the staging token is ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8")
+    ann.remember("Staging resets nightly")
+    done = ann.sync()
+    assert (done["pushed"], done["blocked"]) == (1, 1)
+    assert "REDACTED" not in _server_counts(store[0])[2]
+    bob.sync()
+    assert bob.active() == ["Staging resets nightly"]
+
+
+def test_a_project_not_shared_syncs_nothing_and_says_how(team):
+    ann = team[0]
+    (ann.repo / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
+    done = ann.run("sync", "--json")
+    assert done.returncode == 1 and "share = true" in json.loads(done.stdout)["message"]
+
+
+def test_offline_writes_wait_and_converge_when_the_store_answers(team):
+    ann, bob, _ = team
+    offline = {
+        **ann.env,
+        "WAYMARK_TEAM_URL": f"postgresql://x@/db?host={ann.home}&connect_timeout=2",
+    }
+    ann.remember("Written on the train")
+    failed = ann.run("sync", "--json", env=offline)
+    assert failed.returncode == 1 and json.loads(failed.stdout)["code"] == "team_unreachable"
+    assert ann.json("sync", "--dry-run")["pushed"] == 1  # still waiting, nothing lost
+    assert ann.sync()["pushed"] == 1
+    bob.sync()
+    assert bob.active() == ["Written on the train"]
+
+
+def test_kill_9_during_sync_loses_nothing_and_duplicates_nothing(team, store):
+    ann, bob, _ = team
+    rng = random.Random(7)
+    written = []
+    started = time.monotonic()
+    for round_ in range(12):
+        if time.monotonic() - started > 60:
+            break
+        for machine in (ann, bob):
+            text = f"{machine.home.name} fact {round_}"
+            machine.remember(text)
+            written.append(text)
+            process = subprocess.Popen([sys.executable, "-m", "waymark", "sync"],
+                                       cwd=machine.repo, env=machine.env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            time.sleep(rng.uniform(0.05, 0.6))
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+    for _ in range(2):
+        ann.sync(), bob.sync()
+    assert ann.active() == bob.active() == sorted(written)
+    (events, distinct), memories, _ = _server_counts(store[0])
+    assert events == distinct == len(written) and memories == len(written)
