@@ -168,3 +168,27 @@ def test_kill_9_during_sync_loses_nothing_and_duplicates_nothing(team, store):
     assert ann.active() == bob.active() == sorted(written)
     (events, distinct), memories, _ = _server_counts(store[0])
     assert events == distinct == len(written) and memories == len(written)
+
+
+def test_team_recall_searches_the_server_by_words_and_meaning(team, store):
+    import psycopg
+
+    ann, bob, _ = team
+    ann.remember("Money is stored as integer cents, never floats")
+    ann.remember("The deploy script retries twice before paging")
+    ann.remember("Refunds are written to the ledger first")
+    assert ann.run("index").returncode == 0  # vectors, which the sync sends along
+    ann.sync()
+    with psycopg.connect(store[0]) as c:
+        assert c.execute("SELECT count(embedding) FROM team_memories").fetchone()[0] == 3
+    found = bob.json("recall", "integer cents", "--team")
+    assert found["semantic"] is True and found["project_key"] == "name:shop"
+    top = found["results"][0]
+    assert top["memory"]["content"].startswith("Money is stored") and top["author"] == "postgres"
+    lexical = bob.json("recall", "ledger refunds", "--team", "--lexical")
+    assert lexical["semantic"] is False
+    assert [r["memory"]["content"] for r in lexical["results"]] == [
+        "Refunds are written to the ledger first"
+    ]
+    text = bob.run("recall", "deploy", "--team").stdout
+    assert "postgres: The deploy script retries twice" in text

@@ -71,6 +71,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--lexical", action="store_true", help="skip semantic search")
     p.add_argument(
+        "--team", action="store_true",
+        help="search the team store for this shared project (full text and meaning, on the "
+        "server), with who wrote each",
+    )  # fmt: skip
+    p.add_argument(
         "--batch",
         metavar="FILE",
         help='evaluate: JSON lines {"qid", "query", "project"} -> {"qid", "ranked"}',
@@ -135,6 +140,20 @@ def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:
 BATCH_MIN = 10
 
 
+def _team_recall(args: argparse.Namespace, ctx: Context, project: Any) -> int:
+    from waymark.team.recall import team_recall
+
+    if project is None:  # a machine that joins the team before its first write here
+        project = ctx.project(create=True)
+    found = team_recall(ctx.conn, project, args.query, limit=args.limit, semantic=not args.lexical)
+    lines = [
+        f"{r['memory']['id']}  {r['memory']['type']:10} {r['author']}: {r['memory']['title']}"
+        for r in found["results"]
+    ] or [f"no team memory of {found['project_key']} matches"]
+    emit(found, ctx.as_json, "\n".join(lines))
+    return 0
+
+
 def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if args.batch:
         return _batch(args, ctx)
@@ -143,6 +162,8 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     if args.query is None:
         raise UsageError("give a QUERY, --batch FILE, or --explain --packet ID|last")
     project = ctx.read_project()
+    if args.team:
+        return _team_recall(args, ctx, project)
     if project is None:
         text = "nothing remembered here: this directory is not a Waymark project yet"
         emit({"semantic": False, "results": []}, ctx.as_json, text)

@@ -131,13 +131,29 @@ def _push(
         if dry_run:
             continue
         if events:
+            vectors = _vectors(conn, list(revisions))
             with team_db.write(pg):
                 for record in revisions.values():
-                    team_memories.insert_memory(pg, record, key, machine)
+                    team_memories.insert_memory(pg, record, key, machine, vectors.get(record["id"]))
                 team_events.add_events(pg, events)
         with db.write(conn):  # only once the server has them: a crash re-sends, harmlessly
             teamsync.set_pushed(conn, slot, since, clock.now())
     return {"pushed": sent, "blocked": blocked}
+
+
+def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, list[float]]:
+    """The local vectors of these memories (for team recall), by memory id."""
+    from waymark.recall.embed import MODEL_DIM, MODEL_ID
+    from waymark.recall.vectors import unpack
+    from waymark.storage.memories import rowids_of
+    from waymark.storage.vectors import get_vectors
+
+    rowids = rowids_of(conn, memory_ids)
+    by_rowid = {rowid: memory_id for memory_id, rowid in rowids.items()}
+    out = {}
+    for rowid, _, blob in get_vectors(conn, MODEL_ID, MODEL_DIM, list(by_rowid)):
+        out[by_rowid[rowid]] = unpack(bytes(blob), MODEL_DIM)
+    return out
 
 
 def _pull(

@@ -7,19 +7,27 @@ import json
 from typing import Any
 
 
-def insert_memory(conn: Any, memory: dict[str, Any], project_key: str, machine: str) -> None:
+def insert_memory(
+    conn: Any,
+    memory: dict[str, Any],
+    project_key: str,
+    machine: str,
+    embedding: list[float] | None = None,
+) -> None:
     """Add a revision, or bring its status up to date (a revision's text never changes; its
-    status does: superseded, archived, erased). The author is the role that sends it."""
+    status does: superseded, archived, erased). The author is the role that sends it;
+    `embedding` is the machine's vector of its text, for team recall."""
     conn.execute(
         "INSERT INTO team_memories (id, project_key, type, title, content, status, supersedes,"
-        " superseded_by, content_hash, record, updated_at, machine)"
+        " superseded_by, content_hash, record, updated_at, machine, embedding)"
         " VALUES (%(id)s, %(key)s, %(type)s, %(title)s, %(content)s, %(status)s,"
         " %(supersedes)s, %(superseded_by)s, %(content_hash)s, %(record)s, %(updated_at)s,"
-        " %(machine)s)"
+        " %(machine)s, %(embedding)s::vector)"
         " ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status,"
         " superseded_by = EXCLUDED.superseded_by, record = EXCLUDED.record,"
         " updated_at = EXCLUDED.updated_at, title = EXCLUDED.title,"
-        " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash"
+        " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
+        " embedding = coalesce(EXCLUDED.embedding, team_memories.embedding)"
         " WHERE team_memories.updated_at <= EXCLUDED.updated_at",
         {
             **{k: memory[k] for k in ("id", "type", "title", "content", "status", "supersedes",
@@ -27,6 +35,7 @@ def insert_memory(conn: Any, memory: dict[str, Any], project_key: str, machine: 
             "key": project_key,
             "record": json.dumps(memory),
             "machine": machine,
+            "embedding": None if embedding is None else "[" + ",".join(map(repr, embedding)) + "]",
         },
     )  # fmt: skip
 
