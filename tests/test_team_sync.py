@@ -192,3 +192,24 @@ def test_team_recall_searches_the_server_by_words_and_meaning(team, store):
     ]
     text = bob.run("recall", "deploy", "--team").stdout
     assert "postgres: The deploy script retries twice" in text
+
+
+def test_the_mcp_server_syncs_on_the_schedule_the_user_sets(team):
+    ann, bob, _ = team
+    assert ann.run("config", "team.sync_minutes", "0.05").returncode == 0  # every 3 seconds
+    ann.remember("Synced by the server, not by hand")
+    server = subprocess.Popen([sys.executable, "-m", "waymark", "mcp"], cwd=ann.repo,
+                              env=ann.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            bob.sync()
+            if bob.active() == ["Synced by the server, not by hand"]:
+                break
+            time.sleep(1)
+        assert bob.active() == ["Synced by the server, not by hand"]
+        assert "memory events not sent" in ann.run("team", "status").stdout
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=20) == 0  # and it stops at end of input, as before

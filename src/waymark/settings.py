@@ -41,6 +41,9 @@ DEFAULTS: dict[str, Any] = {
     "retention.archive_after_days": 120.0,
     "retention.salience_floor": 0.2,
     "retention.purge_after_days": 180.0,
+    # Team sync (team/sync.py): the MCP server syncs a shared project every this many
+    # minutes (0: never; `waymark sync` by hand). Never a hook.
+    "team.sync_minutes": 0.0,
 }
 
 
@@ -63,6 +66,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "retention.archive_after_days": (1, 3650),
     "retention.salience_floor": (0.01, 1),
     "retention.purge_after_days": (1, 3650),
+    "team.sync_minutes": (0, 1440),
 }
 
 

@@ -73,6 +73,7 @@ class State:
         # memory id -> the query of the latest recall that returned it: feedback on a recalled
         # memory (status `review`) is feedback on that recall. Bounded, newest kept.
         self.recalled: dict[str, str] = {}
+        self._stopping = threading.Event()  # set by close(): background loops end
 
     def note_recalled(self, query: str, memory_ids: list[str]) -> None:
         for memory_id in memory_ids:
@@ -144,6 +145,7 @@ class State:
         threading.Thread(target=self._check_file, name="waymark-check", daemon=True).start()
         threading.Thread(target=self._scheduled_sweep, name="waymark-sweep", daemon=True).start()
         threading.Thread(target=self._first_map, name="waymark-map", daemon=True).start()
+        threading.Thread(target=self._team_sync, name="waymark-team", daemon=True).start()
 
     def _first_map(self) -> None:
         """A captured project's first code map, built here so no hook waits for it
@@ -192,6 +194,31 @@ class State:
                     )  # fmt: skip
         except Exception as exc:  # background work: log, never take the server down
             log.warning("scheduled sweep could not run: %s", exc)
+
+    def _team_sync(self) -> None:
+        """The team sync the user scheduled (`team.sync_minutes`), when it is due: its own
+        connection, so no tool call waits on the network."""
+        from waymark.team import sync
+
+        wait = 1.0
+        while not self._stopping.wait(wait):
+            conn = None
+            try:
+                conn = db.connect()
+                wait = sync.poll_seconds(conn)
+                project = self.project(conn, None, create=False)
+                done = sync.run_scheduled(conn, project)
+                if done is not None:
+                    log.info("team sync: %d sent, %d applied, %d conflicts",
+                             done["pushed"], done["applied"], done["conflicts"])  # fmt: skip
+            except errors.NotFound:
+                wait = 10.0  # no project here yet: its first session makes one
+                continue
+            except Exception as exc:  # background work: log, never take the server down
+                log.warning("team sync could not run: %s", exc)
+            finally:
+                if conn is not None:
+                    conn.close()
 
     def _check_file(self) -> None:
         """Read every page once per session, in the background: damage no query has touched
@@ -253,6 +280,7 @@ class State:
             return semantic.answer(conn, request)
 
     def close(self) -> None:
+        self._stopping.set()
         if self.warm is not None:
             self.warm.stop()
         with self._lock:

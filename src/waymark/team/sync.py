@@ -93,6 +93,35 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
     return report
 
 
+def run_scheduled(conn: Connection, project: Project) -> dict[str, Any] | None:
+    """The sync the MCP server runs on the user's schedule (`team.sync_minutes`): what it
+    moved, or None when none is due (the setting is 0, no store is connected, the project is
+    not shared, or its last sync is more recent than the interval)."""
+    from waymark import settings
+
+    minutes = settings.get(conn, "team.sync_minutes")
+    found = link.configured()
+    if not minutes or found is None:
+        return None
+    try:
+        project_key(conn, project)
+    except InvalidArgument:
+        return None
+    store = hashlib.sha256(link.split_password(found[0])[0].encode()).hexdigest()[:16]
+    state = teamsync.sync_state(conn, f"{store}/{project.id}")
+    if state and state[3] and clock.epoch(state[3]) > clock.epoch(clock.now()) - minutes * 60:
+        return None
+    return sync(conn, project)
+
+
+def poll_seconds(conn: Connection) -> float:
+    """How often the MCP server looks whether a scheduled sync is due."""
+    from waymark import settings
+
+    minutes = settings.get(conn, "team.sync_minutes")
+    return min(60.0, minutes * 60) if minutes else 60.0
+
+
 def _blocked(memory: dict[str, Any]) -> bool:
     """True when the revision holds anything the redactor flagged: it never leaves."""
     texts = [memory.get("title") or "", memory.get("content") or "", memory.get("key") or "",
