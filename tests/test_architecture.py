@@ -187,6 +187,7 @@ TEAM_ONLY = {
     "waymark.teamstore.connection": ["can_write", "driver", "server_version"],
     "waymark.teamstore.events": ["add_events"],  # other machines' events, once by event id
     "waymark.teamstore.search": ["team_matches"],  # full text and pgvector, fused on the server
+    "waymark.teamstore.memories": ["get_memories", "insert_memories"],  # many in one round
 }
 
 

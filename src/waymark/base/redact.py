@@ -560,8 +560,13 @@ def scrub(text: str) -> tuple[str, int]:
     total += count
     lower = text.lower()
     for rule in _RULES:
-        if rule[2] and not any(needle in lower for needle in rule[2]):
-            continue
+        needles = rule[2]
+        if needles:  # a plain loop: a generator here cost a third of a short text's scrub
+            for needle in needles:
+                if needle in lower:
+                    break
+            else:
+                continue
         text, count = _apply(rule, text, lower)
         if count:
             total += count

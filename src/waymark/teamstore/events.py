@@ -7,20 +7,21 @@ import json
 from typing import Any
 
 
-def add_events(conn: Any, events: list[dict[str, Any]]) -> int:
-    """Append events the server has not seen (by `event_id`); how many were new."""
-    added = 0
-    for event in events:
-        cur = conn.execute(
-            "INSERT INTO team_events (event_id, at, op, project_key, memory_id, machine,"
-            " client, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (event_id) DO NOTHING",
-            (event["event_id"], event["at"], event["op"], event["project_key"],
-             event["memory_id"], event["machine"], event.get("client"),
-             json.dumps(event.get("payload", {}))),
-        )  # fmt: skip
-        added += cur.rowcount
-    return added
+def add_events(conn: Any, events: list[dict[str, Any]]) -> None:
+    """Append the events the server has not seen (by `event_id`), in one round."""
+    rows = [
+        (e["event_id"], e["at"], e["op"], e["project_key"], e["memory_id"], e["machine"],
+         e.get("client"), json.dumps(e.get("payload", {})))
+        for e in events
+    ]  # fmt: skip
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO team_events (event_id, at, op, project_key, memory_id, machine,"
+                " client, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (event_id) DO NOTHING",
+                rows,
+            )
 
 
 def events_after(

@@ -4,7 +4,25 @@
 from __future__ import annotations
 
 import json
+import struct
+import sys
 from typing import Any
+
+_UPSERT = (
+    "INSERT INTO team_memories (id, project_key, type, title, content, status, supersedes,"
+    " superseded_by, content_hash, record, updated_at, machine, embedding)"
+    " VALUES (%(id)s, %(key)s, %(type)s, %(title)s, %(content)s, %(status)s,"
+    " %(supersedes)s, %(superseded_by)s, %(content_hash)s, %(record)s, %(updated_at)s,"
+    " %(machine)s, %(embedding)b)"
+    " ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status,"
+    " superseded_by = EXCLUDED.superseded_by, record = EXCLUDED.record,"
+    " updated_at = EXCLUDED.updated_at, title = EXCLUDED.title,"
+    " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
+    " embedding = coalesce(EXCLUDED.embedding, team_memories.embedding)"
+    " WHERE team_memories.updated_at <= EXCLUDED.updated_at"
+)
+_KEPT = ("id", "type", "title", "content", "status", "supersedes", "superseded_by",
+         "content_hash", "updated_at")  # fmt: skip
 
 
 def insert_memory(
@@ -12,41 +30,87 @@ def insert_memory(
     memory: dict[str, Any],
     project_key: str,
     machine: str,
-    embedding: list[float] | None = None,
+    embedding: bytes | None = None,
 ) -> None:
     """Add a revision, or bring its status up to date (a revision's text never changes; its
     status does: superseded, archived, erased). The author is the role that sends it;
-    `embedding` is the machine's vector of its text, for team recall."""
-    conn.execute(
-        "INSERT INTO team_memories (id, project_key, type, title, content, status, supersedes,"
-        " superseded_by, content_hash, record, updated_at, machine, embedding)"
-        " VALUES (%(id)s, %(key)s, %(type)s, %(title)s, %(content)s, %(status)s,"
-        " %(supersedes)s, %(superseded_by)s, %(content_hash)s, %(record)s, %(updated_at)s,"
-        " %(machine)s, %(embedding)s::vector)"
-        " ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status,"
-        " superseded_by = EXCLUDED.superseded_by, record = EXCLUDED.record,"
-        " updated_at = EXCLUDED.updated_at, title = EXCLUDED.title,"
-        " content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,"
-        " embedding = coalesce(EXCLUDED.embedding, team_memories.embedding)"
-        " WHERE team_memories.updated_at <= EXCLUDED.updated_at",
-        {
-            **{k: memory[k] for k in ("id", "type", "title", "content", "status", "supersedes",
-                                      "superseded_by", "content_hash", "updated_at")},
-            "key": project_key,
-            "record": json.dumps(memory),
-            "machine": machine,
-            "embedding": None if embedding is None else "[" + ",".join(map(repr, embedding)) + "]",
-        },
-    )  # fmt: skip
+    `embedding` is the machine's vector of its text (little-endian float32, as the local
+    file keeps it), for team recall."""
+    insert_memories(conn, [(memory, embedding)], project_key, machine)
+
+
+def insert_memories(
+    conn: Any,
+    memories: list[tuple[dict[str, Any], bytes | None]],
+    project_key: str,
+    machine: str,
+) -> None:
+    """`insert_memory` for many (memory, embedding) pairs in one round of the protocol."""
+    wrap = _vector_type(conn)
+    rows = [
+        {**{k: memory[k] for k in _KEPT}, "key": project_key, "record": json.dumps(memory),
+         "machine": machine, "embedding": None if blob is None else wrap(blob)}
+        for memory, blob in memories
+    ]  # fmt: skip
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(_UPSERT, rows)
+
+
+class _Vector:
+    """A float32 vector for pgvector's binary input: sent as it is, no text formatting
+    (which costs more than the row's insert)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, little_endian: bytes) -> None:
+        from array import array
+
+        values = array("f", little_endian)
+        if sys.byteorder == "little":
+            values.byteswap()  # the wire is big-endian
+        self.data = struct.pack(">HH", len(values), 0) + values.tobytes()
+
+
+def _vector_type(conn: Any) -> type[_Vector]:
+    """`_Vector`, its binary dumper registered on `conn` (once) with pgvector's type oid."""
+    if getattr(conn, "_waymark_vector", False):
+        return _Vector
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise RuntimeError("the team store lacks pgvector's `vector` type")
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    conn.adapters.register_dumper(_Vector, VectorDumper)
+    conn._waymark_vector = True
+    return _Vector
 
 
 def get_memory(conn: Any, memory_id: str) -> dict[str, Any] | None:
     """The revision as its machine stored it, with who sent it (author, machine)."""
-    row = conn.execute(
-        "SELECT record, author, machine, project_key FROM team_memories WHERE id = %s",
-        (memory_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    record = row[0] if isinstance(row[0], dict) else json.loads(row[0])
-    return {**record, "_author": row[1], "_machine": row[2], "_project_key": row[3]}
+    return get_memories(conn, [memory_id]).get(memory_id)
+
+
+def get_memories(conn: Any, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """`get_memory` of many, by id (those the server has)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, record, author, machine, project_key FROM team_memories WHERE id = ANY(%s)",
+        (list(dict.fromkeys(memory_ids)),),
+    ).fetchall()
+    out = {}
+    for memory_id, record, author, machine, key in rows:
+        data = record if isinstance(record, dict) else json.loads(record)
+        out[memory_id] = {**data, "_author": author, "_machine": machine, "_project_key": key}
+    return out
