@@ -83,6 +83,8 @@ def test_three_machines_converge_and_nothing_arrives_twice(team, store):
     assert first[3]["applied"] == 1  # ann gets bob's
     want = ["Money is integer cents", "Refunds go through the ledger", "The API listens on 8080"]
     assert ann.active() == bob.active() == cyd.active() == want
+    lag = [f for f in ann.json("doctor")["findings"] if f["check"] == "team sync"]
+    assert lag and "name:shop: last sync 20" in lag[0]["detail"] and lag[0]["status"] == "ok"
     said = ann.run("team", "status").stdout
     assert "this project name:shop: last sync 20" in said and "0 memory events not sent" in said
     again = [m.sync() for m in (ann, bob, cyd)]

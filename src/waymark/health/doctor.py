@@ -59,8 +59,35 @@ def team_store() -> list[dict[str, str]]:
                         f"{where}: the server's schema is {schema['server']}, this Waymark's "
                         f"{schema['client']}", "install the Waymark the rest of the team runs")]  # fmt: skip
     role = "writes" if found["writes"] else "reads only (a read-only role)"
-    return [finding("team store", OK,
-                    f"{where}: PostgreSQL {found['server']}, schema {schema['server']}, {role}")]  # fmt: skip
+    out = [finding("team store", OK,
+                   f"{where}: PostgreSQL {found['server']}, schema {schema['server']}, {role}")]  # fmt: skip
+    return out + _team_lag()
+
+
+def _team_lag() -> list[dict[str, str]]:
+    """This project's lag behind the team store: events not sent, and the last sync."""
+    from waymark.errors import WaymarkError
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+    from waymark.team import sync
+
+    try:
+        conn = db.connect()
+    except WaymarkError:
+        return []
+    try:
+        here = sync.status_of(conn, resolve(conn, None, cwd=os.getcwd(), create=False))
+    except WaymarkError:
+        return []
+    finally:
+        conn.close()
+    if not here.get("shared"):
+        return []
+    when = (here["last_sync"] or "never")[:16].replace("T", " ")
+    status = WARN if here["unsent"] and here["last_sync"] is None else OK
+    return [finding("team sync", status,
+                    f"{here['project_key']}: last sync {when}, {here['unsent']} memory events "
+                    "not sent yet", "waymark sync" if status == WARN else "")]  # fmt: skip
 
 
 SERVER_LINES = 3
