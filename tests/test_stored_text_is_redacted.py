@@ -41,6 +41,7 @@ FREE_TEXT = {
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
 STRUCTURAL = {
     "team_sync": {"store", "machine", "last_sync"},
+    "personal_memories": {"memory_id", "created_at"},
     "projects": {"id", "kind", "name", "root", "created_at", "identity", "notice"},
     "memories": {"id", "project_id", "type", "scope_type", "scope_target", "status", "actor",
                  "client", "session_id", "valid_until", "event_time", "created_at",

@@ -115,13 +115,40 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
 
 def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
     ann, bob, _ = team
-    ann.remember("the staging token is ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8")
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    refused = ann.run("remember", "--content", f"the staging token is {secret}", "--json")
+    error = json.loads(refused.stdout)
+    assert refused.returncode == 1 and error["code"] == "secret_refused"
+    assert "--personal" in error["message"] and ann.active() == []  # nothing saved
+    ann.remember(f"my staging token is {secret}", "--personal")  # kept here, redacted
+    (ann.repo / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
+    ann.remember(f"written before sharing: {secret}")  # stored redacted, locally
+    (ann.repo / ".waymark.toml").write_text(TOML, encoding="utf-8")
     ann.remember("Staging resets nightly")
     done = ann.sync()
-    assert (done["pushed"], done["blocked"]) == (1, 1)
-    assert "REDACTED" not in _server_counts(store[0])[2]
+    assert (done["pushed"], done["blocked"], done["personal"]) == (1, 1, 1)
+    assert (
+        "REDACTED" not in _server_counts(store[0])[2] and secret not in _server_counts(store[0])[2]
+    )
     bob.sync()
     assert bob.active() == ["Staging resets nightly"]
+
+
+def test_a_personal_memory_is_shared_through_review(team):
+    ann, bob, _ = team
+    mine = ann.remember("I keep my notes in ~/notes", "--personal")
+    assert ann.sync()["personal"] == 1
+    queued = ann.json("share", mine["id"])["queued"]
+    assert bob.sync()["applied"] == 0  # nothing until it is approved
+    assert ann.run("review", queued["id"], "--approve").returncode == 0
+    assert ann.sync()["pushed"] == 1
+    bob.sync()
+    assert bob.active() == ["I keep my notes in ~/notes"]
+    (ann.repo / ".waymark.toml").write_text(TOML + 'promote = "direct"\n', encoding="utf-8")
+    direct = ann.remember("Another personal note", "--personal")
+    assert ann.json("share", direct["id"])["shared"] == direct["id"]
+    ann.sync(), bob.sync()
+    assert "Another personal note" in bob.active()
 
 
 def test_a_project_not_shared_syncs_nothing_and_says_how(team):

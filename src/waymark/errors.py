@@ -189,6 +189,13 @@ class TeamUnreachable(WaymarkError):
     code = "team_unreachable"
 
 
+class SecretRefused(WaymarkError):
+    """A team memory never holds what the redactor flagged: the write was refused (a hard
+    block, not a redaction); a personal memory may keep it, redacted, on this machine."""
+
+    code = "secret_refused"
+
+
 class CaptureRefused(WaymarkError):
     """Capture is read-only or off here: the agent's tools may read, not write."""
 

@@ -31,6 +31,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     _record_flags(p, required_type=False)
     p.add_argument("--supersedes", metavar="ID", help="replace this active memory")
+    p.add_argument(
+        "--personal", action="store_true",
+        help="in a project shared with a team: keep this memory on this machine only",
+    )  # fmt: skip
     p = add_command(
         commands,
         "supersede",
@@ -276,6 +280,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         base_dir=base_dir,
         check_symbol=args.target is not None,  # typed now, so it must be real now
         mapped=declarations_of(ctx.conn, project.id) if project.files else None,
+        personal=getattr(args, "personal", False),
     )
 
 

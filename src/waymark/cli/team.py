@@ -10,6 +10,7 @@ from waymark.cli.common import Context, add_command, emit
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     register_sync(commands, common)
+    register_share(commands, common)
     p = add_command(
         commands,
         "team",
@@ -65,6 +66,32 @@ def register_sync(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="count what would move; move nothing")
 
 
+def register_share(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "share",
+        common,
+        handler=cmd_share,
+        help="make a personal memory of a shared project the team's (through the review "
+        'queue, unless the project says `[team] promote = "direct"`)',
+        example="waymark share 01JD...",
+    )
+    p.add_argument("id", help="the personal memory")
+
+
+def cmd_share(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import agent_writes
+
+    done = agent_writes.share(ctx.conn, ctx.project(create=False), args.id)
+    if done["queued"]:
+        said = (f"waiting for review as {done['queued']['id']}: "
+                f"waymark review {done['queued']['id']} --approve")  # fmt: skip
+    else:
+        said = f"{done['shared']} is the team's now: the next sync sends it"
+    emit(done, ctx.as_json, said)
+    return 0
+
+
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.team import sync
 
@@ -74,7 +101,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     lines = [
         f"{done['project_key']}: {verb} {done['pushed']} memory events"
         + (f", {done['blocked']} kept here (they hold what the redactor flagged)"
-           if done["blocked"] else ""),
+           if done["blocked"] else "")
+        + (f", {done['personal']} personal kept here" if done.get("personal") else ""),
         f"{'would bring' if args.dry_run else 'brought'} {done['pulled']} from the team"
         + ("" if args.dry_run else f" ({done['applied']} applied)")
         + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"

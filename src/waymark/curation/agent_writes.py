@@ -124,6 +124,18 @@ def save(
     """The write as a memory; or held for review: when its text reads as an instruction to
     the agent (kind `flagged`), or with `confirm` (the agent's write in the capture mode
     `confirm`, kind `agent`). What every face that writes a memory calls."""
+    if draft.redactions and not draft.personal and draft.scope_type != "global":
+        from waymark.projects.sharing import is_shared
+
+        if is_shared(project.files):
+            from waymark.errors import SecretRefused
+
+            raise SecretRefused(
+                f"this project's memories go to the team, and this one held {draft.redactions} "
+                "secret(s): nothing was saved. Leave the secret out, or keep it on this "
+                "machine as a personal memory (`--personal`)",
+                redactions=draft.redactions,
+            )
     if draft.flags:
         if supersedes:
             store.get(conn, supersedes)  # NotFound now, not at review
@@ -136,3 +148,31 @@ def save(
     if supersedes:
         return store.supersede(conn, project, supersedes, draft)
     return store.remember(conn, project, draft)
+
+
+def share(
+    conn: Connection, project: Project, memory_id: str, *, session_id: str | None = None
+) -> dict[str, Any]:
+    """A personal memory of a shared project made the team's: through the review queue
+    (a `share` candidate), or at once where the project says `[team] promote = "direct"`."""
+    from waymark.errors import InvalidArgument
+    from waymark.projects.sharing import is_shared, promotes_directly
+    from waymark.storage.memories import is_personal
+
+    memory = store.get(conn, memory_id)
+    if not is_shared(project.files):
+        raise InvalidArgument("this project is not shared: `[team] share = true` first")
+    if not is_personal(conn, memory.id):
+        raise InvalidArgument(f"{memory.id} is the team's already (only personal ones are shared)")
+    if promotes_directly(project.files):
+        with db.write(conn):
+            store.share_in(conn, project, memory.id)
+        return {"shared": memory.id, "queued": None}
+    with db.write(conn):
+        row, new = candidates.propose(
+            conn, project.id, kind="share", action="share", sources=[memory.id],
+            reason=f"share the personal memory {memory.id} with the team",
+            fingerprint=f"share:{memory.id}", session_id=session_id,
+        )  # fmt: skip
+    return {"shared": None, "queued": {k: row[k] for k in ("id", "action", "status")},
+            "created": new}  # fmt: skip

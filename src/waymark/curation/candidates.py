@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 PREFIX = "cand_"
-ACTIONS = ("add", "supersede", "archive")
+ACTIONS = ("add", "supersede", "archive", "share")
 # What proposes: a command's repeated failure and fix, an import from a client's own memory,
 # a consolidation, feedback that a memory is stale or wrong, an opt-in session summary, an
 # insight from a pattern of errors, an agent's own write in the confirm capture mode, a write
@@ -33,7 +33,7 @@ ACTIONS = ("add", "supersede", "archive")
 # revision of a memory this machine revised too (`team.sync`).
 KINDS = (
     "failure_fix", "import", "consolidation", "feedback", "summary", "insight", "agent",
-    "flagged", "conflict",
+    "flagged", "conflict", "share",
 )  # fmt: skip
 STATUSES = ("pending", "approved", "rejected")
 REASON_MAX = 500
@@ -74,7 +74,7 @@ def propose(
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise InvalidArgument(f"a candidate cannot carry {', '.join(unknown)}")
-    if action != "archive" and not (fields.get("type") and fields.get("content")):
+    if action not in ("archive", "share") and not (fields.get("type") and fields.get("content")):
         raise InvalidArgument(f"an {action!r} candidate needs the memory's type and content")
     if action != "add" and not sources:
         raise InvalidArgument(f"a {action!r} candidate names the memories it changes")
@@ -282,6 +282,10 @@ def _carry_out(
     from waymark.memories import store
 
     action, sources = candidate["action"], list(candidate["sources"])
+    if action == "share":  # a personal memory becomes the team's
+        for source in sources:
+            store.share_in(conn, project, source, actor=actor)
+        return store.get(conn, sources[0]), False, sources
     if action == "archive":
         reason = f"approved candidate {candidate['id']}: {candidate['reason']}"
         for source in sources:

@@ -58,6 +58,8 @@ class Draft:
     # Why the text reads as an instruction to the agent (`injection`): such a write waits
     # for a person's review instead of reaching a packet. [] for ordinary text.
     flags: list[str] = field(default_factory=list)
+    # A personal memory of a shared project never leaves this machine (team sync).
+    personal: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def make_draft(
     check_symbol: bool = False,
     mapped: Any = None,
     check_evidence: bool = True,
+    personal: bool = False,
 ) -> Draft:
     """Validate every field, scrub secrets, and return a Draft; raise on bad input.
 
@@ -155,6 +158,7 @@ def make_draft(
         agent=_agent(agent),
         redactions=n_content + n_title + n_tags + n_evidence + n_ref,
         flags=instruction_like(title, content),
+        personal=bool(personal),
     )
 
 

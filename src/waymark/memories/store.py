@@ -96,6 +96,8 @@ def insert(
         draft.agent,
     )
     rows.insert_memory(conn, memory)
+    if draft.personal or (supersedes and rows.is_personal(conn, supersedes)):
+        rows.mark_personal(conn, memory_id, stamp)  # a personal memory's revision stays so
     detail = dict(audit or {})
     if draft.agent:
         detail["agent"] = draft.agent
@@ -231,6 +233,16 @@ def archive_in(
         reason=redact.scrub(mend(reason))[0] if reason else None,
     )
     return get(conn, memory_id)
+
+
+def share_in(conn: Connection, project: Project, memory_id: str, *, actor: str = "user") -> bool:
+    """Inside the caller's transaction: a personal memory becomes the team's (the next sync
+    sends it); False when it was not personal."""
+    memory = active_in(conn, project, memory_id, "shared")
+    if not rows.unmark_personal(conn, memory.id):
+        return False
+    log_event(conn, "share", project_id=memory.project_id, memory_id=memory.id, actor=actor)
+    return True
 
 
 def archived_why(conn: Connection, memory_id: str) -> dict[str, Any] | None:

@@ -239,7 +239,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "guard": ("ask_paths", "ask_commands"),
     "output": ("trim_over", "keep_days"),
     "summary": ("enabled",),
-    "team": ("share",),
+    "team": ("share", "promote"),
 }
 
 

@@ -107,7 +107,7 @@ def last_event_of(
 
 
 MEMORY_OPS = ("remember", "supersede", "import", "edit", "retarget", "archive", "unarchive",
-              "erase")  # fmt: skip
+              "erase", "share")  # fmt: skip
 
 
 def events_after(conn: apsw.Connection, seq: int, limit: int) -> list[dict[str, Any]]:

@@ -526,3 +526,22 @@ def lessons_since(conn: Connection, project_id: str, since: str, limit: int) -> 
         (project_id, since, limit),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]
+
+
+def mark_personal(conn: Connection, memory_id: str, stamp: str) -> None:
+    """`memory_id` never leaves this machine (a personal memory of a shared project)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO personal_memories (memory_id, created_at) VALUES (?, ?)",
+        (memory_id, stamp),
+    )
+
+
+def unmark_personal(conn: Connection, memory_id: str) -> bool:
+    conn.execute("DELETE FROM personal_memories WHERE memory_id = ?", (memory_id,))
+    return conn.changes() == 1
+
+
+def is_personal(conn: Connection, memory_id: str) -> bool:
+    for _ in conn.execute("SELECT 1 FROM personal_memories WHERE memory_id = ?", (memory_id,)):
+        return True
+    return False

@@ -661,6 +661,45 @@ CREATE TABLE team_sync (
 ) WITHOUT ROWID;
 """
 
+M029_PERSONAL = """
+-- Personal memories of a shared project (#25): they never leave this machine. A revision
+-- of a personal memory is personal too; `waymark share` (through review) makes one the team's.
+CREATE TABLE personal_memories (
+    memory_id   TEXT PRIMARY KEY REFERENCES memories(id),
+    created_at  TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- A candidate may share a personal memory with the team: its CHECK learns `share` (SQLite
+-- changes a CHECK only by building the table again; every row is kept as it was).
+CREATE TABLE candidates_m029 (
+    id           TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    kind         TEXT NOT NULL,
+    action       TEXT NOT NULL CHECK (action IN ('add', 'supersede', 'archive', 'share')),
+    fields       TEXT NOT NULL,
+    sources      TEXT NOT NULL DEFAULT '[]',
+    evidence     TEXT NOT NULL DEFAULT '[]',
+    reason       TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (status IN ('pending', 'approved', 'rejected')),
+    memory_id    TEXT REFERENCES memories(id),
+    review_note  TEXT,
+    reviewed_by  TEXT,
+    reviewed_at  TEXT,
+    session_id   TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    UNIQUE (project_id, fingerprint)
+);
+INSERT INTO candidates_m029 SELECT id, project_id, kind, action, fields, sources, evidence,
+    reason, fingerprint, status, memory_id, review_note, reviewed_by, reviewed_at, session_id,
+    created_at, updated_at FROM candidates;
+DROP TABLE candidates;
+ALTER TABLE candidates_m029 RENAME TO candidates;
+CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -691,6 +730,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m026_project_aliases", M026_PROJECT_ALIASES),
     ("m027_capture_confirm", M027_CAPTURE_CONFIRM),
     ("m028_team_sync", M028_TEAM_SYNC),
+    ("m029_personal", M029_PERSONAL),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

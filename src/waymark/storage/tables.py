@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("projects", ("id",)),
     ("memories", ("id",)),
+    ("personal_memories", ("memory_id",)),
     ("links", ("src", "dst", "kind")),
     ("checkpoints", ("id",)),
     ("checkpoint_revisions", ("id",)),
@@ -70,6 +71,7 @@ _SESSIONS = "SELECT id FROM sessions WHERE project_id = :p"
 SCOPED = {
     "projects": "t.id = :p",
     "memories": "t.project_id = :p OR t.project_id IS NULL",
+    "personal_memories": f"t.memory_id IN ({_MEMS})",
     "links": f"t.src IN ({_MEMS}) AND t.dst IN ({_MEMS})",
     "checkpoints": "t.project_id = :p",
     "checkpoint_revisions": "t.checkpoint_id IN (SELECT id FROM checkpoints WHERE project_id = :p)",

@@ -43,11 +43,9 @@ BATCH = 500
 def project_key(conn: Connection, project: Project) -> str:
     """How every machine knows this project in the team store; InvalidArgument when it is
     not shared (`[team] share = true` in its `.waymark.toml`)."""
-    from waymark.projects.ignore import nearest_table
+    from waymark.projects.sharing import is_shared
 
-    found = nearest_table(project.files, project.files, "team") if project.files else None
-    share = found[1].get("share") if found else None
-    if share is not True:
+    if not is_shared(project.files):
         raise InvalidArgument(
             "this project is not shared: add `[team]` with `share = true` to its "
             ".waymark.toml (its memories stay on this machine until then)"
@@ -86,7 +84,7 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
         if team_db.can_write(pg):
             report |= _push(conn, pg, project, key, slot, machine, pushed, dry_run)
         else:
-            report |= {"pushed": 0, "blocked": 0, "read_only": True}
+            report |= {"pushed": 0, "blocked": 0, "personal": 0, "read_only": True}
         report |= _pull(conn, pg, project, key, slot, machine, pulled, dry_run)
     finally:
         pg.close()
@@ -136,7 +134,7 @@ def _push(
     conn: Connection, pg: Any, project: Project, key: str, slot: str, machine: str,
     since: int, dry_run: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    sent = blocked = 0
+    sent = blocked = personal = 0
     while True:
         batch = local_events.events_after(conn, since, BATCH)
         if not batch:
@@ -147,6 +145,9 @@ def _push(
             memory = local_memories.get_memory(conn, event["memory_id"])
             if memory is None or memory.project_id != project.id:
                 continue  # another project's, or a global memory: never shared from here
+            if local_memories.is_personal(conn, memory.id):
+                personal += 1
+                continue  # personal: never leaves this machine
             record = memory.to_dict()
             if _blocked(record):
                 blocked += 1
@@ -170,7 +171,7 @@ def _push(
                 team_events.add_events(pg, events)
         with db.write(conn):  # only once the server has them: a crash re-sends, harmlessly
             teamsync.set_pushed(conn, slot, since, clock.now())
-    return {"pushed": sent, "blocked": blocked}
+    return {"pushed": sent, "blocked": blocked, "personal": personal}
 
 
 def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, bytes]:
