@@ -242,3 +242,32 @@ def test_the_mcp_server_syncs_on_the_schedule_the_user_sets(team):
     finally:
         server.stdin.close()
         assert server.wait(timeout=20) == 0  # and it stops at end of input, as before
+
+
+def test_the_mcp_recall_tool_searches_the_team_store_with_team(team, monkeypatch):
+    import asyncio
+
+    from mcp import Client  # the SDK's in-memory client, as test_server uses
+
+    from waymark.server.app import build_server
+    from waymark.server.state import State
+
+    ann, bob, _ = team
+    ann.remember("Invoices are numbered per tenant")
+    ann.sync(), bob.sync()  # bob's project exists once it has synced
+    monkeypatch.setenv("WAYMARK_HOME", str(bob.home))
+    monkeypatch.delenv("WAYMARK_TEAM_URL", raising=False)
+    server, state = build_server(State(cwd=str(bob.repo)))
+
+    async def go():
+        async with Client(server) as client:
+            return await client.call_tool("recall", {"query": "invoices tenant", "team": True})
+
+    try:
+        result = asyncio.run(go())
+    finally:
+        state.close()
+    assert not result.is_error, result.content
+    told = result.structured_content
+    assert told["team"] == "name:shop" and told["results"][0]["author"] == "postgres"
+    assert told["results"][0]["title"].startswith("Invoices are numbered")

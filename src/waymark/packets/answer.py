@@ -68,6 +68,24 @@ def recall_answer(
     return fit_answer(out, session, views, budget)
 
 
+def team_answer(
+    project: Project, found: dict[str, Any], *, detail: str, budget: int
+) -> dict[str, Any]:
+    """The team store's best memories (`team.recall`) as the recall tool answers: views of
+    the same shape, each with its author, within `budget` tokens."""
+    from waymark.storage.memories import FIELDS, Memory
+
+    out: dict[str, Any] = {"project": project.to_dict(), "semantic": found["semantic"],
+                           "team": found["project_key"]}  # fmt: skip
+    views = []
+    for result in found["results"]:
+        memory = Memory(**{k: result["memory"].get(k) for k in FIELDS})
+        view = briefing.memory_view(memory, detail) | {"score": result["score"],
+                                                       "author": result["author"]}  # fmt: skip
+        views.append(priced(view, memory, detail))
+    return fit_answer(out, {}, views, budget)
+
+
 def priced(view: dict[str, Any], memory: Any, detail: str) -> dict[str, Any]:
     """`view` with what it costs here (`tokens`) and, below full detail, what asking for
     the full record would cost (`full_tokens`): progressive disclosure, priced."""

@@ -50,7 +50,7 @@ def _many(value: OneOrMany) -> list[str]:
 @tool_errors
 def recall_tool(
     ctx: Context,
-    query: Annotated[str, Field(description="What you are about to do.")],
+    query: Annotated[str, Field(description="What you will do.")],
     paths: Annotated[OneOrMany, Field(description="Files in play.")] = None,
     limit: Annotated[int, Field(ge=1, le=50)] = 8,
     types: TypeFilter = None,
@@ -63,6 +63,7 @@ def recall_tool(
     packet: Annotated[str | None, Field(description="Explain packet ID, or last.")] = None,
     agent: AgentArg = None,
     map: Annotated[str | None, Field(description="Code map: impact T|find W|changes")] = None,
+    team: bool = False,  # the team store's memories of this shared project, on the server
     project: ProjectArg = None,
 ) -> Recalled:
     """Memories relevant to a task, best first: before work, in unfamiliar code, before
@@ -83,6 +84,12 @@ def recall_tool(
             told = {"project": proj.to_dict(), "semantic": False, "results": [],
                     "map": answer.map_answer(conn, proj, map, token_budget)}  # fmt: skip
             return cast(Recalled, told | {"tokens": answer.cost(told)})
+        if team:
+            from waymark.team.recall import team_recall
+
+            shared = team_recall(conn, proj, query, limit=limit)
+            return cast(Recalled, answer.team_answer(proj, shared, detail=detail,
+                                                     budget=token_budget))  # fmt: skip
         near = state.semantic_for(conn, proj, query)
         hits = recall.recall(
             conn,

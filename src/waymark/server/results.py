@@ -76,6 +76,7 @@ class MemoryView(TypedDict):
     explain: NotRequired[dict[str, Any]]
     tokens: NotRequired[int]  # what this view costs in the answer
     full_tokens: NotRequired[int]  # what the full record would cost
+    author: NotRequired[str]  # `team`: who sent it to the team store
 
 
 class Project(TypedDict):
@@ -114,6 +115,7 @@ class Recalled(TypedDict):
     omitted_ids: NotRequired[dict[str, list[str]]]  # the ids of what the budget left out
     packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
     map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
+    team: NotRequired[str]  # `team`: the shared project's key in the team store
 
 
 class Saved(TypedDict):
