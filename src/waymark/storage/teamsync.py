@@ -20,15 +20,10 @@ def start_sync(conn: Connection, store: str, machine: str) -> None:
     conn.execute("INSERT OR IGNORE INTO team_sync (store, machine) VALUES (?, ?)", (store, machine))
 
 
-def set_pushed(conn: Connection, store: str, seq: int, stamp: str) -> None:
+def advance(conn: Connection, store: str, cursor: str, seq: int, stamp: str) -> None:
+    """Move the `pushed` or `pulled` cursor with `store` forward to `seq` (never back)."""
+    column = {"pushed": "pushed_seq", "pulled": "pulled_seq"}[cursor]
     conn.execute(
-        "UPDATE team_sync SET pushed_seq = max(pushed_seq, ?), last_sync = ? WHERE store = ?",
-        (seq, stamp, store),
-    )
-
-
-def set_pulled(conn: Connection, store: str, seq: int, stamp: str) -> None:
-    conn.execute(
-        "UPDATE team_sync SET pulled_seq = max(pulled_seq, ?), last_sync = ? WHERE store = ?",
+        f"UPDATE team_sync SET {column} = max({column}, ?), last_sync = ? WHERE store = ?",
         (seq, stamp, store),
     )

@@ -170,7 +170,7 @@ def _push(
                 )
                 team_events.add_events(pg, events)
         with db.write(conn):  # only once the server has them: a crash re-sends, harmlessly
-            teamsync.set_pushed(conn, slot, since, clock.now())
+            teamsync.advance(conn, slot, "pushed", since, clock.now())
     return {"pushed": sent, "blocked": blocked, "personal": personal}
 
 
@@ -210,7 +210,7 @@ def _pull(
                 outcome = _apply(conn, project, dict(record))
                 applied += outcome == "applied"
                 conflicts += outcome == "conflict"
-            teamsync.set_pulled(conn, slot, since, clock.now())
+            teamsync.advance(conn, slot, "pulled", since, clock.now())
     return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
 
 
