@@ -63,6 +63,12 @@ def project_key(conn: Connection, project: Project) -> str:
     return str(identity)
 
 
+def _slot(conninfo: str, project: Project) -> str:
+    """This project's row in `team_sync` for the store `conninfo` names (password aside)."""
+    store = hashlib.sha256(link.split_password(conninfo)[0].encode()).hexdigest()[:16]
+    return f"{store}/{project.id}"
+
+
 def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[str, Any]:
     """Push this project's unsent memory events, then pull the team's; what moved."""
     found = link.configured()
@@ -70,8 +76,7 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
         raise TeamNotConnected("no team store here: `waymark team connect postgresql://...`")
     conninfo, _ = found
     key = project_key(conn, project)
-    store = hashlib.sha256(link.split_password(conninfo)[0].encode()).hexdigest()[:16]
-    slot = f"{store}/{project.id}"
+    slot = _slot(conninfo, project)
     state = teamsync.sync_state(conn, slot)
     if state is None and not dry_run:
         with db.write(conn):
@@ -105,8 +110,7 @@ def run_scheduled(conn: Connection, project: Project) -> dict[str, Any] | None:
         project_key(conn, project)
     except InvalidArgument:
         return None
-    store = hashlib.sha256(link.split_password(found[0])[0].encode()).hexdigest()[:16]
-    state = teamsync.sync_state(conn, f"{store}/{project.id}")
+    state = teamsync.sync_state(conn, _slot(found[0], project))
     if state and state[3] and clock.epoch(state[3]) > clock.epoch(clock.now()) - minutes * 60:
         return None
     return sync(conn, project)
@@ -289,8 +293,7 @@ def status_of(conn: Connection, project: Project) -> dict[str, Any]:
         key = project_key(conn, project)
     except InvalidArgument as exc:
         return {"shared": False, "why": exc.message}
-    store = hashlib.sha256(link.split_password(found[0])[0].encode()).hexdigest()[:16]
-    state = teamsync.sync_state(conn, f"{store}/{project.id}")
+    state = teamsync.sync_state(conn, _slot(found[0], project))
     pushed = state[1] if state else 0
     waiting = sum(1 for e in local_events.events_after(conn, pushed, 100_000)
                   if e["project_id"] == project.id)  # fmt: skip
