@@ -143,8 +143,7 @@ def main() -> None:
         for step, n, secs, note in rows:
             print(f"{step:44} {n:>8,} {secs:>8.2f} {n / secs if secs else 0:>9,.0f}  {note}")
 
-        from waymark.storage.match import tokens
-        from waymark.team.recall import LEXICAL_TERMS, team_recall
+        from waymark.team.recall import lexical_terms, team_recall
         from waymark.teamstore import connection as team_db
         from waymark.teamstore import search
 
@@ -159,7 +158,7 @@ def main() -> None:
         warm, lexical = [], []
         for query, vec in zip(queries, vectors, strict=True):
             started = time.perf_counter()
-            words = tokens(query, limit=LEXICAL_TERMS)  # as team recall asks
+            words = lexical_terms(pg, query)  # as team recall asks
             search.team_matches(pg, "name:shop", words, vec.tolist(), 10)
             warm.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()

@@ -186,7 +186,8 @@ def test_the_team_store_implements_the_seams_functions_by_name(name):
 TEAM_ONLY = {
     "waymark.teamstore.connection": ["can_write", "driver", "server_version"],
     "waymark.teamstore.events": ["add_events"],  # other machines' events, once by event id
-    "waymark.teamstore.search": ["team_matches"],  # full text and pgvector, fused on the server
+    # full text and pgvector; the server's lexeme counts; its vector index, grown with it
+    "waymark.teamstore.search": ["lexeme_shares", "team_matches", "tend_vectors"],
     "waymark.teamstore.memories": ["get_memories", "insert_memories"],  # many in one round
 }
 

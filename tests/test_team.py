@@ -21,13 +21,17 @@ from waymark.errors import SchemaTooNew, TeamNotConnected, TeamUnreachable  # no
 from waymark.team import link  # noqa: E402
 from waymark.teamstore import connection as team_db  # noqa: E402
 from waymark.teamstore import migrations as team_migrations  # noqa: E402
+from waymark.teamstore.migrations import SCHEMA_VERSION  # noqa: E402
 
 
 def test_connect_keeps_the_store_without_a_password_and_says_how_to_supply_it(store):
     _, name, socket = store
     url = f"postgresql://alice:{PASSWORD}@/{name}?host={socket}&sslmode=disable"
     done = link.connect(url)
-    assert done["writes"] is True and done["schema"] == {"server": 1, "client": 1}
+    assert done["writes"] is True and done["schema"] == {
+        "server": SCHEMA_VERSION,
+        "client": SCHEMA_VERSION,
+    }
     kept = pathlib.Path(home.data_home(), link.TEAM_FILE)
     assert PASSWORD not in kept.read_text(encoding="utf-8")
     assert oct(kept.stat().st_mode & 0o777) == "0o600"
@@ -109,7 +113,7 @@ def test_the_cli_connects_shows_and_disconnects(store, repo):
     assert "reachable   yes" in status.stdout and "writes      yes" in status.stdout
     doctor = _cli("doctor", "--json")
     (team,) = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "team store"]
-    assert team["status"] == "ok" and "schema 1" in team["detail"]
+    assert team["status"] == "ok" and f"schema {SCHEMA_VERSION}" in team["detail"]
     gone = _cli("team", "disconnect")
     assert gone.returncode == 0 and "every local memory stays" in gone.stdout
     again = _cli("--json", "team", "disconnect")

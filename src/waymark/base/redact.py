@@ -569,9 +569,10 @@ def _digit_run(lower: str) -> bool:
     """Whether `lower` may hold 13 digits with only blanks or hyphens between them."""
     if len(lower) - len(lower.translate(_NO_DIGITS)) < 13:
         return False
-    return any(
-        len(p) - len(p.translate(_NO_DIGITS)) >= 13 for p in lower.translate(_BREAKS).split("x")
-    )
+    for part in lower.translate(_BREAKS).split("x"):  # a plain loop, shortest parts out first
+        if len(part) >= 13 and len(part) - len(part.translate(_NO_DIGITS)) >= 13:
+            return True
+    return False
 
 
 def scrub(text: str) -> tuple[str, int]:

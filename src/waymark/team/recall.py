@@ -16,9 +16,13 @@ from waymark.teamstore import connection as team_db
 from waymark.teamstore import memories as team_memories
 from waymark.teamstore import search
 
-# The query's first words only: an OR of two dozen words, common ones among them, made the
-# server rank most of the store (p95 176 -> 86 ms at 30,000 memories, bench/team.py's queries).
+# The server ranks every memory that holds any query word, so the words asked are the
+# query's rarest by the server's own counts, as many as keep the memories to rank under
+# LEXICAL_ROWS (a word the counts do not list is rarer than all they do), LEXICAL_TERMS at
+# most, the rarest always. Common words carry little in an OR; they only cost (p95 at
+# 100,000 memories: 168 ms for the first 8 words, 26 ms for the rarest, bench/team.py).
 LEXICAL_TERMS = 8
+LEXICAL_ROWS = 5_000
 
 
 def team_recall(
@@ -34,7 +38,7 @@ def team_recall(
     vector = _query_vector(query) if semantic else None
     pg = team_db.connect(found[0], migrate=False)
     try:
-        words = tokens(query, limit=LEXICAL_TERMS)
+        words = lexical_terms(pg, query)
         matches = search.team_matches(pg, key, words, vector, limit)
         results = []
         for memory_id, score in matches:
@@ -48,6 +52,22 @@ def team_recall(
     finally:
         pg.close()
     return {"project_key": key, "semantic": vector is not None, "results": results}
+
+
+def lexical_terms(pg: Any, query: str) -> list[str]:
+    """The words of `query` team recall asks the server for (see LEXICAL_ROWS)."""
+    shares, rarest, rows = search.lexeme_shares(pg)
+    unlisted = rarest / 2
+    words = sorted(tokens(query), key=lambda w: shares.get(w, unlisted))  # stable: in order
+    chosen: list[str] = []
+    expected = 0.0
+    for word in words:
+        cost = shares.get(word, unlisted) * rows
+        if chosen and (expected + cost > LEXICAL_ROWS or len(chosen) == LEXICAL_TERMS):
+            break
+        chosen.append(word)
+        expected += cost
+    return chosen
 
 
 def _query_vector(query: str) -> list[float] | None:

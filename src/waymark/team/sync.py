@@ -36,6 +36,7 @@ from waymark.team import link
 from waymark.teamstore import connection as team_db
 from waymark.teamstore import events as team_events
 from waymark.teamstore import memories as team_memories
+from waymark.teamstore import search as team_search
 
 BATCH = 500
 
@@ -88,6 +89,8 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
         report = {"project_key": key, "machine": machine, "dry_run": dry_run}
         if team_db.can_write(pg):
             report |= _push(conn, pg, project, key, slot, machine, pushed, dry_run)
+            if report["pushed"] and not dry_run:
+                report["vector_index"] = _tend(pg)
         else:
             report |= {"pushed": 0, "blocked": 0, "personal": 0, "read_only": True}
         report |= _pull(conn, pg, project, key, slot, machine, pulled, dry_run)
@@ -124,6 +127,15 @@ def poll_seconds(conn: Connection) -> float:
     return min(60.0, minutes * 60) if minutes else 60.0
 
 
+def _tend(pg: Any) -> str:
+    """The team's vector index kept in step with the store's size (what the push grew); a
+    failure here is reported, never the sync's: what was sent is committed."""
+    try:
+        return team_search.tend_vectors(pg)
+    except team_db.driver().Error as exc:
+        return f"not tended: {' '.join(str(exc).split())}"
+
+
 def _blocked(memory: dict[str, Any]) -> bool:
     """True when the revision holds anything the redactor flagged: it never leaves."""
     text = "\n".join([memory.get("title") or "", memory.get("content") or "",
@@ -138,44 +150,76 @@ def _push(
     conn: Connection, pg: Any, project: Project, key: str, slot: str, machine: str,
     since: int, dry_run: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    sent = blocked = personal = 0
-    while True:
-        batch = local_events.events_after(conn, since, BATCH)
-        if not batch:
-            break
-        revisions: dict[str, dict[str, Any]] = {}
-        events = []
-        for event in batch:
-            memory = local_memories.get_memory(conn, event["memory_id"])
-            if memory is None or memory.project_id != project.id:
-                continue  # another project's, or a global memory: never shared from here
-            if local_memories.is_personal(conn, memory.id):
-                personal += 1
-                continue  # personal: never leaves this machine
-            record = memory.to_dict()
-            if _blocked(record):
-                blocked += 1
+    """Send the outbox in batches. While the server stores one batch (its own process), this
+    one reads and checks the next (3,600 -> 5,500 events/s, bench/team.py); the cursor moves
+    past a batch only once the server committed it."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    counts = {"pushed": 0, "blocked": 0, "personal": 0}
+    sending: tuple[Future[None], int] | None = None
+    with ThreadPoolExecutor(1, thread_name_prefix="waymark-push") as sender:
+        while True:
+            batch = local_events.events_after(conn, since, BATCH)
+            if not batch:
+                break
+            rows, events = _outgoing(conn, project, key, machine, batch, counts)
+            since = batch[-1]["seq"]
+            if dry_run:
                 continue
-            revisions[memory.id] = record
-            events.append({
-                "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
-                "project_key": key, "memory_id": memory.id, "machine": machine,
-                "client": record.get("client"), "payload": {"actor": event["actor"]},
-            })  # fmt: skip
-        since = batch[-1]["seq"]
-        sent += len(events)
-        if dry_run:
+            if sending is not None:
+                _settle(conn, slot, *sending)
+            sending = (sender.submit(_send, pg, rows, events, key, machine), since)
+        if sending is not None:
+            _settle(conn, slot, *sending)
+    return counts
+
+
+def _outgoing(
+    conn: Connection, project: Project, key: str, machine: str, batch: list[dict[str, Any]],
+    counts: dict[str, int],
+) -> tuple[list[tuple[dict[str, Any], bytes | None]], list[dict[str, Any]]]:  # fmt: skip
+    """What of this batch of local events leaves: (revision, vector) pairs and their events."""
+    revisions: dict[str, dict[str, Any]] = {}
+    events = []
+    for event in batch:
+        memory = local_memories.get_memory(conn, event["memory_id"])
+        if memory is None or memory.project_id != project.id:
+            continue  # another project's, or a global memory: never shared from here
+        if local_memories.is_personal(conn, memory.id):
+            counts["personal"] += 1
+            continue  # personal: never leaves this machine
+        record = memory.to_dict()
+        if _blocked(record):
+            counts["blocked"] += 1
             continue
-        if events:
-            vectors = _vectors(conn, list(revisions))
-            with team_db.write(pg):
-                team_memories.insert_memories(
-                    pg, [(r, vectors.get(r["id"])) for r in revisions.values()], key, machine
-                )
-                team_events.add_events(pg, events)
-        with db.write(conn):  # only once the server has them: a crash re-sends, harmlessly
-            teamsync.advance(conn, slot, "pushed", since, clock.now())
-    return {"pushed": sent, "blocked": blocked, "personal": personal}
+        revisions[memory.id] = record
+        events.append({
+            "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
+            "project_key": key, "memory_id": memory.id, "machine": machine,
+            "client": record.get("client"), "payload": {"actor": event["actor"]},
+        })  # fmt: skip
+    counts["pushed"] += len(events)
+    vectors = _vectors(conn, list(revisions)) if revisions else {}
+    return [(r, vectors.get(r["id"])) for r in revisions.values()], events
+
+
+def _send(
+    pg: Any, rows: list[tuple[dict[str, Any], bytes | None]], events: list[dict[str, Any]],
+    key: str, machine: str,
+) -> None:  # fmt: skip
+    """One batch into the team store, in one server transaction (the sending thread)."""
+    if events:
+        with team_db.write(pg):
+            team_memories.insert_memories(pg, rows, key, machine)
+            team_events.add_events(pg, events)
+
+
+def _settle(conn: Connection, slot: str, sent: Any, seq: int) -> None:
+    """Wait for a batch's commit (its error is the sync's), then move the cursor past it: a
+    crash before this line re-sends the batch, harmlessly."""
+    sent.result()
+    with db.write(conn):
+        teamsync.advance(conn, slot, "pushed", seq, clock.now())
 
 
 def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, bytes]:
