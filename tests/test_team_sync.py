@@ -271,3 +271,77 @@ def test_the_mcp_recall_tool_searches_the_team_store_with_team(team, monkeypatch
     told = result.structured_content
     assert told["team"] == "name:shop" and told["results"][0]["author"] == "postgres"
     assert told["results"][0]["title"].startswith("Invoices are numbered")
+
+
+def test_archiving_or_erasing_the_teams_memory_needs_team_and_says_who(team, store):
+    import psycopg
+
+    ann, bob, _ = team
+    kept = ann.remember("Money is integer cents")
+    gone = ann.remember("Ship on Fridays")
+    ann.sync(), bob.sync()
+    for args in (["archive", kept["id"]], ["erase", gone["id"], "--reason", "wrong"]):
+        refused = bob.run(*args, "--json")
+        error = json.loads(refused.stdout)
+        assert refused.returncode == 1 and error["code"] == "team_memory", refused.stdout
+        assert f"waymark {args[0]} {args[1]} --team" in error["message"]
+    assert bob.active() == ["Money is integer cents", "Ship on Fridays"]  # nothing changed
+
+    bob.json("archive", kept["id"], "--reason", "moved to the handbook", "--team")
+    bob.json("erase", gone["id"], "--reason", "we ship any day now", "--team")
+    bob.sync(), ann.sync()
+    assert ann.active() == []
+    why = ann.json("show", kept["id"])["archived"]
+    assert why["actor"] == "postgres" and why["reason"] == "moved to the handbook" and why["team"]
+    assert "by postgres (team, machine " in ann.run("show", kept["id"]).stdout
+    assert ann.json("show", gone["id"])["status"] == "erased"
+    with psycopg.connect(store[0]) as c:
+        said = c.execute(
+            "SELECT op, author, payload FROM team_events WHERE memory_id = %s ORDER BY seq",
+            (kept["id"],),
+        ).fetchall()
+        assert said[-1][:2] == ("archive", "postgres")
+        assert said[-1][2]["reason"] == "moved to the handbook" and said[-1][2]["team"] == "yes"
+        content = c.execute(
+            "SELECT content FROM team_memories WHERE id = %s", (gone["id"],)
+        ).fetchone()[0]
+        assert "Fridays" not in content  # erased on the server too
+
+
+def test_a_sweep_and_an_agent_leave_the_teams_memories_alone(team, monkeypatch):
+    from conftest import call_tool
+
+    ann, bob, _ = team
+    old = ann.remember("Use the staging bucket for fixtures")
+    mine = ann.remember("My scratch note", "--personal")
+    ann.sync()
+    plan = ann.json("forget", "--dry-run")
+    assert plan["kept"].get("the team's") == 1 and old["id"] not in json.dumps(plan["archive"])
+    monkeypatch.setenv("WAYMARK_HOME", str(ann.home))
+    monkeypatch.delenv("WAYMARK_TEAM_URL", raising=False)
+    refused = call_tool(ann.repo, "forget", {"id": old["id"], "reason": "stale"})
+    assert refused.is_error and "team_memory" in refused.content[0].text
+    assert not call_tool(ann.repo, "forget", {"id": mine["id"]}).is_error  # personal: theirs
+    assert ann.active() == ["Use the staging bucket for fixtures"]
+
+
+def test_show_and_explain_say_who_wrote_a_team_memory(team, monkeypatch):
+    from conftest import call_tool
+
+    ann, bob, _ = team
+    written = ann.remember("Invoices are numbered per tenant")
+    ann.sync(), bob.sync()
+    shown = bob.json("show", written["id"])
+    assert shown["team"]["author"] == "postgres" and shown["team"]["machine"]
+    assert "from the team: postgres on machine " in bob.run("show", written["id"]).stdout
+    found = bob.json("recall", "invoices tenant", "--explain", "--lexical")["results"][0]
+    assert (
+        found["memory"]["id"] == written["id"] and found["explain"]["team"]["author"] == "postgres"
+    )
+    text = bob.run("recall", "invoices tenant", "--explain", "--lexical").stdout
+    assert "from the team: postgres" in text
+    assert "team" not in ann.json("show", written["id"])  # written there, not pulled
+    monkeypatch.setenv("WAYMARK_HOME", str(bob.home))
+    monkeypatch.delenv("WAYMARK_TEAM_URL", raising=False)
+    told = call_tool(bob.repo, "recall", {"query": "invoices tenant", "explain": True})
+    assert told.structured_content["results"][0]["explain"]["team"]["author"] == "postgres"

@@ -182,6 +182,13 @@ class TeamNotConnected(WaymarkError):
     code = "team_not_connected"
 
 
+class TeamMemory(WaymarkError):
+    """Archiving or erasing a memory the team shares does so on every machine: it needs its
+    own flag (`--team`); nothing was changed."""
+
+    code = "team_memory"
+
+
 class TeamUnreachable(WaymarkError):
     """The team store cannot be reached or refused the connection (host, role, password,
     TLS): nothing was changed on either side."""

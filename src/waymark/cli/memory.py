@@ -108,6 +108,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id")
     p.add_argument("--reason")
+    p.add_argument(
+        "--team", action="store_true",
+        help="the memory is the team's: archive it on every machine (the next sync)",
+    )  # fmt: skip
     p = add_command(
         commands,
         "erase",
@@ -118,6 +122,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id")
     p.add_argument("--reason", required=True)
+    p.add_argument(
+        "--team", action="store_true",
+        help="the memory is the team's: erase it on every machine (the next sync)",
+    )  # fmt: skip
     p = add_command(
         commands,
         "relate",
@@ -431,12 +439,20 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     for link in related:
         other, arrow = (link["dst"], "->") if link["src"] == m.id else (link["src"], "<-")
         lines.append(f"link: {arrow} {link['kind']} {other}")
+    made = store.authorship(ctx.conn, m.id)
+    if made:
+        from waymark.cli.recall import written_by
+
+        data["team"] = made
+        lines.append(written_by(made))
     if m.status == "archived":
         why = store.archived_why(ctx.conn, m.id)
         data["archived"] = why
         if why:
+            where = f" (team, machine {why['team'][:12]})" if why.get("team") else ""
             lines.append(
-                f"archived {why['at'][:10]} by {why['actor']}: {why['reason'] or 'no reason given'}"
+                f"archived {why['at'][:10]} by {why['actor']}{where}: "
+                f"{why['reason'] or 'no reason given'}"
             )
     text = "\n".join(lines)
     project = ctx.read_project()
@@ -465,13 +481,13 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
-    m = store.archive(ctx.conn, ctx.project(), args.id, reason=args.reason)
+    m = store.archive(ctx.conn, ctx.project(), args.id, reason=args.reason, team=args.team)
     emit(m.to_dict(), ctx.as_json, f"archived {m.id}")
     return 0
 
 
 def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
-    m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason)
+    m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason, team=args.team)
     emit(m.to_dict(), ctx.as_json, f"erased {m.id} (tombstone kept)")
     return 0
 

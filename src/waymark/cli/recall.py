@@ -194,11 +194,10 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         kept = relevant_hits(hits, keep_best=True)
         below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
+    results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
     data = {
         "semantic": near is not None,
-        "results": [
-            h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits
-        ],
+        "results": results,
         "below_relevance_floor": below,
     }
     lines = [
@@ -209,7 +208,14 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         for i, h in enumerate(hits, 1)
     ] or ["nothing relevant remembered"]
     if args.explain:
-        lines = _with_explain(lines, hits)
+        from waymark.memories.store import authorship
+
+        made = {h.memory.id: authorship(ctx.conn, h.memory.id) for h in hits}
+        for result in results:
+            author = made.get(result["memory"]["id"])
+            if author:
+                result["explain"] = {**result["explain"], "team": author}
+        lines = _with_explain(lines, hits, made)
     if near is None and not args.lexical:
         lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
     if below:
@@ -244,7 +250,9 @@ def _explain_packet(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
+def _with_explain(
+    lines: list[str], hits: list[recall.Hit], made: dict[str, dict[str, Any] | None]
+) -> list[str]:
     out = []
     for line, hit in zip(lines, hits, strict=False):
         ex = hit.explain
@@ -253,7 +261,17 @@ def _with_explain(lines: list[str], hits: list[recall.Hit]) -> list[str]:
         out += [line, f"     fused {ex['fused']:.4f} from {tiers}" + (f"; {mult}" if mult else "")]
         for hidden in ex.get("shadowed", ()):
             out.append(f"     shadows {hidden['id']} ({hidden['tier']}, same type and key)")
+        author = made.get(hit.memory.id)
+        if author:
+            out.append(f"     {written_by(author)}")
     return out
+
+
+def written_by(made: dict[str, Any]) -> str:
+    """`from the team: alice on machine 01jd..., claude-code, pulled 2026-12-03`."""
+    client = f", {made['client']}" if made.get("client") else ""
+    machine = (made.get("machine") or "?")[:12]
+    return f"from the team: {made['author']} on machine {machine}{client}, pulled {made['at'][:10]}"
 
 
 def _batch(args: argparse.Namespace, ctx: Context) -> int:

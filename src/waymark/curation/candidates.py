@@ -289,7 +289,8 @@ def _carry_out(
     if action == "archive":
         reason = f"approved candidate {candidate['id']}: {candidate['reason']}"
         for source in sources:
-            store.archive_in(conn, project, source, actor=actor, reason=reason)
+            # approving in review is the person's say-so, for the team's memories too
+            store.archive_in(conn, project, source, actor=actor, reason=reason, team=True)
         return None, False, sources
     draft = _draft(project, candidate, actor, client, session_id)
     if action == "add":

@@ -65,7 +65,12 @@ def vote(
         if min(row["importance"], row["confidence"]) == 0:
             row["status"] = "retired"
             store.archive_in(
-                conn, project, row["memory_id"], actor=actor, reason="insight voted down to zero"
+                conn,
+                project,
+                row["memory_id"],
+                actor=actor,
+                reason="insight voted down to zero",
+                team=True,  # a vote is a say-so on the insight, the team's or not
             )
         elif min(row["importance"], row["confidence"]) >= PROMOTE:
             _make_rule(conn, row)

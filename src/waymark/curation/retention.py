@@ -23,10 +23,11 @@ from typing import Any
 
 from waymark.base import clock
 from waymark.projects.resolve import Project
+from waymark.projects.sharing import is_shared
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
 from waymark.storage.events import last_event_at, log_event
-from waymark.storage.memories import retention_rows
+from waymark.storage.memories import is_personal, retention_rows
 from waymark.storage.observations import reported_built
 
 SIGMA = 0.5
@@ -83,7 +84,11 @@ def plan(conn: Connection, project: Project, now: float | None = None) -> dict[s
     purge: list[dict[str, Any]] = []
     kept: dict[str, int] = {}
     built = reported_built(conn, project.id)
+    shared = is_shared(project.files)  # the team's memories are the team's to retire
     for m in retention_rows(conn, project.id):
+        if shared and not is_personal(conn, m["id"]):
+            kept["the team's"] = kept.get("the team's", 0) + 1
+            continue
         born = clock.epoch(m["event_time"] or m["created_at"])
         used = clock.epoch(m["last_used"]) if m["last_used"] else None
         quiet_days = (now - (used or born)) / DAY

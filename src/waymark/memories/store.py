@@ -6,12 +6,12 @@ from typing import Any
 
 from waymark.base import clock, redact
 from waymark.base.text import mend
-from waymark.errors import Conflict, InvalidArgument, NotFound
+from waymark.errors import Conflict, InvalidArgument, NotFound, TeamMemory
 from waymark.memories.draft import Draft, Saved, content_hash
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
-from waymark.storage.events import last_event_of, log_event
+from waymark.storage.events import first_event_of, last_event_of, log_event
 from waymark.storage.match import match_expression
 from waymark.storage.memories import Memory
 from waymark.storage.observations import drop_observations
@@ -206,10 +206,12 @@ def archive(
     *,
     actor: str = "user",
     reason: str | None = None,
+    team: bool = False,
 ) -> Memory:
-    """Retire an active memory; it stays readable and can be listed with include_inactive."""
+    """Retire an active memory; it stays readable and can be listed with include_inactive.
+    A memory the team shares is retired on every machine, so only with `team`."""
     with db.write(conn):
-        return archive_in(conn, project, memory_id, actor=actor, reason=reason)
+        return archive_in(conn, project, memory_id, actor=actor, reason=reason, team=team)
 
 
 def archive_in(
@@ -219,10 +221,12 @@ def archive_in(
     *,
     actor: str = "user",
     reason: str | None = None,
+    team: bool = False,
 ) -> Memory:
     """`archive` inside the caller's transaction."""
     memory = active_in(conn, project, memory_id, "archived")
     memory_id = memory.id
+    shared = _team_only(conn, project, memory, "archiving", "archive", team)
     rows.mark_archived(conn, memory_id, clock.now())
     log_event(
         conn,
@@ -231,8 +235,49 @@ def archive_in(
         memory_id=memory_id,
         actor=actor,
         reason=redact.scrub(mend(reason))[0] if reason else None,
+        **({"team": "yes"} if shared else {}),
     )
     return get(conn, memory_id)
+
+
+def is_team_memory(conn: Connection, project: Project, memory: Memory) -> bool:
+    """Whether `memory` is the team's: in a shared project (`[team] share = true`) and not
+    personal. What happens to it happens on every machine at their next sync."""
+    from waymark.projects.sharing import is_shared
+
+    return (
+        memory.project_id is not None
+        and memory.project_id == project.id
+        and is_shared(project.files)
+        and not rows.is_personal(conn, memory.id)
+    )
+
+
+def _team_only(
+    conn: Connection, project: Project, memory: Memory, doing: str, verb: str, team: bool
+) -> bool:
+    """Refuse to archive or erase the team's memory without `team`; whether it is the team's."""
+    if not is_team_memory(conn, project, memory):
+        return False
+    if not team:
+        raise TeamMemory(
+            f"memory {memory.id} is the team's (this project is shared): {doing} it does so "
+            f"on every machine at the next sync; say so with `waymark {verb} "
+            f"{memory.id} --team`",
+            id=memory.id,
+        )
+    return True
+
+
+def authorship(conn: Connection, memory_id: str) -> dict[str, Any] | None:
+    """Who wrote a memory that came from the team: {author, machine, client, at} as the
+    server stamped them when this machine pulled it, or None (written here)."""
+    found = first_event_of(conn, memory_id, "team.pull")
+    if found is None:
+        return None
+    at, _, detail = found
+    return {"author": detail.get("author"), "machine": detail.get("machine"),
+            "client": detail.get("client"), "at": at}  # fmt: skip
 
 
 def share_in(conn: Connection, project: Project, memory_id: str, *, actor: str = "user") -> bool:
@@ -246,27 +291,47 @@ def share_in(conn: Connection, project: Project, memory_id: str, *, actor: str =
 
 
 def archived_why(conn: Connection, memory_id: str) -> dict[str, Any] | None:
-    """When, by whom and why memory `memory_id` was archived (its newest archive), or None."""
-    found = last_event_of(conn, memory_id, "archive")
-    if found is None:
+    """When, by whom and why memory `memory_id` was archived (its newest archive, here or
+    by a teammate: then `actor` is who, and `team` the machine), or None."""
+    here = last_event_of(conn, memory_id, "archive")
+    pulled = last_event_of(conn, memory_id, "team.pull")
+    theirs = pulled is not None and pulled[2].get("team_op") == "archive"
+    if pulled is not None and theirs and (here is None or pulled[0] >= here[0]):
+        detail = pulled[2]
+        return {"at": pulled[0], "actor": detail.get("author"),
+                "reason": detail.get("reason"), "team": detail.get("machine")}  # fmt: skip
+    if here is None:
         return None
-    at, actor, detail = found
+    at, actor, detail = here
     return {"at": at, "actor": actor, "reason": detail.get("reason")}
 
 
 def erase(
-    conn: Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
+    conn: Connection,
+    project: Project,
+    memory_id: str,
+    *,
+    reason: str,
+    actor: str = "user",
+    team: bool = False,
 ) -> Memory:
-    """Drop the payload for good; keep a tombstone with id, time and reason."""
+    """Drop the payload for good; keep a tombstone with id, time and reason. A memory the
+    team shares is erased on every machine, so only with `team`."""
     with db.write(conn):
-        memory_id = erase_in(conn, project, memory_id, reason=reason, actor=actor)
+        memory_id = erase_in(conn, project, memory_id, reason=reason, actor=actor, team=team)
     # Push the old pages out of the WAL too; secure_delete already zeroed them in the file.
     db.checkpoint_wal(conn)
     return get(conn, memory_id)
 
 
 def erase_in(
-    conn: Connection, project: Project, memory_id: str, *, reason: str, actor: str = "user"
+    conn: Connection,
+    project: Project,
+    memory_id: str,
+    *,
+    reason: str,
+    actor: str = "user",
+    team: bool = False,
 ) -> str:
     """`erase` inside the caller's transaction (who then checkpoints the WAL); the full id."""
     if not reason or not reason.strip():
@@ -275,10 +340,13 @@ def erase_in(
     memory = _get_in(conn, project, memory_id)
     if memory.status == "erased":
         raise Conflict(f"memory {memory_id} is already erased", id=memory_id, status="erased")
+    shared = _team_only(conn, project, memory, "erasing", "erase", team)
     kept, _ = redact.scrub_cut(mend(reason.strip()), 500)  # the tombstone outlives the rest
     rows.erase_payload(conn, memory_id, kept, clock.now())
     dropped = drop_observations(conn, memory_id)  # their notes and links are payload too
     detail: dict[str, Any] = {"observations": dropped} if dropped else {}
+    if shared:
+        detail["team"] = "yes"
     log_event(
         conn, "erase", project_id=memory.project_id, memory_id=memory_id, actor=actor, **detail
     )

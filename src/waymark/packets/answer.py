@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from waymark.base import tokens
-from waymark.memories import observations
+from waymark.memories import observations, store
 from waymark.packets import briefing
 from waymark.packets.render import within
 from waymark.projects.resolve import Project
@@ -51,6 +51,9 @@ def recall_answer(
         view |= checks.get(hit.memory.id, {})
         if explain:
             view["explain"] = hit.explain
+            made = store.authorship(conn, hit.memory.id)
+            if made:
+                view["explain"] = {**hit.explain, "team": made}
         views.append(priced(view, hit.memory, detail))
     session: dict[str, Any] = {}
     if include_session:

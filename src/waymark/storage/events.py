@@ -106,6 +106,19 @@ def last_event_of(
     return None
 
 
+def first_event_of(
+    conn: apsw.Connection, memory_id: str, op: str
+) -> tuple[str, str | None, dict[str, Any]] | None:
+    """(at, actor, detail) of the oldest `op` event of memory `memory_id`, or None."""
+    for at, actor, detail in conn.execute(
+        "SELECT at, actor, detail FROM events WHERE memory_id = ? AND op = ?"
+        " ORDER BY at, seq LIMIT 1",
+        (memory_id, op),
+    ):
+        return at, actor, json.loads(detail) if detail else {}
+    return None
+
+
 MEMORY_OPS = ("remember", "supersede", "import", "edit", "retarget", "archive", "unarchive",
               "erase", "share")  # fmt: skip
 

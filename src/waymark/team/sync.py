@@ -196,11 +196,19 @@ def _outgoing(
         events.append({
             "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
             "project_key": key, "memory_id": memory.id, "machine": machine,
-            "client": record.get("client"), "payload": {"actor": event["actor"]},
+            "client": record.get("client"), "payload": _said(event),
         })  # fmt: skip
     counts["pushed"] += len(events)
     vectors = _vectors(conn, list(revisions)) if revisions else {}
     return [(r, vectors.get(r["id"])) for r in revisions.values()], events
+
+
+def _said(event: dict[str, Any]) -> dict[str, Any]:
+    """What the team's log keeps of a local event: who here (the actor), why (an archive's
+    reason, redacted when written), and that a person said `--team`."""
+    detail = event.get("detail") or {}
+    kept = {k: detail[k] for k in ("reason", "team") if detail.get(k) is not None}
+    return {"actor": event["actor"], **kept}
 
 
 def _send(
@@ -246,33 +254,43 @@ def _pull(
         if not batch:
             break
         found = team_memories.get_memories(pg, [e["memory_id"] for e in batch])
-        records = [found.get(e["memory_id"]) for e in batch]
         pulled += len(batch)
         since = batch[-1]["seq"]
         if dry_run:
             continue
         with db.write(conn):  # every event of the batch and the cursor, or none of them
-            for record in records:
+            for event in batch:
+                record = found.get(event["memory_id"])
                 if record is None:
                     continue
-                outcome = _apply(conn, project, dict(record))
+                outcome = _apply(conn, project, dict(record), event)
                 applied += outcome == "applied"
                 conflicts += outcome == "conflict"
             teamsync.advance(conn, slot, "pulled", since, clock.now())
     return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
 
 
-def _apply(conn: Connection, project: Project, record: dict[str, Any]) -> str:
+def _apply(
+    conn: Connection, project: Project, record: dict[str, Any], event: dict[str, Any]
+) -> str:
     """One revision from the team into the local file, inside the caller's transaction:
-    "applied", "unchanged" or "conflict"."""
+    "applied", "unchanged" or "conflict". Each change is audited here as `team.pull`, with
+    who made it (the server's stamp: role, machine, client) and the team event's op."""
     author, sender = record.pop("_author"), record.pop("_machine")
     record.pop("_project_key", None)
     local = local_memories.get_memory(conn, record["id"])
     stamp = clock.now()
+    payload = event.get("payload") or {}
+    said = {"team_op": event["op"], "author": event["author"], "machine": event["machine"],
+            "client": event.get("client"), "reason": payload.get("reason")}  # fmt: skip
     if local is not None:
         if record["updated_at"] <= local.updated_at or record["status"] == local.status:
             return "unchanged"
         _take_status(conn, record, stamp)
+        local_events.log_event(
+            conn, "team.pull", project_id=project.id, memory_id=record["id"], actor="import",
+            **{k: v for k, v in said.items() if v is not None},
+        )  # fmt: skip
         return "applied"
     old_id = record.get("supersedes")
     old = local_memories.get_memory(conn, old_id) if old_id else None
@@ -284,9 +302,10 @@ def _apply(conn: Connection, project: Project, record: dict[str, Any]) -> str:
     local_memories.insert_memory(conn, memory)
     if old is not None and old.status == "active":
         local_memories.mark_superseded(conn, old.id, record["id"], stamp)
+    said |= {"author": author, "machine": sender, "client": record.get("client")}
     local_events.log_event(
         conn, "team.pull", project_id=project.id, memory_id=record["id"], actor="import",
-        author=author, machine=sender,
+        **{k: v for k, v in said.items() if v is not None},
     )  # fmt: skip
     return "applied"
 

@@ -28,10 +28,13 @@ def events_after(
     conn: Any, seq: int, limit: int, *, project_keys: list[str], machine: str
 ) -> list[dict[str, Any]]:
     """The team's events after `seq` for these projects, oldest first, but this machine's
-    own (it has them): seq, event_id, at, op, project_key, memory_id, author, machine."""
-    keys = ("seq", "event_id", "at", "op", "project_key", "memory_id", "author", "machine")
+    own (it has them): seq, event_id, at, op, project_key, memory_id, author, machine,
+    client, payload."""
+    keys = ("seq", "event_id", "at", "op", "project_key", "memory_id", "author", "machine",
+            "client", "payload")  # fmt: skip
     rows = conn.execute(
-        "SELECT seq, event_id, at, op, project_key, memory_id, author, machine FROM team_events"
+        "SELECT seq, event_id, at, op, project_key, memory_id, author, machine, client, payload"
+        " FROM team_events"
         " WHERE seq > %s AND project_key = ANY(%s) AND machine <> %s ORDER BY seq LIMIT %s",
         (seq, project_keys, machine, limit),
     ).fetchall()
