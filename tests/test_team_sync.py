@@ -86,7 +86,10 @@ def test_three_machines_converge_and_nothing_arrives_twice(team, store):
     lag = [f for f in ann.json("doctor")["findings"] if f["check"] == "team sync"]
     assert lag and "name:shop: last sync 20" in lag[0]["detail"] and lag[0]["status"] == "ok"
     said = ann.run("team", "status").stdout
-    assert "this project name:shop: last sync 20" in said and "0 memory events not sent" in said
+    assert (
+        "this project name:shop: last sync 20" in said
+        and "0 memory and checkpoint events not sent" in said
+    )
     again = [m.sync() for m in (ann, bob, cyd)]
     assert all(r["pushed"] == 0 and r["applied"] == 0 for r in again)
     (events, distinct), memories, _ = _server_counts(store[0])
@@ -104,13 +107,24 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
     ann.sync()
     assert bob.sync()["applied"] == 1
     assert bob.active() == ["Deploys need the VPN and a reviewer"]
-    # cyd revised the same memory from the same revision, before seeing ann's
+    # cyd revised the same memory from the same revision, before seeing ann's: ann's reached
+    # the team first, so every machine goes on from it and cyd's waits for review, on cyd's
+    # machine as on everyone's (no fork of the chain anywhere).
     cyd.json("supersede", base["id"], "--content", "Deploys need the VPN and a second key")
     done = cyd.sync()
-    assert done["conflicts"] == 1 and cyd.active() == ["Deploys need the VPN and a second key"]
+    assert done["conflicts"] == 1 and cyd.active() == ["Deploys need the VPN and a reviewer"]
     (waiting,) = cyd.json("candidates", "--kind", "conflict")["results"]
     assert "a team conflict" in waiting["reason"] and base["id"] in waiting["reason"]
-    assert waiting["fields"]["content"] == "Deploys need the VPN and a reviewer"
+    assert waiting["fields"]["content"] == "Deploys need the VPN and a second key"
+    assert ann.sync()["conflicts"] == 1 and ann.active() == ["Deploys need the VPN and a reviewer"]
+    (theirs,) = ann.json("candidates", "--kind", "conflict")["results"]
+    assert theirs["fields"]["content"] == "Deploys need the VPN and a second key"
+
+    # Approving it on one machine replaces the team's line, everywhere.
+    cyd.json("review", waiting["id"], "--approve")
+    cyd.sync(), ann.sync(), bob.sync()
+    for machine in (ann, bob, cyd):
+        assert machine.active() == ["Deploys need the VPN and a second key"]
 
 
 def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
@@ -176,7 +190,7 @@ def test_offline_writes_wait_and_converge_when_the_store_answers(team):
 def test_kill_9_during_sync_loses_nothing_and_duplicates_nothing(team, store):
     ann, bob, _ = team
     rng = random.Random(7)
-    written = []
+    written, saves = [], []
     started = time.monotonic()
     for round_ in range(12):
         if time.monotonic() - started > 60:
@@ -185,6 +199,10 @@ def test_kill_9_during_sync_loses_nothing_and_duplicates_nothing(team, store):
             text = f"{machine.home.name} fact {round_}"
             machine.remember(text)
             written.append(text)
+            if machine is ann:  # and ann's checkpoint moves on each round
+                step = ["revise"] if round_ else ["create", "--objective", "Keep it all"]
+                machine.json("checkpoint", *step, "--next-action", f"step {round_}")
+                saves.append(f"step {round_}")
             process = subprocess.Popen([sys.executable, "-m", "waymark", "sync"],
                                        cwd=machine.repo, env=machine.env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -196,7 +214,13 @@ def test_kill_9_during_sync_loses_nothing_and_duplicates_nothing(team, store):
         ann.sync(), bob.sync()
     assert ann.active() == bob.active() == sorted(written)
     (events, distinct), memories, _ = _server_counts(store[0])
-    assert events == distinct == len(written) and memories == len(written)
+    assert events == distinct == len(written) + len(saves) and memories == len(written)
+    assert bob.json("checkpoint")["revision"]["body"]["next_action"] == saves[-1]
+    import psycopg
+
+    with psycopg.connect(store[0]) as c:
+        lines = c.execute("SELECT count(*), bool_and(mainline) FROM team_checkpoint_revisions")
+        assert lines.fetchone() == (len(saves), True)  # one line, no fork
 
 
 def test_team_recall_searches_the_server_by_words_and_meaning(team, store):
@@ -238,7 +262,7 @@ def test_the_mcp_server_syncs_on_the_schedule_the_user_sets(team):
                 break
             time.sleep(1)
         assert bob.active() == ["Synced by the server, not by hand"]
-        assert "memory events not sent" in ann.run("team", "status").stdout
+        assert "checkpoint events not sent" in ann.run("team", "status").stdout
     finally:
         server.stdin.close()
         assert server.wait(timeout=20) == 0  # and it stops at end of input, as before
@@ -345,3 +369,42 @@ def test_show_and_explain_say_who_wrote_a_team_memory(team, monkeypatch):
     monkeypatch.delenv("WAYMARK_TEAM_URL", raising=False)
     told = call_tool(bob.repo, "recall", {"query": "invoices tenant", "explain": True})
     assert told.structured_content["results"][0]["explain"]["team"]["author"] == "postgres"
+
+
+def _checkpoint(machine):
+    return machine.json("checkpoint")
+
+
+def test_checkpoints_travel_and_two_revisions_of_one_are_a_conflict(team):
+    ann, bob, cyd = team
+    made = ann.json("checkpoint", "create", "--objective", "Add retry to payments",
+                    "--next-action", "wire backoff into charge()")  # fmt: skip
+    ann.sync(), bob.sync()
+    there = _checkpoint(bob)
+    assert there["id"] == made["id"] and there["revision"]["id"] == made["revision"]["id"]
+    assert there["revision"]["body"]["next_action"] == "wire backoff into charge()"
+
+    # Both revise the same revision, offline: ann's reaches the team first.
+    ann.json("checkpoint", "revise", "--next-action", "ann: add jitter")
+    bob.json("checkpoint", "revise", "--next-action", "bob: cap the retries")
+    ann.sync()
+    sent = bob.sync()
+    assert sent["conflicts"] == 1  # bob's came second: a candidate on bob's machine
+    ann_sync = ann.sync()
+    assert ann_sync["conflicts"] == 1  # and on ann's, naming bob's
+    cyd.sync()
+    for machine in (ann, bob, cyd):  # every machine goes on from the team's line
+        assert _checkpoint(machine)["revision"]["body"]["next_action"] == "ann: add jitter"
+    waiting = ann.json("candidates", "--kind", "conflict")["results"]
+    assert len(waiting) == 1 and waiting[0]["action"] == "checkpoint"
+    assert "postgres's (machine " in waiting[0]["reason"]  # who made it: the server's stamp
+    assert "bob: cap the retries" in waiting[0]["fields"]["content"]
+
+    # Approving on ann's machine puts bob's on top; every machine converges on it.
+    said = ann.run("review", waiting[0]["id"], "--approve").stdout
+    assert "the checkpoint goes on from it as revision" in said
+    assert _checkpoint(ann)["revision"]["body"]["next_action"] == "bob: cap the retries"
+    ann.sync(), bob.sync(), cyd.sync()
+    for machine in (ann, bob, cyd):
+        assert _checkpoint(machine)["revision"]["body"]["next_action"] == "bob: cap the retries"
+    assert bob.sync()["conflicts"] == 0 and ann.sync()["conflicts"] == 0  # nothing new

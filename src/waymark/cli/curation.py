@@ -335,7 +335,12 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     if args.approve:
         done = candidates.approve(ctx.conn, project, args.id, actor="user", note=args.reason)
         memory = done["memory"]
-        if memory is None:
+        if done["candidate"]["action"] == "checkpoint":
+            text = (
+                f"approved {done['candidate']['id']}: the checkpoint goes on from it as "
+                f"revision {done['changed'][0]} (the next sync sends it to the team)"
+            )
+        elif memory is None:
             text = f"approved {done['candidate']['id']}: archived {', '.join(done['changed'])}"
         else:
             how = "added" if done["created"] else "kept the existing"

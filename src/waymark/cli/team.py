@@ -99,7 +99,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     done = sync.sync(ctx.conn, project, dry_run=args.dry_run)
     verb = "would send" if args.dry_run else "sent"
     lines = [
-        f"{done['project_key']}: {verb} {done['pushed']} memory events"
+        f"{done['project_key']}: {verb} {done['pushed']} memory and checkpoint events"
         + (f", {done['blocked']} kept here (they hold what the redactor flagged)"
            if done["blocked"] else "")
         + (f", {done['personal']} personal kept here" if done.get("personal") else ""),
@@ -146,7 +146,7 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
         if here.get("shared"):
             when = (here["last_sync"] or "never")[:16].replace("T", " ")
             lines.append(f"this project {here['project_key']}: last sync {when}, "
-                         f"{here['unsent']} memory events not sent yet")  # fmt: skip
+                         f"{here['unsent']} memory and checkpoint events not sent yet")  # fmt: skip
         elif here:
             lines.append(f"this project not shared: {here['why']}")
     emit(found, ctx.as_json, "\n".join(lines))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 PREFIX = "cand_"
-ACTIONS = ("add", "supersede", "archive", "share")
+ACTIONS = ("add", "supersede", "archive", "share", "checkpoint")
 # What proposes: a command's repeated failure and fix, an import from a client's own memory,
 # a consolidation, feedback that a memory is stale or wrong, an opt-in session summary, an
 # insight from a pattern of errors, an agent's own write in the confirm capture mode, a write
@@ -42,6 +42,7 @@ NOTE_MAX = 500
 FIELDS = (
     "type", "content", "title", "scope", "target", "tags", "priority", "pinned", "evidence",
     "valid_until", "key", "source_ref", "git_branch", "event_time", "agent",
+    "checkpoint",  # a `checkpoint` action's revision: {id, revision, status, body, tokens}
 )  # fmt: skip
 
 
@@ -74,7 +75,11 @@ def propose(
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise InvalidArgument(f"a candidate cannot carry {', '.join(unknown)}")
-    if action not in ("archive", "share") and not (fields.get("type") and fields.get("content")):
+    if action == "checkpoint" and not (fields.get("checkpoint") or {}).get("body"):
+        raise InvalidArgument("a 'checkpoint' candidate carries the revision it puts on top")
+    if action not in ("archive", "share", "checkpoint") and not (
+        fields.get("type") and fields.get("content")
+    ):
         raise InvalidArgument(f"an {action!r} candidate needs the memory's type and content")
     if action != "add" and not sources:
         raise InvalidArgument(f"a {action!r} candidate names the memories it changes")
@@ -286,6 +291,8 @@ def _carry_out(
         for source in sources:
             store.share_in(conn, project, source, actor=actor)
         return store.get(conn, sources[0]), False, sources
+    if action == "checkpoint":  # a team member's revision, put on top of ours
+        return None, False, [_take_revision(conn, project, candidate, actor, client, session_id)]
     if action == "archive":
         reason = f"approved candidate {candidate['id']}: {candidate['reason']}"
         for source in sources:
@@ -321,6 +328,41 @@ def _draft(
         session_id=session,
         check_evidence=False,
     )
+
+
+def _take_revision(
+    conn: Connection,
+    project: Project,
+    candidate: dict[str, Any],
+    actor: str,
+    client: str | None,
+    session_id: str | None,
+) -> str:
+    """A new revision of the checkpoint on top of its current one, with the body the
+    candidate carries (written, redacted and budgeted where it was made): the next sync
+    sends it as the team's line. Its id."""
+    import json
+
+    from waymark.storage import checkpoints as saves
+
+    wanted = candidate["fields"]["checkpoint"]
+    head = saves.checkpoint_head(conn, wanted["id"])
+    if head is None or head[0] != project.id:
+        raise NotFound(f"checkpoint {wanted['id']} is not in this project", id=wanted["id"])
+    _, _, seq = head
+    revision_id, stamp = clock.new_id(), clock.now()
+    saves.insert_revision(
+        conn,
+        (revision_id, wanted["id"], seq + 1, "revise", wanted["status"],
+         json.dumps(wanted["body"], sort_keys=True), int(wanted.get("tokens") or 0), actor,
+         client, session_id, stamp, wanted.get("git_branch")),
+    )  # fmt: skip
+    saves.set_checkpoint_status(conn, wanted["id"], wanted["status"])
+    log_event(
+        conn, "checkpoint.revise", project_id=project.id, actor=actor, session_id=session_id,
+        checkpoint=wanted["id"], revision=revision_id, candidate=candidate["id"],
+    )  # fmt: skip
+    return revision_id
 
 
 def reject(

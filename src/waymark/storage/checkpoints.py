@@ -199,3 +199,31 @@ def active_revision(conn: Connection, project_id: str) -> tuple[str, str] | None
         (project_id,),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]))
+
+
+def revision_row(conn: Connection, revision_id: str) -> tuple[Any, ...] | None:
+    """One revision's row (REVISION_COLUMNS), or None."""
+    row = conn.execute(
+        f"SELECT {REVISION_COLUMNS} FROM checkpoint_revisions WHERE id = ?", (revision_id,)
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def revision_at(conn: Connection, checkpoint_id: str, seq: int) -> str | None:
+    """The id of a checkpoint's revision number `seq` (the one `seq + 1` was made from)."""
+    row = conn.execute(
+        "SELECT id FROM checkpoint_revisions WHERE checkpoint_id = ? AND seq = ?",
+        (checkpoint_id, seq),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def checkpoint_head(conn: Connection, checkpoint_id: str) -> tuple[str, str, int] | None:
+    """(project id, current revision id, its highest revision number) of a checkpoint."""
+    row = conn.execute(
+        "SELECT c.project_id, c.current_revision, max(r.seq) FROM checkpoints c"
+        " JOIN checkpoint_revisions r ON r.checkpoint_id = c.id WHERE c.id = ?"
+        " GROUP BY c.id",
+        (checkpoint_id,),
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]), int(row[2]))

@@ -123,16 +123,23 @@ MEMORY_OPS = ("remember", "supersede", "import", "edit", "retarget", "archive", 
               "erase", "share")  # fmt: skip
 
 
+# A checkpoint's revisions, each naming its checkpoint and revision in the event's detail.
+CHECKPOINT_OPS = ("checkpoint.create", "checkpoint.revise", "checkpoint.record_lesson",
+                  "checkpoint.complete", "checkpoint.abandon")  # fmt: skip
+
+
 def events_after(conn: apsw.Connection, seq: int, limit: int) -> list[dict[str, Any]]:
-    """The memory events after `seq`, oldest first (a sync's outbox): seq, at, op,
-    project_id, memory_id, actor, detail."""
+    """The memory and checkpoint events after `seq`, oldest first (a sync's outbox): seq,
+    at, op, project_id, memory_id, actor, detail."""
     keys = ("seq", "at", "op", "project_id", "memory_id", "actor", "detail")
     marks = ", ".join("?" * len(MEMORY_OPS))
+    saves = ", ".join("?" * len(CHECKPOINT_OPS))
     out = []
     for row in conn.execute(
-        "SELECT seq, at, op, project_id, memory_id, actor, detail FROM events"
-        f" WHERE seq > ? AND memory_id IS NOT NULL AND op IN ({marks}) ORDER BY seq LIMIT ?",
-        (seq, *MEMORY_OPS, limit),
+        "SELECT seq, at, op, project_id, memory_id, actor, detail FROM events WHERE seq > ?"
+        f" AND ((memory_id IS NOT NULL AND op IN ({marks})) OR op IN ({saves}))"
+        " ORDER BY seq LIMIT ?",
+        (seq, *MEMORY_OPS, *CHECKPOINT_OPS, limit),
     ):
         item = dict(zip(keys, row, strict=True))
         item["detail"] = json.loads(item["detail"]) if item["detail"] else {}

@@ -700,6 +700,40 @@ ALTER TABLE candidates_m029 RENAME TO candidates;
 CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
 """
 
+M030_CHECKPOINT_CONFLICTS = """
+-- A team member's checkpoint revision made from the revision this machine also revised
+-- (#25) waits for review as a candidate whose approval puts it on top: its CHECK learns
+-- `checkpoint` (the table is built again, every row kept as it was).
+CREATE TABLE candidates_m030 (
+    id           TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    kind         TEXT NOT NULL,
+    action       TEXT NOT NULL
+                 CHECK (action IN ('add', 'supersede', 'archive', 'share', 'checkpoint')),
+    fields       TEXT NOT NULL,
+    sources      TEXT NOT NULL DEFAULT '[]',
+    evidence     TEXT NOT NULL DEFAULT '[]',
+    reason       TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (status IN ('pending', 'approved', 'rejected')),
+    memory_id    TEXT REFERENCES memories(id),
+    review_note  TEXT,
+    reviewed_by  TEXT,
+    reviewed_at  TEXT,
+    session_id   TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    UNIQUE (project_id, fingerprint)
+);
+INSERT INTO candidates_m030 SELECT id, project_id, kind, action, fields, sources, evidence,
+    reason, fingerprint, status, memory_id, review_note, reviewed_by, reviewed_at, session_id,
+    created_at, updated_at FROM candidates;
+DROP TABLE candidates;
+ALTER TABLE candidates_m030 RENAME TO candidates;
+CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
+"""
+
 # (name, sql) in order. The schema version is the number of steps.
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
@@ -731,6 +765,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m027_capture_confirm", M027_CAPTURE_CONFIRM),
     ("m028_team_sync", M028_TEAM_SYNC),
     ("m029_personal", M029_PERSONAL),
+    ("m030_checkpoint_conflicts", M030_CHECKPOINT_CONFLICTS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,6 +33,7 @@ from waymark.storage import memories as local_memories
 from waymark.storage import teamsync
 from waymark.storage.connection import Connection
 from waymark.team import link
+from waymark.teamstore import checkpoints as team_checkpoints
 from waymark.teamstore import connection as team_db
 from waymark.teamstore import events as team_events
 from waymark.teamstore import memories as team_memories
@@ -86,14 +87,16 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
     machine, pushed, pulled, _ = state or ("(new)", 0, 0, None)
     pg = team_db.connect(conninfo, migrate=not dry_run)
     try:
-        report = {"project_key": key, "machine": machine, "dry_run": dry_run}
+        report: dict[str, Any] = {"project_key": key, "machine": machine, "dry_run": dry_run}
         if team_db.can_write(pg):
             report |= _push(conn, pg, project, key, slot, machine, pushed, dry_run)
             if report["pushed"] and not dry_run:
                 report["vector_index"] = _tend(pg)
         else:
             report |= {"pushed": 0, "blocked": 0, "personal": 0, "read_only": True}
+        sent = int(report.get("conflicts", 0))  # ours that came second, found on sending
         report |= _pull(conn, pg, project, key, slot, machine, pulled, dry_run)
+        report["conflicts"] += sent
     finally:
         pg.close()
     return report
@@ -155,33 +158,45 @@ def _push(
     past a batch only once the server committed it."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    counts = {"pushed": 0, "blocked": 0, "personal": 0}
-    sending: tuple[Future[None], int] | None = None
+    counts = {"pushed": 0, "blocked": 0, "personal": 0, "conflicts": 0}
+    sending: tuple[Future[list[dict[str, Any]]], int] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="waymark-push") as sender:
         while True:
             batch = local_events.events_after(conn, since, BATCH)
             if not batch:
                 break
-            rows, events = _outgoing(conn, project, key, machine, batch, counts)
+            out = _outgoing(conn, project, key, machine, batch, counts)
             since = batch[-1]["seq"]
             if dry_run:
                 continue
             if sending is not None:
-                _settle(conn, slot, *sending)
-            sending = (sender.submit(_send, pg, rows, events, key, machine), since)
+                counts["conflicts"] += _settle(conn, project, slot, *sending)
+            sending = (sender.submit(_send, pg, out, key, machine), since)
         if sending is not None:
-            _settle(conn, slot, *sending)
+            counts["conflicts"] += _settle(conn, project, slot, *sending)
     return counts
+
+
+class _Outgoing:
+    """What of a batch of local events leaves: memory revisions with their vectors,
+    checkpoint revisions with the revision each was made from, and the events."""
+
+    def __init__(self) -> None:
+        self.memories: list[tuple[dict[str, Any], bytes | None]] = []
+        self.saves: list[tuple[dict[str, Any], str | None]] = []
+        self.events: list[dict[str, Any]] = []
 
 
 def _outgoing(
     conn: Connection, project: Project, key: str, machine: str, batch: list[dict[str, Any]],
     counts: dict[str, int],
-) -> tuple[list[tuple[dict[str, Any], bytes | None]], list[dict[str, Any]]]:  # fmt: skip
-    """What of this batch of local events leaves: (revision, vector) pairs and their events."""
+) -> _Outgoing:  # fmt: skip
+    out = _Outgoing()
     revisions: dict[str, dict[str, Any]] = {}
-    events = []
     for event in batch:
+        if event["op"] in local_events.CHECKPOINT_OPS:
+            _outgoing_save(conn, project, key, machine, event, out, counts)
+            continue
         memory = local_memories.get_memory(conn, event["memory_id"])
         if memory is None or memory.project_id != project.id:
             continue  # another project's, or a global memory: never shared from here
@@ -193,14 +208,42 @@ def _outgoing(
             counts["blocked"] += 1
             continue
         revisions[memory.id] = record
-        events.append({
+        out.events.append({
             "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
             "project_key": key, "memory_id": memory.id, "machine": machine,
             "client": record.get("client"), "payload": _said(event),
         })  # fmt: skip
-    counts["pushed"] += len(events)
+    counts["pushed"] += len(out.events)
     vectors = _vectors(conn, list(revisions)) if revisions else {}
-    return [(r, vectors.get(r["id"])) for r in revisions.values()], events
+    out.memories = [(r, vectors.get(r["id"])) for r in revisions.values()]
+    return out
+
+
+def _outgoing_save(
+    conn: Connection, project: Project, key: str, machine: str, event: dict[str, Any],
+    out: _Outgoing, counts: dict[str, int],
+) -> None:  # fmt: skip
+    """A checkpoint revision of this project, and the revision it was made from."""
+    from waymark.storage import checkpoints as saves
+
+    revision_id = (event.get("detail") or {}).get("revision")
+    row = saves.revision_row(conn, revision_id) if revision_id else None
+    if row is None or event["project_id"] != project.id:
+        return
+    values = dict(zip(team_checkpoints.COLUMNS, row, strict=True))
+    values["body"] = json.loads(values["body"])
+    if _blocked({"content": json.dumps(values["body"]), "key": values["git_branch"]}):
+        counts["blocked"] += 1
+        return
+    parent = saves.revision_at(conn, values["checkpoint_id"], values["seq"] - 1)
+    out.saves.append((values, parent))
+    counts["pushed"] += 1
+    out.events.append({
+        "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
+        "project_key": key, "memory_id": None, "machine": machine, "client": values["client"],
+        "payload": {**_said(event), "checkpoint": values["checkpoint_id"],
+                    "revision": revision_id},
+    })  # fmt: skip
 
 
 def _said(event: dict[str, Any]) -> dict[str, Any]:
@@ -211,23 +254,31 @@ def _said(event: dict[str, Any]) -> dict[str, Any]:
     return {"actor": event["actor"], **kept}
 
 
-def _send(
-    pg: Any, rows: list[tuple[dict[str, Any], bytes | None]], events: list[dict[str, Any]],
-    key: str, machine: str,
-) -> None:  # fmt: skip
-    """One batch into the team store, in one server transaction (the sending thread)."""
-    if events:
+def _send(pg: Any, out: _Outgoing, key: str, machine: str) -> list[dict[str, Any]]:
+    """One batch into the team store, in one server transaction (the sending thread); the
+    checkpoint revisions the team's line had already left (two machines revised the same
+    revision: this one's came second)."""
+    lost = []
+    if out.events:
         with team_db.write(pg):
-            team_memories.insert_memories(pg, rows, key, machine)
-            team_events.add_events(pg, events)
+            team_memories.insert_memories(pg, out.memories, key, machine)
+            for values, parent in out.saves:
+                if not team_checkpoints.insert_revision(pg, values, parent, key, machine):
+                    lost.append(values)
+            team_events.add_events(pg, out.events)
+    return lost
 
 
-def _settle(conn: Connection, slot: str, sent: Any, seq: int) -> None:
-    """Wait for a batch's commit (its error is the sync's), then move the cursor past it: a
-    crash before this line re-sends the batch, harmlessly."""
-    sent.result()
+def _settle(conn: Connection, project: Project, slot: str, sent: Any, seq: int) -> int:
+    """Wait for a batch's commit (its error is the sync's), then move the cursor past it,
+    with a candidate for each checkpoint revision of ours that came second: a crash before
+    this commit re-sends the batch, harmlessly. How many came second."""
+    lost = sent.result()
     with db.write(conn):
+        for values in lost:
+            _save_conflict(conn, project, values, None, None)
         teamsync.advance(conn, slot, "pushed", seq, clock.now())
+    return len(lost)
 
 
 def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, bytes]:
@@ -253,29 +304,37 @@ def _pull(
         batch = team_events.events_after(pg, since, BATCH, project_keys=[key], machine=machine)
         if not batch:
             break
-        found = team_memories.get_memories(pg, [e["memory_id"] for e in batch])
+        found = team_memories.get_memories(pg, [e["memory_id"] for e in batch if e["memory_id"]])
+        saved = team_checkpoints.get_revisions(pg, [
+            e["payload"]["revision"] for e in batch if (e["payload"] or {}).get("revision")
+        ])  # fmt: skip
         pulled += len(batch)
         since = batch[-1]["seq"]
         if dry_run:
             continue
         with db.write(conn):  # every event of the batch and the cursor, or none of them
             for event in batch:
-                record = found.get(event["memory_id"])
-                if record is None:
+                revision = saved.get((event["payload"] or {}).get("revision") or "")
+                if revision is not None:
+                    outcome = _apply_save(conn, project, revision, event)
+                elif event["memory_id"] in found:
+                    record = dict(found[event["memory_id"]])
+                    outcome = _apply(conn, pg, project, record, event)
+                else:
                     continue
-                outcome = _apply(conn, project, dict(record), event)
-                applied += outcome == "applied"
-                conflicts += outcome == "conflict"
+                applied += outcome in ("applied", "overtaken")
+                conflicts += outcome in ("conflict", "overtaken")
             teamsync.advance(conn, slot, "pulled", since, clock.now())
     return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
 
 
 def _apply(
-    conn: Connection, project: Project, record: dict[str, Any], event: dict[str, Any]
+    conn: Connection, pg: Any, project: Project, record: dict[str, Any], event: dict[str, Any]
 ) -> str:
     """One revision from the team into the local file, inside the caller's transaction:
-    "applied", "unchanged" or "conflict". Each change is audited here as `team.pull`, with
-    who made it (the server's stamp: role, machine, client) and the team event's op."""
+    "applied", "unchanged", "conflict" (theirs waits for review) or "overtaken" (theirs
+    applied, ours waits). Each change is audited here as `team.pull`, with who made it (the
+    server's stamp: role, machine, client) and the team event's op."""
     author, sender = record.pop("_author"), record.pop("_machine")
     record.pop("_project_key", None)
     local = local_memories.get_memory(conn, record["id"])
@@ -294,20 +353,103 @@ def _apply(
         return "applied"
     old_id = record.get("supersedes")
     old = local_memories.get_memory(conn, old_id) if old_id else None
+    rival, outcome = None, "applied"
     if old is not None and old.superseded_by not in (None, record["id"]):
-        _conflict(conn, project, record, old, author, sender)
-        return "conflict"
+        # Two revisions of one memory: the team's line has the one that reached it first.
+        if team_memories.successors(pg, [old.id]).get(old.id) != record["id"]:
+            _conflict(conn, project, record, old, author, sender)
+            return "conflict"
+        rival = local_memories.get_memory(conn, old.superseded_by)  # ours, second: reviewed
     fields = {**record, "project_id": project.id, "client": f"team:{author}"}
     memory = local_memories.Memory(**{k: fields.get(k) for k in local_memories.FIELDS})
     local_memories.insert_memory(conn, memory)
-    if old is not None and old.status == "active":
+    if old is not None and (old.status == "active" or rival is not None):
         local_memories.mark_superseded(conn, old.id, record["id"], stamp)
+    if rival is not None:
+        if rival.status == "active":
+            local_memories.mark_superseded(conn, rival.id, record["id"], stamp)
+        _conflict(conn, project, rival.to_dict(), old, "", "here", replaces=record["id"])
+        outcome = "overtaken"  # theirs applied, ours waiting for review
     said |= {"author": author, "machine": sender, "client": record.get("client")}
     local_events.log_event(
         conn, "team.pull", project_id=project.id, memory_id=record["id"], actor="import",
         **{k: v for k, v in said.items() if v is not None},
     )  # fmt: skip
+    return outcome
+
+
+def _apply_save(
+    conn: Connection, project: Project, revision: dict[str, Any], event: dict[str, Any]
+) -> str:
+    """One checkpoint revision from the team, inside the caller's transaction. On the team's
+    line it goes on top of the checkpoint here (over a revision of ours that came second,
+    which waits for review already); one that came second is a conflict: a candidate."""
+    from waymark.storage import checkpoints as saves
+
+    if saves.revision_row(conn, revision["id"]) is not None:
+        return "unchanged"
+    if not revision["mainline"]:
+        _save_conflict(conn, project, revision, revision["author"], revision["machine"])
+        return "conflict"
+    head = saves.checkpoint_head(conn, revision["checkpoint_id"])
+    if head is not None and head[0] != project.id:
+        return "unchanged"  # the same id in another project: never mixed
+    if head is None:
+        saves.insert_checkpoint(conn, revision["checkpoint_id"], project.id, revision["created_at"])
+    seq = 1 if head is None else head[2] + 1
+    values = [revision[k] for k in team_checkpoints.COLUMNS]
+    values[2] = seq  # this file's numbering; the team's line is the same order
+    values[5] = json.dumps(revision["body"], sort_keys=True)
+    values[8] = f"team:{revision['author']}"
+    values[9] = None  # a session of another machine means nothing here
+    saves.insert_revision(conn, tuple(values))
+    saves.set_checkpoint_status(conn, revision["checkpoint_id"], revision["status"])
+    local_events.log_event(
+        conn, "team.pull", project_id=project.id, actor="import", team_op=event["op"],
+        checkpoint=revision["checkpoint_id"], revision=revision["id"],
+        author=revision["author"], machine=revision["machine"],
+        **({"client": revision["client"]} if revision.get("client") else {}),
+    )  # fmt: skip
     return "applied"
+
+
+def _save_conflict(
+    conn: Connection, project: Project, revision: dict[str, Any], author: str | None,
+    sender: str | None,
+) -> None:  # fmt: skip
+    """A candidate for a checkpoint revision that came second on the team's line: ours
+    (`author` None, found as we sent it) or a teammate's; approving puts it on top."""
+    from waymark.curation import candidates
+    from waymark.handoff import revision as handoff
+
+    checkpoint_id = revision["checkpoint_id"]
+    who = "this machine's" if author is None else f"{author}'s (machine {(sender or '?')[:10]})"
+    body = revision["body"]
+    candidates.propose(
+        conn,
+        project.id,
+        kind="conflict",
+        action="checkpoint",
+        fields={
+            "title": f"checkpoint {checkpoint_id[:10]}: {body.get('objective') or 'revision'}",
+            "content": handoff.render(body, status=revision["status"]),
+            "checkpoint": {
+                "id": checkpoint_id,
+                "revision": revision["id"],
+                "status": revision["status"],
+                "body": body,
+                "tokens": revision["tokens"],
+                "git_branch": revision["git_branch"],
+            },
+        },  # fmt: skip
+        sources=[revision["id"]],
+        reason=(
+            f"a team conflict: {who} revision {revision['id']} of checkpoint "
+            f"{checkpoint_id} was made from a revision the team had already revised; the "
+            "team's line goes on from the other; approving puts this one on top of it"
+        ),
+        fingerprint=f"conflict:{revision['id']}",
+    )
 
 
 def _take_status(conn: Connection, record: dict[str, Any], stamp: str) -> None:
@@ -323,24 +465,28 @@ def _take_status(conn: Connection, record: dict[str, Any], stamp: str) -> None:
 
 
 def _conflict(
-    conn: Connection, project: Project, record: dict[str, Any], old: Any, author: str,
-    sender: str,
+    conn: Connection, project: Project, record: dict[str, Any], old: Any, who: str,
+    sender: str, *, replaces: str | None = None,
 ) -> None:  # fmt: skip
+    """A candidate for `record`, a revision of `old` that came second on the team's line
+    (`replaces`, else the revision that replaced `old` here, is first): approving puts its
+    text in place of the first."""
     from waymark.curation import candidates
 
+    line = replaces or old.superseded_by
     fields = {k: record[k] for k in ("type", "title", "content", "tags", "priority", "key")
               if record.get(k) not in (None, "", [])}  # fmt: skip
+    by = "this machine" if sender == "here" else f"{who} (machine {sender[:10]})"
     candidates.propose(
         conn,
         project.id,
         kind="conflict",
         action="supersede",
         fields=fields,
-        sources=[old.superseded_by],
+        sources=[line],
         reason=(
-            f"a team conflict: {old.id} was replaced here by {old.superseded_by} and by "
-            f"{author} (machine {sender[:10]}) as {record['id']}; approving puts theirs in "
-            "place of ours"
+            f"a team conflict: {old.id} was replaced by {line}, first on the team's line, "
+            f"and by {by} as {record['id']}; approving puts this text in place of {line}"
         ),
         fingerprint=f"conflict:{record['id']}",
     )

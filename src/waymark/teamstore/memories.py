@@ -55,6 +55,39 @@ def insert_memories(
     if rows:
         with conn.cursor() as cur:
             cur.executemany(_UPSERT, rows)
+        revisions = [(r["id"], r["supersedes"]) for r in rows if r["supersedes"]]
+        if revisions:
+            _arbitrate(conn, revisions)
+
+
+def _arbitrate(conn: Any, revisions: list[tuple[str, str]]) -> None:
+    """The team's line of each chain: the first revision of a memory to reach the server
+    replaces it; a second one made from the same memory is a conflict (status `conflict`,
+    never recalled on the server) that every machine reviews."""
+    ids, olds = [r[0] for r in revisions], [r[1] for r in revisions]
+    conn.execute(
+        "UPDATE team_memories o SET status = 'superseded', superseded_by = n.id"
+        " FROM (SELECT DISTINCT ON (old) id, old FROM unnest(%s::text[], %s::text[])"
+        " AS t(id, old) ORDER BY old) AS n"
+        " WHERE o.id = n.old AND o.superseded_by IS NULL",
+        (ids, olds),
+    )
+    conn.execute(
+        "UPDATE team_memories m SET status = 'conflict' FROM team_memories o"
+        " WHERE m.id = ANY(%s) AND o.id = m.supersedes AND o.superseded_by <> m.id"
+        " AND m.status = 'active'",
+        (ids,),
+    )
+
+
+def successors(conn: Any, memory_ids: list[str]) -> dict[str, str | None]:
+    """The revision the team's line has in place of each of these memories (None: none yet)."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, superseded_by FROM team_memories WHERE id = ANY(%s)", (list(memory_ids),)
+    ).fetchall()
+    return {str(r[0]): r[1] for r in rows}
 
 
 class _Vector:

@@ -93,9 +93,42 @@ END
 $fn$;
 """
 
+# Checkpoints, shared: every revision a machine sends, with the revision it was made from
+# (`parent`). The team's line of a checkpoint is `team_checkpoints.head`: a revision made
+# from the head becomes the head; one made from an older revision (two machines revised the
+# same one) is kept beside it, `mainline` false: a conflict every machine reviews.
+M003_CHECKPOINTS = """
+CREATE TABLE team_checkpoints (
+    id           TEXT PRIMARY KEY,
+    project_key  TEXT NOT NULL,
+    head         TEXT NOT NULL
+);
+CREATE TABLE team_checkpoint_revisions (
+    id             TEXT PRIMARY KEY,
+    checkpoint_id  TEXT NOT NULL,
+    project_key    TEXT NOT NULL,
+    seq            INTEGER NOT NULL,
+    parent         TEXT,
+    mainline       BOOLEAN NOT NULL,
+    operation      TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    body           JSONB NOT NULL,
+    tokens         INTEGER NOT NULL,
+    actor          TEXT NOT NULL,
+    client         TEXT,
+    session_id     TEXT,
+    created_at     TEXT NOT NULL,
+    git_branch     TEXT,
+    author         TEXT NOT NULL DEFAULT current_user,
+    machine        TEXT NOT NULL
+);
+CREATE INDEX team_checkpoint_revisions_of ON team_checkpoint_revisions (checkpoint_id);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_base", M001_BASE),
     ("m002_vector_index", M002_VECTOR_INDEX),
+    ("m003_checkpoints", M003_CHECKPOINTS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
