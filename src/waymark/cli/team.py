@@ -64,6 +64,42 @@ def register_sync(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark sync --dry-run",
     )
     p.add_argument("--dry-run", action="store_true", help="count what would move; move nothing")
+    p.add_argument(
+        "--to", metavar="DIR",
+        help="write this project's new events to a folder instead (a synced folder, a share)",
+    )  # fmt: skip
+    p.add_argument(
+        "--from", dest="source", metavar="DIR",
+        help="apply the other machines' events from that folder (often with --to, the same)",
+    )  # fmt: skip
+
+
+def _sync_folder(args: argparse.Namespace, ctx: Context, project: Any) -> int:
+    from waymark.team import folder
+
+    done = folder.sync_folder(
+        ctx.conn, project, to=args.to, source=args.source, dry_run=args.dry_run
+    )
+    lines = []
+    if args.to:
+        verb = "would write" if args.dry_run else "wrote"
+        lines.append(
+            f"{done['project_key']}: {verb} {done['pushed']} events to {args.to}"
+            + (f", {done['blocked']} kept here (they hold what the redactor flagged)"
+               if done["blocked"] else "")
+            + (f", {done['personal']} personal kept here" if done["personal"] else "")
+        )  # fmt: skip
+    if args.source:
+        machines = len(done["machines"])
+        lines.append(
+            f"{'would bring' if args.dry_run else 'brought'} {done['pulled']} events from "
+            f"{machines} other machine{'s' if machines != 1 else ''} in {args.source}"
+            + ("" if args.dry_run else f" ({done['applied']} applied)")
+            + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"
+               if done["conflicts"] else "")
+        )  # fmt: skip
+    emit(done, ctx.as_json, "\n".join(lines))
+    return 0
 
 
 def register_share(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -96,6 +132,8 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.team import sync
 
     project = ctx.project(create=not args.dry_run)  # a first sync brings the team's memories
+    if args.to or args.source:
+        return _sync_folder(args, ctx, project)
     done = sync.sync(ctx.conn, project, dry_run=args.dry_run)
     verb = "would send" if args.dry_run else "sent"
     lines = [

@@ -165,7 +165,7 @@ def _push(
             batch = local_events.events_after(conn, since, BATCH)
             if not batch:
                 break
-            out = _outgoing(conn, project, key, machine, batch, counts)
+            out = outgoing(conn, project, key, machine, batch, counts)
             since = batch[-1]["seq"]
             if dry_run:
                 continue
@@ -177,7 +177,7 @@ def _push(
     return counts
 
 
-class _Outgoing:
+class Outgoing:
     """What of a batch of local events leaves: memory revisions with their vectors,
     checkpoint revisions with the revision each was made from, and the events."""
 
@@ -187,11 +187,11 @@ class _Outgoing:
         self.events: list[dict[str, Any]] = []
 
 
-def _outgoing(
+def outgoing(
     conn: Connection, project: Project, key: str, machine: str, batch: list[dict[str, Any]],
     counts: dict[str, int],
-) -> _Outgoing:  # fmt: skip
-    out = _Outgoing()
+) -> Outgoing:  # fmt: skip
+    out = Outgoing()
     revisions: dict[str, dict[str, Any]] = {}
     for event in batch:
         if event["op"] in local_events.CHECKPOINT_OPS:
@@ -221,7 +221,7 @@ def _outgoing(
 
 def _outgoing_save(
     conn: Connection, project: Project, key: str, machine: str, event: dict[str, Any],
-    out: _Outgoing, counts: dict[str, int],
+    out: Outgoing, counts: dict[str, int],
 ) -> None:  # fmt: skip
     """A checkpoint revision of this project, and the revision it was made from."""
     from waymark.storage import checkpoints as saves
@@ -237,7 +237,6 @@ def _outgoing_save(
         return
     parent = saves.revision_at(conn, values["checkpoint_id"], values["seq"] - 1)
     out.saves.append((values, parent))
-    counts["pushed"] += 1
     out.events.append({
         "event_id": f"{machine}:{event['seq']}", "at": event["at"], "op": event["op"],
         "project_key": key, "memory_id": None, "machine": machine, "client": values["client"],
@@ -254,7 +253,7 @@ def _said(event: dict[str, Any]) -> dict[str, Any]:
     return {"actor": event["actor"], **kept}
 
 
-def _send(pg: Any, out: _Outgoing, key: str, machine: str) -> list[dict[str, Any]]:
+def _send(pg: Any, out: Outgoing, key: str, machine: str) -> list[dict[str, Any]]:
     """One batch into the team store, in one server transaction (the sending thread); the
     checkpoint revisions the team's line had already left (two machines revised the same
     revision: this one's came second)."""
@@ -316,10 +315,10 @@ def _pull(
             for event in batch:
                 revision = saved.get((event["payload"] or {}).get("revision") or "")
                 if revision is not None:
-                    outcome = _apply_save(conn, project, revision, event)
+                    outcome = apply_checkpoint(conn, project, revision, event)
                 elif event["memory_id"] in found:
                     record = dict(found[event["memory_id"]])
-                    outcome = _apply(conn, pg, project, record, event)
+                    outcome = apply_memory(conn, project, record, event, _server_line(pg))
                 else:
                     continue
                 applied += outcome in ("applied", "overtaken")
@@ -328,8 +327,27 @@ def _pull(
     return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
 
 
-def _apply(
-    conn: Connection, pg: Any, project: Project, record: dict[str, Any], event: dict[str, Any]
+def _server_line(pg: Any) -> Any:
+    """Which of two revisions of one memory the team's line has: the server's word."""
+
+    def first(old_id: str, theirs: str, ours: str) -> str | None:
+        return team_memories.successors(pg, [old_id]).get(old_id)
+
+    return first
+
+
+def earliest(old_id: str, theirs: str, ours: str) -> str:
+    """Which of two revisions of one memory goes on, with no server to ask (a folder): the
+    one made first (ids are time-ordered), as every machine decides alike."""
+    return min(theirs, ours)
+
+
+def apply_memory(
+    conn: Connection,
+    project: Project,
+    record: dict[str, Any],
+    event: dict[str, Any],
+    first: Any,
 ) -> str:
     """One revision from the team into the local file, inside the caller's transaction:
     "applied", "unchanged", "conflict" (theirs waits for review) or "overtaken" (theirs
@@ -356,7 +374,7 @@ def _apply(
     rival, outcome = None, "applied"
     if old is not None and old.superseded_by not in (None, record["id"]):
         # Two revisions of one memory: the team's line has the one that reached it first.
-        if team_memories.successors(pg, [old.id]).get(old.id) != record["id"]:
+        if first(old.id, record["id"], old.superseded_by) != record["id"]:
             _conflict(conn, project, record, old, author, sender)
             return "conflict"
         rival = local_memories.get_memory(conn, old.superseded_by)  # ours, second: reviewed
@@ -378,7 +396,7 @@ def _apply(
     return outcome
 
 
-def _apply_save(
+def apply_checkpoint(
     conn: Connection, project: Project, revision: dict[str, Any], event: dict[str, Any]
 ) -> str:
     """One checkpoint revision from the team, inside the caller's transaction. On the team's
@@ -394,6 +412,15 @@ def _apply_save(
     head = saves.checkpoint_head(conn, revision["checkpoint_id"])
     if head is not None and head[0] != project.id:
         return "unchanged"  # the same id in another project: never mixed
+    overtaken = False
+    if head is not None and head[1] != revision.get("parent"):
+        # Ours went on from the same revision and came second: it waits for review (when
+        # the server said so on sending, this finds that candidate again).
+        ours = dict(zip(team_checkpoints.COLUMNS, saves.revision_row(conn, head[1]) or (),
+                        strict=False))  # fmt: skip
+        if ours:
+            ours["body"] = json.loads(ours["body"])
+            overtaken = _save_conflict(conn, project, ours, None, None)
     if head is None:
         saves.insert_checkpoint(conn, revision["checkpoint_id"], project.id, revision["created_at"])
     seq = 1 if head is None else head[2] + 1
@@ -410,22 +437,23 @@ def _apply_save(
         author=revision["author"], machine=revision["machine"],
         **({"client": revision["client"]} if revision.get("client") else {}),
     )  # fmt: skip
-    return "applied"
+    return "overtaken" if overtaken else "applied"
 
 
 def _save_conflict(
     conn: Connection, project: Project, revision: dict[str, Any], author: str | None,
     sender: str | None,
-) -> None:  # fmt: skip
+) -> bool:  # fmt: skip
     """A candidate for a checkpoint revision that came second on the team's line: ours
-    (`author` None, found as we sent it) or a teammate's; approving puts it on top."""
+    (`author` None, found as we sent it) or a teammate's; approving puts it on top. Whether
+    it is new."""
     from waymark.curation import candidates
     from waymark.handoff import revision as handoff
 
     checkpoint_id = revision["checkpoint_id"]
     who = "this machine's" if author is None else f"{author}'s (machine {(sender or '?')[:10]})"
     body = revision["body"]
-    candidates.propose(
+    _, created = candidates.propose(
         conn,
         project.id,
         kind="conflict",
@@ -450,6 +478,7 @@ def _save_conflict(
         ),
         fingerprint=f"conflict:{revision['id']}",
     )
+    return created
 
 
 def _take_status(conn: Connection, record: dict[str, Any], stamp: str) -> None:
