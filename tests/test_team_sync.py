@@ -114,9 +114,12 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
     done = cyd.sync()
     assert done["conflicts"] == 1 and cyd.active() == ["Deploys need the VPN and a reviewer"]
     (waiting,) = cyd.json("candidates", "--kind", "conflict")["results"]
+    assert [c["candidate"] for c in done["conflicted"]] == [waiting["id"]]  # sync says which
     assert "a team conflict" in waiting["reason"] and base["id"] in waiting["reason"]
     assert waiting["fields"]["content"] == "Deploys need the VPN and a second key"
-    assert ann.sync()["conflicts"] == 1 and ann.active() == ["Deploys need the VPN and a reviewer"]
+    said = ann.run("sync").stdout
+    assert "1 conflicts wait" in said and "  conflict cand_" in said and "--approve" in said
+    assert ann.active() == ["Deploys need the VPN and a reviewer"]
     (theirs,) = ann.json("candidates", "--kind", "conflict")["results"]
     assert theirs["fields"]["content"] == "Deploys need the VPN and a second key"
 

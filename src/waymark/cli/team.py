@@ -98,8 +98,16 @@ def _sync_folder(args: argparse.Namespace, ctx: Context, project: Any) -> int:
             + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"
                if done["conflicts"] else "")
         )  # fmt: skip
+    lines += _conflict_lines(done)
     emit(done, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def _conflict_lines(done: dict[str, Any]) -> list[str]:
+    """What conflicted, one line each, with how to review it."""
+    return [f"  conflict {c['candidate']}: {c['title']} (`waymark review {c['candidate']} "
+            "--approve` puts it on top, `--reject` keeps the team's line)"
+            for c in done.get("conflicted", [])]  # fmt: skip
 
 
 def register_share(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -146,6 +154,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"
            if done.get("conflicts") else ""),
     ]  # fmt: skip
+    lines += _conflict_lines(done)
     if done.get("read_only"):
         lines.insert(0, "this role may only read: nothing was sent")
     emit(done, ctx.as_json, "\n".join(lines))

@@ -44,11 +44,14 @@ def sync_folder(
     """Write this project's unsent events to folder `to`, then apply the other machines'
     from folder `source` (either, or both: usually the same folder); what moved."""
     key = team_sync.project_key(conn, project)
+    started = clock.now()
     report: dict[str, Any] = {"project_key": key, "dry_run": dry_run}
     if to is not None:
         report |= _push(conn, project, key, _folder(to), dry_run)
     if source is not None:
         report |= _pull(conn, project, key, _folder(source), dry_run)
+    found = report.get("conflicts")
+    report["conflicted"] = team_sync.conflicted(conn, project, started) if found else []
     return report
 
 

@@ -77,6 +77,7 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
     if found is None:
         raise TeamNotConnected("no team store here: `waymark team connect postgresql://...`")
     conninfo, _ = found
+    started = clock.now()
     key = project_key(conn, project)
     slot = _slot(conninfo, project)
     state = teamsync.sync_state(conn, slot)
@@ -99,7 +100,17 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
         report["conflicts"] += sent
     finally:
         pg.close()
+    report["conflicted"] = conflicted(conn, project, started) if report["conflicts"] else []
     return report
+
+
+def conflicted(conn: Connection, project: Project, since: str) -> list[dict[str, Any]]:
+    """The conflicts a sync started at `since` put in review: {candidate, title, reason}."""
+    from waymark.curation import candidates
+
+    found = candidates.pending(conn, project, kind="conflict", limit=200)
+    return [{"candidate": c["id"], "title": c["title"], "reason": c["reason"]}
+            for c in found if c["updated_at"] >= since]  # fmt: skip
 
 
 def run_scheduled(conn: Connection, project: Project) -> dict[str, Any] | None:
