@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import time
 
@@ -159,6 +160,25 @@ def test_a_data_folder_that_exists_keeps_its_mode(waymark_home):
     os.chmod(waymark_home, 0o750)
     db.connect().close()
     assert stat.S_IMODE(waymark_home.stat().st_mode) == 0o750
+
+
+def test_processes_creating_the_data_folder_at_once_all_find_it(tmp_path):
+    """One makes it, the others find it made: none reads the folder it lost the race to as
+    "a file, not a folder" (a warm server's starters did, now and then)."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "fresh" / "home"
+    code = "from waymark import home; print(home.ensure_home())"
+    env = {**os.environ, "WAYMARK_HOME": str(home)}
+    for _ in range(5):
+        starters = [subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    for _ in range(6)]  # fmt: skip
+        said = [p.communicate(timeout=30) for p in starters]
+        assert [p.returncode for p in starters] == [0] * 6, said
+        assert {out.strip() for out, _ in said} == {str(home)}
+        shutil.rmtree(tmp_path / "fresh")
 
 
 def test_an_unusable_data_home_is_a_stable_error_naming_the_path(tmp_path, monkeypatch, capsys):

@@ -40,16 +40,17 @@ def ensure_home() -> str:
     from waymark.errors import DataHomeUnusable
 
     where = "WAYMARK_HOME" if os.environ.get("WAYMARK_HOME", "").strip() else "the data folder"
-    if os.path.lexists(home):
+    try:
+        # Several processes may create it at once: one makes it, the others find it made.
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        if os.name == "posix":
+            os.chmod(home, 0o700)
+    except FileExistsError:  # what is there is not a folder
         raise DataHomeUnusable(
             f"{where} {home} is a file, not a folder; point WAYMARK_HOME at a folder or move "
             "the file aside",
             path=home,
-        )
-    try:
-        os.makedirs(home, mode=0o700, exist_ok=True)
-        if os.name == "posix":
-            os.chmod(home, 0o700)
+        ) from None
     except OSError as exc:
         raise DataHomeUnusable(
             f"cannot create {where} {home}: {exc.strerror or exc}; point WAYMARK_HOME at a "
