@@ -132,7 +132,7 @@ def main() -> None:
             grown = a.load(args.store - args.events, seed=2)
             done, seconds = a.sync()
             rows.append(("push (grow the store)", done["pushed"], seconds,
-                         f"loaded in {grown:.1f} s"))  # fmt: skip
+                         f"loaded in {grown:.1f} s; vector index {done.get('vector_index')}"))  # fmt: skip
         c.load(args.local, seed=3)
         done, seconds = c.sync()
         rows.append((f"join: {args.local:,} local, store {args.store:,}", done["applied"],

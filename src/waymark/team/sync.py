@@ -152,8 +152,11 @@ def _tend(pg: Any) -> str:
 
 def _blocked(memory: dict[str, Any]) -> bool:
     """True when the revision holds anything the redactor flagged: it never leaves."""
-    text = "\n".join([memory.get("title") or "", memory.get("content") or "",
-                      memory.get("key") or "", memory.get("source_ref") or "",
+    content, title = memory.get("content") or "", memory.get("title") or ""
+    if content.startswith(title.rstrip("…")):
+        title = ""  # a title made from the content's start: checked with it
+    text = "\n".join([title, content, memory.get("key") or "", memory.get("source_ref") or "",
+                      memory.get("target") or "", memory.get("git_branch") or "",
                       json.dumps(memory.get("tags") or []),
                       json.dumps(memory.get("evidence") or [])])  # fmt: skip
     # Stored text is redacted already (a marker); the redactor of today may know more.
