@@ -119,6 +119,7 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
     assert waiting["fields"]["content"] == "Deploys need the VPN and a second key"
     said = ann.run("sync").stdout
     assert "1 conflicts wait" in said and "  conflict cand_" in said and "--approve" in said
+    assert "1 conflicts wait for review" in ann.run("team", "status").stdout
     assert ann.active() == ["Deploys need the VPN and a reviewer"]
     (theirs,) = ann.json("candidates", "--kind", "conflict")["results"]
     assert theirs["fields"]["content"] == "Deploys need the VPN and a second key"

@@ -17,3 +17,14 @@ def program(module: str) -> str:
 def argv(python: str, module: str, client: str) -> list[str]:
     """The hook's process, as the client starts it."""
     return [python, "-I", "-c", program(module), client]
+
+
+def behind_the_hooks(step: int = 10) -> None:
+    """Lower this thread's CPU priority (on Linux the threads it starts inherit it), for work
+    that must not slow a hook down: a sync with the team store, run by the CLI or by the MCP
+    server's background thread. Where the OS has no `nice`, nothing changes."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(AttributeError, OSError):
+        os.nice(step)

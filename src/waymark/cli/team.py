@@ -137,8 +137,10 @@ def cmd_share(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.base.launch import behind_the_hooks
     from waymark.team import sync
 
+    behind_the_hooks()  # the agent's hooks go first while this runs
     project = ctx.project(create=not args.dry_run)  # a first sync brings the team's memories
     if args.to or args.source:
         return _sync_folder(args, ctx, project)
@@ -194,6 +196,9 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
             when = (here["last_sync"] or "never")[:16].replace("T", " ")
             lines.append(f"this project {here['project_key']}: last sync {when}, "
                          f"{here['unsent']} memory and checkpoint events not sent yet")  # fmt: skip
+            if here["conflicts"]:
+                lines.append(f"  {here['conflicts']} conflicts wait for review: "
+                             "`waymark candidates --kind conflict`")  # fmt: skip
         elif here:
             lines.append(f"this project not shared: {here['why']}")
     emit(found, ctx.as_json, "\n".join(lines))

@@ -198,8 +198,10 @@ class State:
     def _team_sync(self) -> None:
         """The team sync the user scheduled (`team.sync_minutes`), when it is due: its own
         connection, so no tool call waits on the network."""
+        from waymark.base.launch import behind_the_hooks
         from waymark.team import sync
 
+        behind_the_hooks()  # this thread only: the tools and the hooks go first
         wait = 1.0
         while not self._stopping.wait(wait):
             conn = None

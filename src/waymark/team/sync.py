@@ -549,5 +549,8 @@ def status_of(conn: Connection, project: Project) -> dict[str, Any]:
     pushed = state[1] if state else 0
     waiting = sum(1 for e in local_events.events_after(conn, pushed, 100_000)
                   if e["project_id"] == project.id)  # fmt: skip
+    from waymark.curation import candidates
+
+    conflicts = len(candidates.pending(conn, project, kind="conflict", limit=200))
     return {"shared": True, "project_key": key, "last_sync": state[3] if state else None,
-            "unsent": waiting}  # fmt: skip
+            "unsent": waiting, "conflicts": conflicts}  # fmt: skip
