@@ -134,6 +134,7 @@ def test_two_revisions_of_one_checkpoint_settle_alike_and_approving_moves_both(l
     for laptop in (home, work):
         body = laptop.json("checkpoint")["revision"]["body"]
         assert body["next_action"] == "work: cap the retries"
+        assert laptop.json("candidates", "--kind", "conflict")["results"] == []  # settled
 
 
 def test_kill_9_during_a_folder_sync_loses_nothing(laptops):

@@ -129,6 +129,7 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
     cyd.sync(), ann.sync(), bob.sync()
     for machine in (ann, bob, cyd):
         assert machine.active() == ["Deploys need the VPN and a second key"]
+    assert ann.json("candidates", "--kind", "conflict")["results"] == []  # settled there too
 
 
 def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
@@ -411,4 +412,5 @@ def test_checkpoints_travel_and_two_revisions_of_one_are_a_conflict(team):
     ann.sync(), bob.sync(), cyd.sync()
     for machine in (ann, bob, cyd):
         assert _checkpoint(machine)["revision"]["body"]["next_action"] == "bob: cap the retries"
+        assert machine.json("candidates", "--kind", "conflict")["results"] == []  # settled
     assert bob.sync()["conflicts"] == 0 and ann.sync()["conflicts"] == 0  # nothing new

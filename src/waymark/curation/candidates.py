@@ -143,6 +143,30 @@ def withdraw_older(
     return withdrawn
 
 
+def withdraw_settled(
+    conn: Connection, project_id: str, *, source: str | None = None,
+    checkpoint_body: dict[str, Any] | None = None, by: str,
+) -> int:  # fmt: skip
+    """Inside the caller's transaction: waiting team conflicts the team's line has settled
+    (rejected by Waymark, naming `by`, the revision that settled them): those about memory
+    `source`, now replaced on the line (approving one could no longer replace it), or a
+    checkpoint revision whose body the line now has. How many."""
+    withdrawn = 0
+    stamp = clock.now()
+    for other in rows.list_candidates(conn, project_id, kind="conflict", limit=10_000):
+        wanted = other["fields"].get("checkpoint") or {}
+        settled = (source is not None and other["action"] == "supersede"
+                   and other["sources"] == [source]) or (
+            checkpoint_body is not None and wanted.get("body") == checkpoint_body)  # fmt: skip
+        if settled:
+            rows.mark_reviewed(
+                conn, other["id"], "rejected", memory_id=None, actor="waymark", stamp=stamp,
+                note=f"withdrawn: the team's line settled it ({by})",
+            )  # fmt: skip
+            withdrawn += 1
+    return withdrawn
+
+
 def full_id(conn: Connection, given: str) -> str:
     """The candidate id `given` names: itself, or the one id it starts (the `cand_` prefix
     and case optional)."""

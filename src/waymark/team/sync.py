@@ -25,6 +25,7 @@ import json
 from typing import Any
 
 from waymark.base import clock, redact
+from waymark.curation import candidates
 from waymark.errors import InvalidArgument, TeamNotConnected
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
@@ -106,8 +107,6 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
 
 def conflicted(conn: Connection, project: Project, since: str) -> list[dict[str, Any]]:
     """The conflicts a sync started at `since` put in review: {candidate, title, reason}."""
-    from waymark.curation import candidates
-
     found = candidates.pending(conn, project, kind="conflict", limit=200)
     return [{"candidate": c["id"], "title": c["title"], "reason": c["reason"]}
             for c in found if c["updated_at"] >= since]  # fmt: skip
@@ -397,6 +396,7 @@ def apply_memory(
     local_memories.insert_memory(conn, memory)
     if old is not None and (old.status == "active" or rival is not None):
         local_memories.mark_superseded(conn, old.id, record["id"], stamp)
+        candidates.withdraw_settled(conn, project.id, source=old.id, by=record["id"])
     if rival is not None:
         if rival.status == "active":
             local_memories.mark_superseded(conn, rival.id, record["id"], stamp)
@@ -445,6 +445,9 @@ def apply_checkpoint(
     values[9] = None  # a session of another machine means nothing here
     saves.insert_revision(conn, tuple(values))
     saves.set_checkpoint_status(conn, revision["checkpoint_id"], revision["status"])
+    candidates.withdraw_settled(
+        conn, project.id, checkpoint_body=revision["body"], by=revision["id"]
+    )
     local_events.log_event(
         conn, "team.pull", project_id=project.id, actor="import", team_op=event["op"],
         checkpoint=revision["checkpoint_id"], revision=revision["id"],
@@ -461,7 +464,6 @@ def _save_conflict(
     """A candidate for a checkpoint revision that came second on the team's line: ours
     (`author` None, found as we sent it) or a teammate's; approving puts it on top. Whether
     it is new."""
-    from waymark.curation import candidates
     from waymark.handoff import revision as handoff
 
     checkpoint_id = revision["checkpoint_id"]
@@ -514,8 +516,6 @@ def _conflict(
     """A candidate for `record`, a revision of `old` that came second on the team's line
     (`replaces`, else the revision that replaced `old` here, is first): approving puts its
     text in place of the first."""
-    from waymark.curation import candidates
-
     line = replaces or old.superseded_by
     fields = {k: record[k] for k in ("type", "title", "content", "tags", "priority", "key")
               if record.get(k) not in (None, "", [])}  # fmt: skip
@@ -549,8 +549,6 @@ def status_of(conn: Connection, project: Project) -> dict[str, Any]:
     pushed = state[1] if state else 0
     waiting = sum(1 for e in local_events.events_after(conn, pushed, 100_000)
                   if e["project_id"] == project.id)  # fmt: skip
-    from waymark.curation import candidates
-
     conflicts = len(candidates.pending(conn, project, kind="conflict", limit=200))
     return {"shared": True, "project_key": key, "last_sync": state[3] if state else None,
             "unsent": waiting, "conflicts": conflicts}  # fmt: skip
