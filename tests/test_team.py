@@ -66,11 +66,15 @@ def test_the_schema_is_versioned_and_a_newer_server_is_refused(store):
         assert {"team_memories", "team_events", "team_schema_migrations"} <= tables
         extension = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         assert extension.fetchone() is not None  # pgvector for team recall
-        conn.execute("INSERT INTO team_schema_migrations (name) VALUES ('m999_from_the_future')")
+        conn.execute(
+            "INSERT INTO team_schema_migrations (name, waymark, applied_at)"
+            " VALUES ('m999_from_the_future', '9.1.0', now() + interval '1 minute')"
+        )
     finally:
         conn.close()
-    with pytest.raises(SchemaTooNew, match="install the Waymark the rest of the team runs"):
+    with pytest.raises(SchemaTooNew, match="install the Waymark the rest of the team runs") as err:
         team_db.connect(conninfo)
+    assert "(Waymark 9.1.0 or later)" in err.value.message and err.value.details["needs"] == "9.1.0"
 
 
 def test_a_read_only_role_is_told_it_only_reads(store):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from waymark import __version__
 from waymark.errors import SchemaTooNew, TeamUnreachable
 from waymark.teamstore.migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -76,7 +77,7 @@ def apply_migrations(conn: Any, *, stop_before: int | None = None) -> None:
     target = SCHEMA_VERSION if stop_before is None else stop_before
     found = schema_version(conn)
     if found > SCHEMA_VERSION:
-        raise _too_new(found)
+        raise _too_new(conn, found)
     if found >= target:
         return  # nothing to do: a read-only member never needs to write here
     try:
@@ -88,14 +89,29 @@ def apply_migrations(conn: Any, *, stop_before: int | None = None) -> None:
         ) from None
 
 
-def _too_new(found: int) -> SchemaTooNew:
+def _too_new(conn: Any, found: int) -> SchemaTooNew:
+    wrote = _newest_writer(conn)
+    which = f"Waymark {wrote} or later" if wrote else f"one with team schema {found}"
     return SchemaTooNew(
-        f"the team store's schema has {found} steps; this Waymark knows {SCHEMA_VERSION}: "
-        f"install the Waymark the rest of the team runs (one with team schema {found}) "
-        "before writing",
+        f"the team store's schema has {found} steps; this Waymark ({__version__}) knows "
+        f"{SCHEMA_VERSION}: install the Waymark the rest of the team runs ({which}) before "
+        "writing",
         found=found,
         supported=SCHEMA_VERSION,
+        needs=wrote,
     )
+
+
+def _newest_writer(conn: Any) -> str | None:
+    """The Waymark that took the server's schema to its newest step, where it said."""
+    try:
+        row = conn.execute(
+            "SELECT waymark FROM team_schema_migrations WHERE waymark IS NOT NULL"
+            " ORDER BY applied_at DESC, name DESC LIMIT 1"
+        ).fetchone()
+    except driver().Error:  # a schema from before steps named their Waymark
+        return None
+    return str(row[0]) if row else None
 
 
 def _migrate(conn: Any, target: int) -> None:
@@ -105,14 +121,19 @@ def _migrate(conn: Any, target: int) -> None:
             "CREATE TABLE IF NOT EXISTS team_schema_migrations ("
             " name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
+        # Which Waymark applied each step: what an older one is told to install.
+        conn.execute("ALTER TABLE team_schema_migrations ADD COLUMN IF NOT EXISTS waymark TEXT")
         done = {r[0] for r in conn.execute("SELECT name FROM team_schema_migrations")}
         known = {name for name, _ in MIGRATIONS}
         if done - known:
-            raise _too_new(len(done))
+            raise _too_new(conn, len(done))
         for name, sql in MIGRATIONS[:target]:
             if name not in done:
                 conn.execute(sql)
-                conn.execute("INSERT INTO team_schema_migrations (name) VALUES (%s)", (name,))
+                conn.execute(
+                    "INSERT INTO team_schema_migrations (name, waymark) VALUES (%s, %s)",
+                    (name, __version__),
+                )
 
 
 @contextmanager
