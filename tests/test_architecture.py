@@ -25,7 +25,7 @@ FOLDERS = {
 }
 # The storage seam: SQLite (`storage`) and its PostgreSQL sibling for the team store.
 SEAM = ("waymark.storage", "waymark.teamstore")
-ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server")
+ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server", "waymark.web")
 SEAM_MAY_IMPORT = ("waymark.base", "waymark.errors", "waymark.home")
 HEAVY = (
     "pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx", "tree_sitter",
@@ -265,7 +265,14 @@ FLOORS = (
     ("waymark.handoff",),
     ("waymark.packets", "waymark.data", "waymark.team"),
     ("waymark.health",),
-    ("waymark.hooks", "waymark.server", "waymark.installers", "waymark.cli", "waymark.__main__"),
+    (
+        "waymark.hooks",
+        "waymark.server",
+        "waymark.installers",
+        "waymark.cli",
+        "waymark.web",
+        "waymark.__main__",
+    ),
 )
 
 
@@ -299,7 +306,11 @@ def test_imports_run_down_the_wings_never_up_or_across():
 
 @pytest.mark.parametrize(
     "name",
-    sorted(m for m in MODULES if inside(m, ("waymark.hooks", "waymark.server", "waymark.cli"))),
+    sorted(
+        m
+        for m in MODULES
+        if inside(m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web"))
+    ),
 )
 def test_the_faces_open_no_transaction(name):
     """A face translates; the library function it calls opens the transaction it needs."""

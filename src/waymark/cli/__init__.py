@@ -25,12 +25,13 @@ from waymark.cli import (
     recall,
     setup,
     team,
+    ui,
 )
 from waymark.cli.common import Context, emit_error
 from waymark.errors import InternalError, UsageError, WaymarkError
 
 COMMAND_MODULES = (
-    memory, observe, recall, checkpoint, curation, codemap, project, data, team, setup,
+    memory, observe, recall, checkpoint, curation, codemap, project, data, team, setup, ui,
 )  # fmt: skip
 
 

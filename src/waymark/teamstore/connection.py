@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from waymark import __version__
 from waymark.errors import SchemaTooNew, TeamUnreachable
 from waymark.teamstore.migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -89,11 +88,21 @@ def apply_migrations(conn: Any, *, stop_before: int | None = None) -> None:
         ) from None
 
 
+def _version() -> str:
+    """This Waymark's version, as installed (the seam imports no domain module)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("waymark")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _too_new(conn: Any, found: int) -> SchemaTooNew:
     wrote = _newest_writer(conn)
     which = f"Waymark {wrote} or later" if wrote else f"one with team schema {found}"
     return SchemaTooNew(
-        f"the team store's schema has {found} steps; this Waymark ({__version__}) knows "
+        f"the team store's schema has {found} steps; this Waymark ({_version()}) knows "
         f"{SCHEMA_VERSION}: install the Waymark the rest of the team runs ({which}) before "
         "writing",
         found=found,
@@ -132,7 +141,7 @@ def _migrate(conn: Any, target: int) -> None:
                 conn.execute(sql)
                 conn.execute(
                     "INSERT INTO team_schema_migrations (name, waymark) VALUES (%s, %s)",
-                    (name, __version__),
+                    (name, _version()),
                 )
 
 

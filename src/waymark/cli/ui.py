@@ -1,0 +1,152 @@
+"""`waymark ui`: the dashboard in a browser, for this user, on loopback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from waymark.cli.common import Context, add_command, bounded, emit
+from waymark.errors import InvalidArgument
+
+RUNNING_FILE = "ui.json"  # {pid, host, port} of the dashboard that runs now
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "ui",
+        common,
+        handler=cmd_ui,
+        help="the dashboard: browse, search, fix and review memory in a browser (loopback, "
+        "this user only); Ctrl-C stops it",
+        example="waymark ui --no-open",
+    )
+    p.add_argument("--port", type=bounded(0, 65535), default=0,
+                   help="the port (default: a free one; a running dashboard is reused)")  # fmt: skip
+    p.add_argument("--no-open", action="store_true", help="print the address, open no browser")
+    p.add_argument(
+        "--host", default="127.0.0.1",
+        help="listen elsewhere than loopback (the token is still required on every request)",
+    )  # fmt: skip
+
+
+def cmd_ui(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark import home
+    from waymark.web import guard
+
+    token = guard.install_token()
+    running = _running(home.data_home(), token)
+    if running is not None:
+        url = _url(running["host"], running["port"], token)
+        emit({"url": url, "running": True, "pid": running["pid"]}, ctx.as_json,
+             f"the dashboard already runs (pid {running['pid']}): {url}")  # fmt: skip
+        _open(url, args.no_open)
+        return 0
+    return _serve(args, ctx, token)
+
+
+def _serve(args: argparse.Namespace, ctx: Context, token: str) -> int:
+    import socket
+
+    import uvicorn
+
+    from waymark import home
+    from waymark.web import app
+
+    host = args.host
+    if host not in LOOPBACK and host != "0.0.0.0" and not host.replace(".", "").isdigit():
+        raise InvalidArgument(f"--host takes an address to listen on, not {host!r}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, args.port))
+    except OSError as exc:
+        listener.close()
+        raise InvalidArgument(f"cannot listen on {host}:{args.port}: {exc.strerror}") from None
+    port = listener.getsockname()[1]
+    shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
+    url = _url(shown, port, token)
+    marker = os.path.join(home.ensure_home(), RUNNING_FILE)
+    _write_running(marker, {"pid": os.getpid(), "host": shown, "port": port})
+    emit({"url": url, "running": False, "pid": os.getpid()}, ctx.as_json,
+         f"the dashboard: {url}\n(Ctrl-C stops it)")  # fmt: skip
+    import sys
+
+    sys.stdout.flush()  # whoever started it reads the address now
+    _log(f"start pid={os.getpid()} {shown}:{port}")
+    try:
+        _open(url, args.no_open)
+        config = uvicorn.Config(app.build(shown, port, token=token), log_level="warning",
+                                access_log=False, lifespan="off")  # fmt: skip
+        server = uvicorn.Server(config)
+        server.run(sockets=[listener])
+    except Exception as exc:
+        _log(f"crash: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        listener.close()
+        _drop_running(marker)
+        _log(f"exit pid={os.getpid()}")
+    return 0
+
+
+def _url(host: str, port: int, token: str) -> str:
+    name = f"[{host}]" if ":" in host else host
+    return f"http://{name}:{port}/?token={token}"
+
+
+def _open(url: str, no_open: bool) -> None:
+    if no_open:
+        return
+    import contextlib
+    import webbrowser
+
+    with contextlib.suppress(Exception):  # no browser here: the printed address is enough
+        webbrowser.open(url)
+
+
+def _running(folder: str, token: str) -> dict[str, Any] | None:
+    """The dashboard that answers now, from its marker file (a stale one is dropped)."""
+    marker = os.path.join(folder, RUNNING_FILE)
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            found = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    import httpx
+
+    try:
+        answer = httpx.get(f"http://{found['host']}:{found['port']}/health", timeout=1.0,
+                           cookies={"waymark_ui": token})  # fmt: skip
+        if answer.status_code == 200 and answer.json().get("ok"):
+            return dict(found)
+    except (httpx.HTTPError, ValueError, KeyError):
+        pass
+    _drop_running(marker)
+    return None
+
+
+def _write_running(path: str, data: dict[str, Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+
+
+def _drop_running(path: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if json.load(handle).get("pid") != os.getpid():
+                return
+        os.unlink(path)
+    except (OSError, ValueError):
+        pass
+
+
+def _log(message: str) -> None:
+    from waymark.base import logfile
+
+    logfile.append("server.log", "ui", message)

@@ -1,0 +1,305 @@
+"""The dashboard's pages (#26): server-rendered (Jinja2, everything escaped), a strict CSP,
+no script needed to read or change anything. A face: each route asks the library and
+renders what it says; every change goes through the library (one revision, audited).
+
+    build(host, port) -> the ASGI app, behind `guard.Guard`
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from waymark.errors import WaymarkError
+from waymark.web import guard
+
+PAGE = 50
+HERE = os.path.dirname(os.path.realpath(__file__))  # beside its templates, as installed
+
+
+def build(host: str, port: int, *, token: str | None = None) -> Any:
+    """The app for the address `host:port` (Host is checked against it)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    templates = Environment(
+        loader=FileSystemLoader(os.path.join(HERE, "templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    pages = _Pages(templates)
+    app = Starlette(
+        routes=[
+            Route("/", pages.home),
+            Route("/memories", pages.memories),
+            Route("/memories/{memory_id}", pages.memory),
+            Route("/memories/{memory_id}/edit", pages.edit, methods=["POST"]),
+            Route("/memories/{memory_id}/archive", pages.archive, methods=["POST"]),
+            Route("/review", pages.review),
+            Route("/review", pages.decide, methods=["POST"]),
+            Route("/health", pages.health),
+            Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
+        ],
+    )
+    names = {f"{host}:{port}"}
+    if host in ("127.0.0.1", "::1", "localhost"):
+        names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    return guard.Guard(app, token=token or guard.install_token(), hosts=names)
+
+
+class _Pages:
+    def __init__(self, templates: Any) -> None:
+        self.templates = templates
+
+    # --- rendering ------------------------------------------------------------------
+
+    def render(self, request: Any, name: str, status: int = 200, **values: Any) -> Any:
+        from starlette.responses import HTMLResponse
+
+        page = self.templates.get_template(name)
+        values.setdefault("csrf", request.scope["state"]["csrf"])
+        values.setdefault("error", None)
+        return HTMLResponse(page.render(**values), status_code=status)
+
+    def failed(self, request: Any, exc: WaymarkError, status: int = 400) -> Any:
+        return self.render(request, "error.html", status=status, code=exc.code,
+                           message=exc.message, projects=[], project=None)  # fmt: skip
+
+    # --- pages ----------------------------------------------------------------------
+
+    def home(self, request: Any) -> Any:
+        from starlette.responses import RedirectResponse
+
+        return RedirectResponse("/memories", status_code=303)
+
+    def health(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        from waymark import __version__
+
+        return JSONResponse({"ok": True, "waymark": __version__, "pid": os.getpid()})
+
+    def memories(self, request: Any) -> Any:
+        from waymark.memories import browse
+        from waymark.memories.kinds import TYPES
+
+        q = request.query_params
+        with _Store() as store:
+            try:
+                projects, project = store.projects(q.get("project"))
+                offset = _int(q.get("offset"), 0)
+                types = [q["type"]] if q.get("type") else []
+                tags = [q["tag"]] if q.get("tag") else []
+                page = None
+                if project is not None:
+                    page = browse.list_memories(
+                        store.conn, project, query=q.get("q") or None, types=types, tags=tags,
+                        include_inactive=q.get("inactive") == "1", limit=PAGE, offset=offset,
+                    )  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            rows = [_row(store.conn, m) for m in page.results] if page else []
+            return self.render(
+                request, "memories.html", projects=projects, project=project, rows=rows,
+                page=page, q=q.get("q") or "", type=q.get("type") or "", tag=q.get("tag") or "",
+                inactive=q.get("inactive") == "1", types=TYPES, offset=offset,
+            )  # fmt: skip
+
+    def memory(self, request: Any) -> Any:
+        from waymark.memories import links, store
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                m = store.get(opened.conn, request.path_params["memory_id"])
+                chain = store.history(opened.conn, m.id)
+                related = links.links_of(opened.conn, m.id)
+                made = store.authorship(opened.conn, m.id)
+                why = store.archived_why(opened.conn, m.id) if m.status == "archived" else None
+                team = project is not None and store.is_team_memory(opened.conn, project, m)
+            except WaymarkError as exc:
+                return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
+            return self.render(
+                request, "memory.html", projects=projects, project=project, m=m,
+                chain=chain, links=related, made=made, archived=why, team=team,
+                error=request.query_params.get("error"),
+            )  # fmt: skip
+
+    async def edit(self, request: Any) -> Any:
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._edit, request, form)
+
+    def _edit(self, request: Any, form: dict[str, str]) -> Any:
+        from waymark.curation.agent_writes import Held, save
+        from waymark.memories import store
+        from waymark.memories.draft import make_draft
+
+        memory_id = request.path_params["memory_id"]
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                base = store.get(opened.conn, memory_id)
+                if project is None:
+                    raise WaymarkError("no project to write in")
+                draft = make_draft(
+                    project, type=base.type, content=form.get("content", ""),
+                    title=form.get("title") or None, scope=base.scope_type,
+                    target=base.scope_target, base_dir=project.files, tags=list(base.tags),
+                    priority=base.priority, pinned=base.pinned, evidence=list(base.evidence),
+                    valid_until=base.valid_until, key=base.key, actor="user",
+                    client="dashboard", agent=base.agent,
+                )  # fmt: skip
+                saved = save(opened.conn, project, draft, supersedes=base.id)
+            except WaymarkError as exc:
+                return _back(memory_id, form, exc.message)
+            if isinstance(saved, Held):
+                return _see_other(f"/review?project={project.id}")
+            return _see_other(f"/memories/{saved.memory.id}?project={project.id}")
+
+    async def archive(self, request: Any) -> Any:
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._archive, request, form)
+
+    def _archive(self, request: Any, form: dict[str, str]) -> Any:
+        from waymark.memories import store
+
+        memory_id = request.path_params["memory_id"]
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                store.archive(opened.conn, project, memory_id, reason=form.get("reason") or None,
+                              team=form.get("team") == "1")  # fmt: skip
+            except WaymarkError as exc:
+                return _back(memory_id, form, exc.message)
+            return _see_other(f"/memories/{memory_id}?project={project.id}")
+
+    def review(self, request: Any) -> Any:
+        from waymark.curation import candidates
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                waiting = (candidates.pending(opened.conn, project, limit=200)
+                           if project is not None else [])  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            return self.render(request, "review.html", projects=projects, project=project,
+                               waiting=waiting, error=request.query_params.get("error"))  # fmt: skip
+
+    async def decide(self, request: Any) -> Any:
+        from starlette.datastructures import FormData
+
+        raw: FormData = await request.form()
+        if not guard.check_csrf(str(raw.get("csrf") or ""), request.scope["state"]["csrf"]):
+            return _forbidden()
+        ids = [str(v) for v in raw.getlist("id")]
+        form = {k: str(v) for k, v in raw.items()}
+        return await _run_sync(self._decide, request, form, ids)
+
+    def _decide(self, request: Any, form: dict[str, str], ids: list[str]) -> Any:
+        from waymark.curation import candidates
+
+        decision = form.get("decision")
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                if decision not in ("approve", "reject"):
+                    raise WaymarkError("approve or reject")
+                note = form.get("reason") or None
+                for candidate_id in ids:  # each its own transaction, as the CLI does
+                    if decision == "approve":
+                        candidates.approve(opened.conn, project, candidate_id, actor="user",
+                                           note=note, client="dashboard")  # fmt: skip
+                    else:
+                        candidates.reject(opened.conn, project, candidate_id, actor="user",
+                                          note=note)  # fmt: skip
+            except WaymarkError as exc:
+                return _see_other(f"/review?project={form.get('project', '')}&error="
+                                  + _quote(exc.message))  # fmt: skip
+            return _see_other(f"/review?project={project.id}")
+
+
+class _Store:
+    """One connection for one request (the request's thread), closed after it."""
+
+    def __enter__(self) -> _Store:
+        from waymark.storage import connection as db
+
+        self.conn = db.connect()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.conn.close()
+
+    def projects(self, wanted: str | None) -> tuple[list[dict[str, Any]], Any]:
+        """Every project (for the picker) and the one asked for (else the one with the
+        newest session), as a Project."""
+        from waymark.projects import manage
+        from waymark.projects.resolve import resolve
+
+        rows = manage.summaries(self.conn)
+        if not rows:
+            return rows, None
+        row = (manage.find(self.conn, wanted) if wanted
+               else max(rows, key=lambda r: r["last_session"] or ""))  # fmt: skip
+        spec = row["name"] if row["kind"] == "name" else row["root"]
+        return rows, resolve(self.conn, spec, create=False, bind=False)
+
+
+def _row(conn: Any, m: Any) -> dict[str, Any]:
+    return {"m": m, "team": (m.client or "").startswith("team:")}
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(0, int(value)) if value else default
+    except ValueError:
+        return default
+
+
+async def _form(request: Any) -> dict[str, str] | None:
+    """The form of a write, or None when its CSRF token is missing or wrong."""
+    raw = await request.form()
+    form = {k: str(v) for k, v in raw.items()}
+    if not guard.check_csrf(form.get("csrf"), request.scope["state"]["csrf"]):
+        return None
+    return form
+
+
+async def _run_sync(function: Any, *args: Any) -> Any:
+    """A write's library call on a worker thread: the event loop never waits on SQLite."""
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(function, *args)
+
+
+def _forbidden() -> Any:
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse("missing or wrong CSRF token", status_code=403)
+
+
+def _see_other(location: str) -> Any:
+    from starlette.responses import RedirectResponse
+
+    return RedirectResponse(location, status_code=303)
+
+
+def _back(memory_id: str, form: dict[str, str], message: str) -> Any:
+    return _see_other(f"/memories/{memory_id}?project={form.get('project', '')}&error="
+                      + _quote(message))  # fmt: skip
+
+
+def _quote(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text[:300])
