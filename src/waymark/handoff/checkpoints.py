@@ -286,6 +286,12 @@ def active(conn: Connection, project: Project) -> Checkpoint | None:
     return get(conn, project, checkpoint_id) if checkpoint_id else None
 
 
+def listing(conn: Connection, project: Project, *, limit: int = 50) -> list[Checkpoint]:
+    """The project's checkpoints, open, completed and abandoned, the most recently changed
+    first."""
+    return [get(conn, project, c) for c in rows.checkpoint_ids(conn, project.id, limit)]
+
+
 def revisions(conn: Connection, checkpoint_id: str) -> list[Revision]:
     return [_revision(r) for r in rows.revisions(conn, checkpoint_id)]
 

@@ -95,6 +95,18 @@ def finished_checkpoint_ids(conn: Connection, project_id: str, limit: int) -> li
     ]
 
 
+def checkpoint_ids(conn: Connection, project_id: str, limit: int) -> list[str]:
+    """The project's checkpoints, every status, the most recently changed first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM checkpoints WHERE project_id = ? ORDER BY updated_at DESC, id DESC"
+            " LIMIT ?",
+            (project_id, limit),
+        )
+    ]
+
+
 def revisions(conn: Connection, checkpoint_id: str) -> list[tuple[Any, ...]]:
     """Every revision row of a checkpoint, oldest first."""
     return [

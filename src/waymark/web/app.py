@@ -36,6 +36,9 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/memories/{memory_id}", pages.memory),
             Route("/memories/{memory_id}/edit", pages.edit, methods=["POST"]),
             Route("/memories/{memory_id}/archive", pages.archive, methods=["POST"]),
+            Route("/search", pages.search),
+            Route("/checkpoints", pages.checkpoints),
+            Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
             Route("/health", pages.health),
@@ -179,6 +182,71 @@ class _Pages:
             except WaymarkError as exc:
                 return _back(memory_id, form, exc.message)
             return _see_other(f"/memories/{memory_id}?project={project.id}")
+
+    def search(self, request: Any) -> Any:
+        """Recall as the agent gets it (hybrid where the model is here), with each result's
+        score breakdown."""
+        from waymark.memories import store
+        from waymark.projects import git
+        from waymark.recall import ranked, semantic
+        from waymark.recall.floor import relevant_hits
+
+        query = (request.query_params.get("q") or "").strip()
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                hits, hybrid = [], False
+                if project is not None and query:
+                    near = semantic.neighbours(opened.conn, project, [query], mode="auto")
+                    hybrid = near is not None
+                    hits = ranked.recall(
+                        opened.conn, project, query, limit=20,
+                        semantic=near[0] if near else None,
+                        settings=ranked.settings_for(opened.conn),
+                        current_branch=git.branch(project.files),
+                    )  # fmt: skip
+                    if hybrid and hits:
+                        hits = relevant_hits(hits, keep_best=True)
+                results = [{"hit": h, "made": store.authorship(opened.conn, h.memory.id),
+                            "moved": [(n, v) for n, v in h.explain["multipliers"].items()
+                                      if abs(v - 1.0) >= 0.0005]}  # what shows at 3 places
+                           for h in hits]  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            return self.render(request, "search.html", projects=projects, project=project,
+                               q=query, results=results, hybrid=hybrid)  # fmt: skip
+
+    def checkpoints(self, request: Any) -> Any:
+        from waymark.handoff import checkpoints
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                listed = (checkpoints.listing(opened.conn, project, limit=PAGE)
+                          if project is not None else [])  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            return self.render(request, "checkpoints.html", projects=projects,
+                               project=project, listed=listed)  # fmt: skip
+
+    def checkpoint(self, request: Any) -> Any:
+        from waymark.handoff import checkpoints
+        from waymark.handoff.revision import render_lesson
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                found = checkpoints.get(opened.conn, project,
+                                        request.path_params["checkpoint_id"])  # fmt: skip
+                timeline = checkpoints.revisions(opened.conn, found.id)
+                learned = [{"text": render_lesson(lesson), "historical": lesson["historical"]}
+                           for lesson in checkpoints.lessons(opened.conn, found)]  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
+            return self.render(request, "checkpoint.html", projects=projects, project=project,
+                               c=found, timeline=timeline, lessons=learned)  # fmt: skip
 
     def review(self, request: Any) -> Any:
         from waymark.curation import candidates
