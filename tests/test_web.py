@@ -129,9 +129,14 @@ def test_every_answer_has_a_strict_csp_and_no_script_or_outside_asset(dashboard)
         csp = answer.headers["content-security-policy"]
         assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp, path
         assert answer.headers["x-frame-options"] == "DENY"
-        assert "<script" not in answer.text and "http://" not in answer.text.replace(
-            dashboard.base, ""
-        ) and "https://" not in answer.text, path  # fmt: skip
+        scripts = re.findall(r"<script[^>]*>.*?</script>", answer.text, re.S)
+        assert all(
+            re.fullmatch(r'<script src="/static/[a-z]+\.js" defer></script>', tag)
+            for tag in scripts
+        ), path  # no inline script, none from elsewhere
+        assert answer.text.count("<script") == len(scripts), path
+        assert "http://" not in answer.text.replace(dashboard.base, "")
+        assert "https://" not in answer.text, path
 
 
 def test_memory_text_is_escaped_everywhere(dashboard):
@@ -141,6 +146,7 @@ def test_memory_text_is_escaped_everywhere(dashboard):
     for path in ("/memories", f"/memories/{made['memory']['id']}"):
         page = client.get(path).text
         assert "<script>alert" not in page and "<img src=x" not in page, path
+        assert page.count("<script") == 1, path  # only the feed's own file
         assert "&lt;script&gt;alert(" in page, path
 
 
@@ -196,6 +202,24 @@ def test_a_second_start_finds_the_running_dashboard(dashboard):
     said = json.loads(again.stdout)
     assert again.returncode == 0 and said["running"] is True
     assert said["pid"] == dashboard.started["pid"] and said["url"] == dashboard.url
+
+
+def test_the_feed_sends_new_events_as_they_happen(dashboard):
+    import threading
+
+    client = dashboard.client()
+    seen: list[dict] = []
+    with client.stream("GET", "/feed", timeout=15) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        lines = answer.iter_lines()
+        assert next(lines).startswith("retry:")
+        threading.Timer(0.5, dashboard.cli, ("remember", "--type", "note", "--content",
+                                             "Fed to the page")).start()  # fmt: skip
+        for line in lines:
+            if line.startswith("data: "):
+                seen.append(json.loads(line[6:]))
+                break
+    assert seen[0]["op"] == "remember" and seen[0]["memory_id"]
 
 
 # --- in a real browser -------------------------------------------------------------------
@@ -274,6 +298,11 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     expect(page.get_by_text("fused").first).to_be_visible()
     _shot(page, "search")
 
+    made = dashboard.cli("remember", "--type", "note", "--content", "Seen live")
+    feed = page.locator("#feed li").filter(has_text=made["memory"]["id"][:10])
+    expect(feed).to_have_count(1, timeout=10_000)  # the live feed, with no reload
+    _shot(page, "feed")
+
     dashboard.cli("checkpoint", "create", "--objective", "Ship the retry",
                   "--next-action", "wire backoff")  # fmt: skip
     page.get_by_role("link", name="Checkpoints").click()
@@ -290,6 +319,7 @@ def test_search_ranks_as_recall_does_and_says_why(dashboard):
     assert "We picked apsw over sqlite3" in page and "Why here" in page
     assert re.search(r"fused \d\.\d{4} from\s+[a-z_]+ #1", page)
     assert client.get("/search", params={"q": "<script>x</script>"}).text.count("<script>") == 0
+    assert "&lt;script&gt;x" in client.get("/search", params={"q": "<script>x</script>"}).text
 
 
 def test_checkpoints_list_and_a_timeline_of_revisions_and_lessons(dashboard):

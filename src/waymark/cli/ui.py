@@ -81,7 +81,8 @@ def _serve(args: argparse.Namespace, ctx: Context, token: str) -> int:
     try:
         _open(url, args.no_open)
         config = uvicorn.Config(app.build(shown, port, token=token), log_level="warning",
-                                access_log=False, lifespan="off")  # fmt: skip
+                                access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=2)  # an open feed must not hold it  # fmt: skip
         server = uvicorn.Server(config)
         server.run(sockets=[listener])
     except Exception as exc:

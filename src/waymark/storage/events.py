@@ -59,10 +59,15 @@ def query_events(
     ops: Sequence[str],
     since: str | None,
     limit: int,
+    after_seq: int | None = None,
 ) -> list[dict[str, Any]]:
     """Audit rows, newest first: one project's and the store-wide ones (no project), or
-    `everywhere`; `ops` are exact names or prefixes ending in '.' ("checkpoint.")."""
+    `everywhere`; `ops` are exact names or prefixes ending in '.' ("checkpoint."); with
+    `after_seq`, only those logged after that one."""
     where, params = [], []  # type: tuple[list[str], list[Any]]
+    if after_seq is not None:
+        where.append("seq > ?")
+        params.append(after_seq)
     if not everywhere:
         where.append("(project_id = ? OR project_id IS NULL)")
         params.append(project_id)

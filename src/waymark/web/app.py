@@ -14,6 +14,7 @@ from waymark.errors import WaymarkError
 from waymark.web import guard
 
 PAGE = 50
+FEED_POLL_S = 1.0
 HERE = os.path.dirname(os.path.realpath(__file__))  # beside its templates, as installed
 
 
@@ -42,6 +43,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
             Route("/health", pages.health),
+            Route("/feed", pages.feed),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
         ],
     )
@@ -82,6 +84,36 @@ class _Pages:
         from waymark import __version__
 
         return JSONResponse({"ok": True, "waymark": __version__, "pid": os.getpid()})
+
+    async def feed(self, request: Any) -> Any:
+        """New audit events while the page is open (server-sent events): from the one the
+        browser saw last (Last-Event-ID), else from now."""
+        import asyncio
+        import json
+
+        from starlette.concurrency import run_in_threadpool
+        from starlette.responses import StreamingResponse
+
+        project_id = request.query_params.get("project")
+        given = request.headers.get("last-event-id") or request.query_params.get("after")
+        after = _int(given, -1) if given else await run_in_threadpool(_last_seq)
+
+        async def stream() -> Any:
+            nonlocal after
+            idle = 0
+            yield "retry: 2000\n\n"
+            while not await request.is_disconnected():
+                found = await run_in_threadpool(_events_after, project_id, after)
+                for event in found:
+                    after = event["seq"]
+                    yield f"id: {after}\ndata: {json.dumps(event)}\n\n"
+                idle = 0 if found else idle + 1
+                if idle and idle % 15 == 0:
+                    yield ": still here\n\n"
+                await asyncio.sleep(FEED_POLL_S)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"x-accel-buffering": "no"})  # fmt: skip
 
     def memories(self, request: Any) -> Any:
         from waymark.memories import browse
@@ -321,6 +353,25 @@ class _Store:
                else max(rows, key=lambda r: r["last_session"] or ""))  # fmt: skip
         spec = row["name"] if row["kind"] == "name" else row["root"]
         return rows, resolve(self.conn, spec, create=False, bind=False)
+
+
+def _last_seq() -> int:
+    from waymark.storage.events import last_seq
+
+    with _Store() as opened:
+        return last_seq(opened.conn)
+
+
+def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
+    """The audit events after seq `after` of a project (and the store-wide ones), oldest
+    first, as the feed shows them."""
+    from waymark.storage.events import query_events
+
+    with _Store() as opened:
+        found = query_events(opened.conn, project_id=project_id, everywhere=project_id is None,
+                             ops=(), since=None, limit=100, after_seq=after)  # fmt: skip
+    return [{"seq": e["seq"], "at": e["at"], "op": e["op"], "memory_id": e["memory_id"],
+             "actor": e["actor"]} for e in reversed(found)]  # fmt: skip
 
 
 def _row(conn: Any, m: Any) -> dict[str, Any]:
