@@ -83,7 +83,16 @@ def _csrf(page: str) -> str:
 
 
 def test_without_the_token_every_route_is_401_and_nothing_else(dashboard):
-    for path in ("/", "/memories", "/review", "/health", "/static/style.css", "/nope"):
+    for path in (
+        "/",
+        "/memories",
+        "/review",
+        "/health",
+        "/alive",
+        "/feed",
+        "/static/style.css",
+        "/nope",
+    ):
         answer = httpx.get(dashboard.base + path)
         assert answer.status_code == 401 and answer.text == "unauthorized", path
     wrong = httpx.get(dashboard.base + "/?token=" + "x" * 43)
@@ -309,6 +318,9 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     page.get_by_role("link", name="Ship the retry").click()
     expect(page.get_by_text("next: wire backoff")).to_be_visible()
     _shot(page, "checkpoint")
+    page.get_by_role("link", name="Health").click()
+    expect(page.get_by_role("heading", name="Health")).to_be_visible()
+    _shot(page, "health")
 
 
 def test_search_ranks_as_recall_does_and_says_why(dashboard):
@@ -334,3 +346,10 @@ def test_checkpoints_list_and_a_timeline_of_revisions_and_lessons(dashboard):
     assert page.count("<li><strong>") == 3  # create, revise, record_lesson
     assert "the gateway retries on its own" in page and "next: wire backoff" in page
     assert client.get("/checkpoints/NOPE").status_code == 404
+
+
+def test_the_health_page_shows_the_doctors_checks(dashboard):
+    page = dashboard.client().get("/health").text
+    assert "the checks of <code>waymark doctor</code>" in page
+    for check in ("database", "hook run"):
+        assert f"<td>{check}" in page, check

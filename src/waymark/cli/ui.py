@@ -121,7 +121,7 @@ def _running(folder: str, token: str) -> dict[str, Any] | None:
     import httpx
 
     try:
-        answer = httpx.get(f"http://{found['host']}:{found['port']}/health", timeout=1.0,
+        answer = httpx.get(f"http://{found['host']}:{found['port']}/alive", timeout=1.0,
                            cookies={"waymark_ui": token})  # fmt: skip
         if answer.status_code == 200 and answer.json().get("ok"):
             return dict(found)

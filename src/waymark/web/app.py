@@ -42,6 +42,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
+            Route("/alive", pages.alive),
             Route("/health", pages.health),
             Route("/feed", pages.feed),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
@@ -78,12 +79,28 @@ class _Pages:
 
         return RedirectResponse("/memories", status_code=303)
 
-    def health(self, request: Any) -> Any:
+    def alive(self, request: Any) -> Any:
+        """That this dashboard answers (a second `waymark ui` asks)."""
         from starlette.responses import JSONResponse
 
         from waymark import __version__
 
         return JSONResponse({"ok": True, "waymark": __version__, "pid": os.getpid()})
+
+    def health(self, request: Any) -> Any:
+        """`waymark doctor`'s checks, as a page: the store, the clients' hooks, the model,
+        the warm server, a timed hook, the team store."""
+        from waymark.health import doctor
+        from waymark.installers.checks import client_checks
+
+        findings = doctor.run_all(client_checks)
+        with _Store() as opened:
+            projects, project = opened.projects(request.query_params.get("project"))
+        counts = {s: sum(1 for f in findings if f["status"] == s)
+                  for s in (doctor.OK, doctor.WARN, doctor.FAIL)}  # fmt: skip
+        return self.render(request, "health.html", projects=projects, project=project,
+                           findings=findings, counts=counts,
+                           healthy=not counts[doctor.FAIL])  # fmt: skip
 
     async def feed(self, request: Any) -> Any:
         """New audit events while the page is open (server-sent events): from the one the
