@@ -353,3 +353,20 @@ def test_the_health_page_shows_the_doctors_checks(dashboard):
     assert "the checks of <code>waymark doctor</code>" in page
     for check in ("database", "hook run"):
         assert f"<td>{check}" in page, check
+
+
+def test_a_revision_shows_what_changed_word_by_word_and_escaped(dashboard):
+    (first,) = dashboard.cli("list")["results"]
+    second = dashboard.cli("supersede", first["id"], "--content",
+                           "Money is integer cents <b>never</b> floats")["memory"]  # fmt: skip
+    client = dashboard.client()
+    page = client.get(f"/memories/{second['id']}").text
+    assert f'href="/memories/{second["id"]}/diff' in page
+    diff = client.get(f"/memories/{second['id']}/diff").text
+    assert "<ins> &lt;b&gt;never&lt;/b&gt; floats</ins>" in diff
+    assert "Money is integer cents" in diff and "<b>never" not in diff
+    first_diff = client.get(f"/memories/{first['id']}/diff")
+    assert first_diff.status_code == 400 and "first revision" in first_diff.text
+    elsewhere = dashboard.cli("remember", "--type", "note", "--content", "Unrelated")["memory"]
+    wrong = client.get(f"/memories/{second['id']}/diff", params={"with": elsewhere["id"]})
+    assert wrong.status_code == 400 and "not a revision of this memory" in wrong.text

@@ -35,6 +35,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/", pages.home),
             Route("/memories", pages.memories),
             Route("/memories/{memory_id}", pages.memory),
+            Route("/memories/{memory_id}/diff", pages.diff),
             Route("/memories/{memory_id}/edit", pages.edit, methods=["POST"]),
             Route("/memories/{memory_id}/archive", pages.archive, methods=["POST"]),
             Route("/search", pages.search),
@@ -176,6 +177,31 @@ class _Pages:
                 request, "memory.html", projects=projects, project=project, m=m,
                 chain=chain, links=related, made=made, archived=why, team=team,
                 error=request.query_params.get("error"),
+            )  # fmt: skip
+
+    def diff(self, request: Any) -> Any:
+        """How a revision differs from another of its chain (default: the one it replaced),
+        word by word, title and text."""
+        from waymark.memories import store
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                m = store.get(opened.conn, request.path_params["memory_id"])
+                chain = store.history(opened.conn, m.id)
+                other_id = request.query_params.get("with") or m.supersedes
+                if not other_id:
+                    raise WaymarkError("this is the first revision: nothing to compare with")
+                other = store.get(opened.conn, other_id)
+                if other.id not in {r.id for r in chain}:
+                    raise WaymarkError(f"{other.id} is not a revision of this memory")
+            except WaymarkError as exc:
+                return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
+            older, newer = sorted((other, m), key=lambda r: r.created_at)
+            return self.render(
+                request, "diff.html", projects=projects, project=project, m=m, older=older,
+                newer=newer, title=_words_diff(older.title, newer.title),
+                content=_words_diff(older.content, newer.content), chain=chain,
             )  # fmt: skip
 
     async def edit(self, request: Any) -> Any:
@@ -370,6 +396,25 @@ class _Store:
                else max(rows, key=lambda r: r["last_session"] or ""))  # fmt: skip
         spec = row["name"] if row["kind"] == "name" else row["root"]
         return rows, resolve(self.conn, spec, create=False, bind=False)
+
+
+def _words_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """(kind, text) pieces, kind one of same, gone, added: the words two texts share, and
+    those each has alone, in reading order (the template escapes every piece)."""
+    import difflib
+    import re
+
+    a, b = re.findall(r"\S+|\s+", old), re.findall(r"\S+|\s+", new)
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("same", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("gone", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("added", "".join(b[j1:j2])))
+    return out
 
 
 def _last_seq() -> int:
