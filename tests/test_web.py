@@ -20,12 +20,12 @@ ARTIFACTS = pathlib.Path(__file__).parent / "artifacts" / "web"
 
 
 class Dashboard:
-    def __init__(self, home: pathlib.Path, repo: pathlib.Path):
+    def __init__(self, home: pathlib.Path, repo: pathlib.Path, *extra: str):
         self.home, self.repo = home, repo
         self.env = {**os.environ, "WAYMARK_HOME": str(home)}
         self.env.pop("WAYMARK_TEAM_URL", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "waymark", "ui", "--no-open", "--json"], cwd=repo,
+            [sys.executable, "-m", "waymark", "ui", "--no-open", "--json", *extra], cwd=repo,
             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         text = ""
@@ -229,6 +229,22 @@ def test_the_feed_sends_new_events_as_they_happen(dashboard):
                 seen.append(json.loads(line[6:]))
                 break
     assert seen[0]["op"] == "remember" and seen[0]["memory_id"]
+
+
+def test_another_listening_address_still_needs_the_token(tmp_path, repo):
+    elsewhere = Dashboard(tmp_path / "home", repo, "--host", "127.0.0.2")
+    try:
+        assert elsewhere.base.startswith("http://127.0.0.2:")
+        assert httpx.get(elsewhere.base + "/memories").status_code == 401
+        client = elsewhere.client()
+        assert client.get("/memories").status_code == 200
+        assert client.get("/memories", headers={"host": "localhost"}).status_code == 421
+    finally:
+        elsewhere.stop()
+    bad = subprocess.run([sys.executable, "-m", "waymark", "ui", "--no-open", "--json",
+                          "--host", "example.com"], cwd=repo, env=elsewhere.env,
+                         capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert bad.returncode == 1 and json.loads(bad.stdout)["code"] == "invalid_argument"
 
 
 # --- in a real browser -------------------------------------------------------------------
