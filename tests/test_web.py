@@ -300,7 +300,7 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     page.get_by_role("link", name="Deploys need the VPN").click()
     expect(page.get_by_role("heading", name="Deploys need the VPN")).to_be_visible()
     _shot(page, "memory")
-    page.get_by_label("Text").fill("Deploys need the VPN and a reviewer")
+    page.get_by_role("textbox", name="Text").fill("Deploys need the VPN and a reviewer")
     page.get_by_role("button", name="Save as a new revision").click()
     expect(page.locator("pre.content")).to_have_text("Deploys need the VPN and a reviewer")
     expect(page.locator("ol.revisions li")).to_have_count(2)
@@ -386,3 +386,29 @@ def test_a_revision_shows_what_changed_word_by_word_and_escaped(dashboard):
     elsewhere = dashboard.cli("remember", "--type", "note", "--content", "Unrelated")["memory"]
     wrong = client.get(f"/memories/{second['id']}/diff", params={"with": elsewhere["id"]})
     assert wrong.status_code == 400 and "not a revision of this memory" in wrong.text
+
+
+def test_pin_and_erase_with_its_confirmation(dashboard):
+    (first,) = dashboard.cli("list")["results"]
+    client = dashboard.client()
+    page = client.get(f"/memories/{first['id']}").text
+    project = re.search(r'name="project" value="([^"]+)"', page).group(1)
+    common = {"csrf": _csrf(page), "project": project}
+    pinned = client.post(
+        f"/memories/{first['id']}/edit",
+        data={**common, "title": first["title"], "content": first["content"], "pinned": "1"},
+    )
+    assert pinned.status_code == 303
+    (now,) = dashboard.cli("list")["results"]
+    assert now["pinned"] is True and now["supersedes"] == first["id"]
+
+    unconfirmed = client.post(f"/memories/{now['id']}/erase",
+                              data={**common, "reason": "a customer's name"})  # fmt: skip
+    assert unconfirmed.status_code == 303 and "error=" in unconfirmed.headers["location"]
+    assert dashboard.cli("show", now["id"])["status"] == "active"  # nothing changed
+    erased = client.post(f"/memories/{now['id']}/erase",
+                         data={**common, "reason": "a customer's name", "confirm": "1"})  # fmt: skip
+    assert erased.status_code == 303 and "error=" not in erased.headers["location"]
+    shown = dashboard.cli("show", now["id"])
+    assert shown["status"] == "erased" and "integer cents" not in json.dumps(shown)
+    assert "a customer&#39;s name" in client.get(f"/memories/{now['id']}").text

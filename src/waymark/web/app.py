@@ -38,6 +38,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/memories/{memory_id}/diff", pages.diff),
             Route("/memories/{memory_id}/edit", pages.edit, methods=["POST"]),
             Route("/memories/{memory_id}/archive", pages.archive, methods=["POST"]),
+            Route("/memories/{memory_id}/erase", pages.erase, methods=["POST"]),
             Route("/search", pages.search),
             Route("/checkpoints", pages.checkpoints),
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
@@ -226,7 +227,8 @@ class _Pages:
                     project, type=base.type, content=form.get("content", ""),
                     title=form.get("title") or None, scope=base.scope_type,
                     target=base.scope_target, base_dir=project.files, tags=list(base.tags),
-                    priority=base.priority, pinned=base.pinned, evidence=list(base.evidence),
+                    priority=base.priority, pinned=form.get("pinned") == "1",
+                    evidence=list(base.evidence),
                     valid_until=base.valid_until, key=base.key, actor="user",
                     client="dashboard", agent=base.agent,
                 )  # fmt: skip
@@ -322,6 +324,30 @@ class _Pages:
                 return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
             return self.render(request, "checkpoint.html", projects=projects, project=project,
                                c=found, timeline=timeline, lessons=learned)  # fmt: skip
+
+    async def erase(self, request: Any) -> Any:
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._erase, request, form)
+
+    def _erase(self, request: Any, form: dict[str, str]) -> Any:
+        """The text dropped for good, a tombstone kept: only with its confirmation ticked."""
+        from waymark.memories import store
+
+        memory_id = request.path_params["memory_id"]
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                if form.get("confirm") != "1":
+                    raise WaymarkError("tick the confirmation: an erase cannot be undone")
+                store.erase(opened.conn, project, memory_id, reason=form.get("reason", ""),
+                            team=form.get("team") == "1")  # fmt: skip
+            except WaymarkError as exc:
+                return _back(memory_id, form, exc.message)
+            return _see_other(f"/memories/{memory_id}?project={project.id}")
 
     def review(self, request: Any) -> Any:
         from waymark.curation import candidates
