@@ -36,9 +36,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/memories", pages.memories),
             Route("/memories/{memory_id}", pages.memory),
             Route("/memories/{memory_id}/diff", pages.diff),
-            Route("/memories/{memory_id}/edit", pages.edit, methods=["POST"]),
-            Route("/memories/{memory_id}/archive", pages.archive, methods=["POST"]),
-            Route("/memories/{memory_id}/erase", pages.erase, methods=["POST"]),
+            Route("/memories/{memory_id}/{change}", pages.change, methods=["POST"]),
             Route("/search", pages.search),
             Route("/checkpoints", pages.checkpoints),
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
@@ -205,60 +203,31 @@ class _Pages:
                 content=_words_diff(older.content, newer.content), chain=chain,
             )  # fmt: skip
 
-    async def edit(self, request: Any) -> Any:
+    async def change(self, request: Any) -> Any:
+        """A change to one memory from its page (CHANGES), through the library: back to the
+        memory it made, or to its page with what went wrong."""
         form = await _form(request)
         if form is None:
             return _forbidden()
-        return await _run_sync(self._edit, request, form)
+        if request.path_params["change"] not in CHANGES:
+            from starlette.responses import PlainTextResponse
 
-    def _edit(self, request: Any, form: dict[str, str]) -> Any:
-        from waymark.curation.agent_writes import Held, save
-        from waymark.memories import store
-        from waymark.memories.draft import make_draft
+            return PlainTextResponse("no such change", status_code=404)
+        return await _run_sync(self._change, request, form)
 
-        memory_id = request.path_params["memory_id"]
-        with _Store() as opened:
-            try:
-                _, project = opened.projects(form.get("project"))
-                base = store.get(opened.conn, memory_id)
-                if project is None:
-                    raise WaymarkError("no project to write in")
-                draft = make_draft(
-                    project, type=base.type, content=form.get("content", ""),
-                    title=form.get("title") or None, scope=base.scope_type,
-                    target=base.scope_target, base_dir=project.files, tags=list(base.tags),
-                    priority=base.priority, pinned=form.get("pinned") == "1",
-                    evidence=list(base.evidence),
-                    valid_until=base.valid_until, key=base.key, actor="user",
-                    client="dashboard", agent=base.agent,
-                )  # fmt: skip
-                saved = save(opened.conn, project, draft, supersedes=base.id)
-            except WaymarkError as exc:
-                return _back(memory_id, form, exc.message)
-            if isinstance(saved, Held):
-                return _see_other(f"/review?project={project.id}")
-            return _see_other(f"/memories/{saved.memory.id}?project={project.id}")
-
-    async def archive(self, request: Any) -> Any:
-        form = await _form(request)
-        if form is None:
-            return _forbidden()
-        return await _run_sync(self._archive, request, form)
-
-    def _archive(self, request: Any, form: dict[str, str]) -> Any:
-        from waymark.memories import store
-
+    def _change(self, request: Any, form: dict[str, str]) -> Any:
         memory_id = request.path_params["memory_id"]
         with _Store() as opened:
             try:
                 _, project = opened.projects(form.get("project"))
                 if project is None:
                     raise WaymarkError("no project here")
-                store.archive(opened.conn, project, memory_id, reason=form.get("reason") or None,
-                              team=form.get("team") == "1")  # fmt: skip
+                where = CHANGES[request.path_params["change"]](
+                    opened.conn, project, memory_id, form
+                )
             except WaymarkError as exc:
                 return _back(memory_id, form, exc.message)
-            return _see_other(f"/memories/{memory_id}?project={project.id}")
+            return _see_other(f"{where}?project={project.id}")
 
     def search(self, request: Any) -> Any:
         """Recall as the agent gets it (hybrid where the model is here), with each result's
@@ -325,30 +294,6 @@ class _Pages:
             return self.render(request, "checkpoint.html", projects=projects, project=project,
                                c=found, timeline=timeline, lessons=learned)  # fmt: skip
 
-    async def erase(self, request: Any) -> Any:
-        form = await _form(request)
-        if form is None:
-            return _forbidden()
-        return await _run_sync(self._erase, request, form)
-
-    def _erase(self, request: Any, form: dict[str, str]) -> Any:
-        """The text dropped for good, a tombstone kept: only with its confirmation ticked."""
-        from waymark.memories import store
-
-        memory_id = request.path_params["memory_id"]
-        with _Store() as opened:
-            try:
-                _, project = opened.projects(form.get("project"))
-                if project is None:
-                    raise WaymarkError("no project here")
-                if form.get("confirm") != "1":
-                    raise WaymarkError("tick the confirmation: an erase cannot be undone")
-                store.erase(opened.conn, project, memory_id, reason=form.get("reason", ""),
-                            team=form.get("team") == "1")  # fmt: skip
-            except WaymarkError as exc:
-                return _back(memory_id, form, exc.message)
-            return _see_other(f"/memories/{memory_id}?project={project.id}")
-
     def review(self, request: Any) -> Any:
         from waymark.curation import candidates
 
@@ -395,6 +340,47 @@ class _Pages:
                 return _see_other(f"/review?project={form.get('project', '')}&error="
                                   + _quote(exc.message))  # fmt: skip
             return _see_other(f"/review?project={project.id}")
+
+
+def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
+    """A new revision with the form's text, title and pin (a flagged text waits in review)."""
+    from waymark.curation.agent_writes import Held, save
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+
+    base = store.get(conn, memory_id)
+    draft = make_draft(
+        project, type=base.type, content=form.get("content", ""),
+        title=form.get("title") or None, scope=base.scope_type, target=base.scope_target,
+        base_dir=project.files, tags=list(base.tags), priority=base.priority,
+        pinned=form.get("pinned") == "1", evidence=list(base.evidence),
+        valid_until=base.valid_until, key=base.key, actor="user", client="dashboard",
+        agent=base.agent,
+    )  # fmt: skip
+    saved = save(conn, project, draft, supersedes=base.id)
+    return "/review" if isinstance(saved, Held) else f"/memories/{saved.memory.id}"
+
+
+def _archive(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
+    from waymark.memories import store
+
+    store.archive(conn, project, memory_id, reason=form.get("reason") or None,
+                  team=form.get("team") == "1")  # fmt: skip
+    return f"/memories/{memory_id}"
+
+
+def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
+    """The text dropped for good, a tombstone kept: only with its confirmation ticked."""
+    from waymark.memories import store
+
+    if form.get("confirm") != "1":
+        raise WaymarkError("tick the confirmation: an erase cannot be undone")
+    store.erase(conn, project, memory_id, reason=form.get("reason", ""),
+                team=form.get("team") == "1")  # fmt: skip
+    return f"/memories/{memory_id}"
+
+
+CHANGES = {"edit": _edit, "archive": _archive, "erase": _erase}
 
 
 class _Store:
