@@ -131,16 +131,11 @@ def withdraw_older(
     """Inside the caller's transaction: waiting candidates of `kind` whose proposed `field`
     equals `value`, other than `keep`, are withdrawn (rejected by Waymark, naming `keep`):
     their source changed before anyone reviewed them. How many."""
-    withdrawn = 0
-    stamp = clock.now()
-    for other in rows.list_candidates(conn, project_id, kind=kind, limit=10_000):
-        if other["id"] != keep and other["fields"].get(field) == value:
-            rows.mark_reviewed(
-                conn, other["id"], "rejected", memory_id=None, actor="waymark", stamp=stamp,
-                note=f"withdrawn: its source changed before review; see {keep}",
-            )  # fmt: skip
-            withdrawn += 1
-    return withdrawn
+    return _withdraw(
+        conn, project_id, kind,
+        lambda c: c["id"] != keep and c["fields"].get(field) == value,
+        f"withdrawn: its source changed before review; see {keep}",
+    )  # fmt: skip
 
 
 def withdraw_settled(
@@ -151,18 +146,24 @@ def withdraw_settled(
     (rejected by Waymark, naming `by`, the revision that settled them): those about memory
     `source`, now replaced on the line (approving one could no longer replace it), or a
     checkpoint revision whose body the line now has. How many."""
+
+    def settled(c: dict[str, Any]) -> bool:
+        if source is not None and c["action"] == "supersede" and c["sources"] == [source]:
+            return True
+        wanted = c["fields"].get("checkpoint") or {}
+        return checkpoint_body is not None and wanted.get("body") == checkpoint_body
+
+    return _withdraw(conn, project_id, "conflict", settled,
+                     f"withdrawn: the team's line settled it ({by})")  # fmt: skip
+
+
+def _withdraw(conn: Connection, project_id: str, kind: str, which: Any, note: str) -> int:
     withdrawn = 0
     stamp = clock.now()
-    for other in rows.list_candidates(conn, project_id, kind="conflict", limit=10_000):
-        wanted = other["fields"].get("checkpoint") or {}
-        settled = (source is not None and other["action"] == "supersede"
-                   and other["sources"] == [source]) or (
-            checkpoint_body is not None and wanted.get("body") == checkpoint_body)  # fmt: skip
-        if settled:
-            rows.mark_reviewed(
-                conn, other["id"], "rejected", memory_id=None, actor="waymark", stamp=stamp,
-                note=f"withdrawn: the team's line settled it ({by})",
-            )  # fmt: skip
+    for other in rows.list_candidates(conn, project_id, kind=kind, limit=10_000):
+        if which(other):
+            rows.mark_reviewed(conn, other["id"], "rejected", memory_id=None, actor="waymark",
+                               stamp=stamp, note=note)  # fmt: skip
             withdrawn += 1
     return withdrawn
 

@@ -11,7 +11,7 @@ from waymark.memories.draft import Draft, Saved, content_hash
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
-from waymark.storage.events import first_event_of, last_event_of, log_event
+from waymark.storage.events import last_event_of, log_event
 from waymark.storage.match import match_expression
 from waymark.storage.memories import Memory
 from waymark.storage.observations import drop_observations
@@ -272,7 +272,7 @@ def _team_only(
 def authorship(conn: Connection, memory_id: str) -> dict[str, Any] | None:
     """Who wrote a memory that came from the team: {author, machine, client, at} as the
     server stamped them when this machine pulled it, or None (written here)."""
-    found = first_event_of(conn, memory_id, "team.pull")
+    found = last_event_of(conn, memory_id, "team.pull", oldest=True)
     if found is None:
         return None
     at, _, detail = found

@@ -99,25 +99,14 @@ def query_events(
 
 
 def last_event_of(
-    conn: apsw.Connection, memory_id: str, op: str
+    conn: apsw.Connection, memory_id: str, op: str, *, oldest: bool = False
 ) -> tuple[str, str | None, dict[str, Any]] | None:
-    """(at, actor, detail) of the newest `op` event of memory `memory_id`, or None."""
+    """(at, actor, detail) of the newest `op` event of memory `memory_id` (the oldest, with
+    `oldest`), or None."""
+    order = "at, seq" if oldest else "at DESC, seq DESC"
     for at, actor, detail in conn.execute(
         "SELECT at, actor, detail FROM events WHERE memory_id = ? AND op = ?"
-        " ORDER BY at DESC, seq DESC LIMIT 1",
-        (memory_id, op),
-    ):
-        return at, actor, json.loads(detail) if detail else {}
-    return None
-
-
-def first_event_of(
-    conn: apsw.Connection, memory_id: str, op: str
-) -> tuple[str, str | None, dict[str, Any]] | None:
-    """(at, actor, detail) of the oldest `op` event of memory `memory_id`, or None."""
-    for at, actor, detail in conn.execute(
-        "SELECT at, actor, detail FROM events WHERE memory_id = ? AND op = ?"
-        " ORDER BY at, seq LIMIT 1",
+        f" ORDER BY {order} LIMIT 1",
         (memory_id, op),
     ):
         return at, actor, json.loads(detail) if detail else {}
