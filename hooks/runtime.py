@@ -13,6 +13,7 @@ import sys
 import time
 
 from waymark import home
+from waymark.base import hookruns
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 
 from .event import CLIENTS, Event
@@ -88,11 +89,15 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
     """The whole life of a hook process; always exits 0."""
     started = time.perf_counter()
     ctx = None
+    client = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in CLIENTS else "claude-code"
+    outcome = "empty"
     try:
-        client = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in CLIENTS else "claude-code"
         raw = read_stdin(STDIN_DEADLINES.get(name, STDIN_DEADLINE_S))
         data = parse_payload(raw)
+        if data is not None:
+            outcome = "repeat"
         if data is not None and first_delivery(name, raw):
+            outcome = "ok"
             _replay_spool()
             ctx = Context(normalise(client, data, name))
             out = handler(ctx)
@@ -101,15 +106,20 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
                 sys.stdout.flush()
     except BaseException as exc:  # fail open: whatever happened, the client goes on
         if not isinstance(exc, SystemExit):
+            outcome = "error"
             log(name, describe(exc))
     finally:
         if ctx is not None:
             try:
                 ctx.close()
             except BaseException as exc:
+                outcome = "error"
                 log(name, f"close: {exc!r}")
+        took = 1000 * (time.perf_counter() - started)
+        hookruns.append(hookruns.SELF_TEST if os.environ.get(hookruns.SELF_TEST_ENV) else client,
+                        name, outcome, took)  # fmt: skip
         if os.environ.get("WAYMARK_HOOK_TIMING"):
-            log(name, f"took {1000 * (time.perf_counter() - started):.1f} ms")
+            log(name, f"took {took:.1f} ms")
     sys.exit(0)
 
 

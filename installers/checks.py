@@ -10,6 +10,8 @@ import shlex
 import sys
 from typing import Any
 
+from waymark.errors import WaymarkError
+from waymark.health import fired
 from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 
 from . import claude, codex, commands
@@ -52,6 +54,8 @@ def client_checks(client: str) -> list[dict[str, str]]:
             )
         else:
             out.append(finding(f"{client} hooks", OK, f"{len(found_hooks)} events in {hooks_file}"))
+    if found_hooks:
+        out.append(fired.finding(client, sorted(found_hooks), installed_at()))
     out.append(_mcp_check(client))
     if client == "codex":
         out.append(_codex_trust())
@@ -72,6 +76,22 @@ def _our_positions(path: str) -> list[tuple[str, int, int]]:
                 if is_waymark_hook(handler):
                     out.append((event, i, j))
     return out
+
+
+def installed_at() -> str | None:
+    """When `waymark install` last wrote the clients' config (None: never, or a plugin)."""
+    from . import manifest
+
+    try:
+        return manifest.load().get("updated_at")
+    except WaymarkError:
+        return None
+
+
+def wired(client: str) -> list[str]:
+    """The events whose Waymark hook is in `client`'s config."""
+    path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
+    return sorted(_our_hooks(path))
 
 
 def _snake(event: str) -> str:

@@ -218,6 +218,11 @@ def pending(
     return [view(c) for c in found]
 
 
+def waiting_since(conn: Connection, project: Project, limit: int = 10_000) -> list[str]:
+    """When each waiting candidate was proposed: how old the review queue is."""
+    return rows.pending_since(conn, project.id, limit)
+
+
 def count_waiting(conn: Connection, project_id: str) -> int:
     return rows.count_candidates(conn, project_id, "pending")
 

@@ -81,6 +81,11 @@ def give(
     }
 
 
+def counts(conn: Connection, memory_id: str) -> dict[str, int]:
+    """How many times each verdict was given on the memory."""
+    return feedback_counts(conn, memory_id)
+
+
 def _terms(query: str | None) -> list[str]:
     """The recall's words as ranking compares them, from its redacted text."""
     if not query:

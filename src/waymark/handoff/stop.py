@@ -1,10 +1,11 @@
 """The Stop rule: no session that changed the project ends without a handoff, and none loops.
 
 When the session changed files and no checkpoint revision was saved after the last change,
-ask once (block) with a short reason naming Waymark's `checkpoint` tool. When the client says
-this Stop already follows a block (`stop_hook_active`), or the agent was already asked about
-this same unsaved state, never ask again: leave a "handoff needed" marker instead, which the
-next SessionStart shows and only a real checkpoint save clears.
+ask once (block, audited as `stop.asked`) with a short reason naming Waymark's `checkpoint`
+tool. When the client says this Stop already follows a block (`stop_hook_active`), or the
+agent was already asked about this same unsaved state, never ask again: leave a "handoff
+needed" marker instead (`handoff.marked`), which the next SessionStart shows and only a real
+checkpoint save clears.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from waymark.handoff import ledger
 from waymark.storage import connection as db
 from waymark.storage import sessions
+from waymark.storage.events import log_event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ def decide(
         asked = stop_hook_active or (row is not None and row["asked_for"] == since)
         if not asked:
             sessions.update_session(conn, session_id, asked_for=since)
+            log_event(conn, "stop.asked", project_id=project.id, session_id=session_id,
+                      actor=client, files=len(sessions.files_changed(conn, session_id, 50)))  # fmt: skip
     if asked:
         ledger.mark_handoff_needed(
             conn, project, session_id, "stopped with changes and no checkpoint"

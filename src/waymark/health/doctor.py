@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from waymark import __version__, home
-from waymark.base import launch
+from waymark.base import hookruns, launch
 from waymark.recall import embed
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -397,6 +397,7 @@ def timed_hook() -> dict[str, str]:
             input=payload,
             capture_output=True,
             timeout=20,
+            env={**os.environ, hookruns.SELF_TEST_ENV: "1"},  # not proof that Claude Code runs it
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return finding("hook run", FAIL, f"could not run a hook: {exc}", "run install.sh again")

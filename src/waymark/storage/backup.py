@@ -320,3 +320,32 @@ def _set_aside(target: str) -> str:
 def _user_version(conn: apsw.Connection) -> int:
     row: Any = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
+
+
+def listing(database: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    """The backups in `backups/` beside `database`, newest first: {path, name, size,
+    schema_version, taken} (from the name Waymark gave it)."""
+    import re
+
+    folder = default_dir(database)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        said = re.fullmatch(r"waymark-s(\d+)-(\d{8}T\d{6}Z)-([0-9a-f]+)\.db", name)
+        if not said:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        stamp = said.group(2)
+        taken = (f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:"
+                 f"{stamp[13:15]}Z")  # fmt: skip
+        out.append({"path": path, "name": name, "size": size,
+                    "schema_version": int(said.group(1)), "taken": taken})  # fmt: skip
+    out.sort(key=lambda b: (b["taken"], b["name"]), reverse=True)
+    return out[:limit]

@@ -132,3 +132,11 @@ def candidate_counts(conn: Connection, project_id: str) -> dict[str, int]:
             (project_id,),
         )
     }
+
+
+def pending_since(conn: Connection, project_id: str, limit: int) -> list[str]:
+    """When each of the project's waiting candidates was proposed (at most `limit`)."""
+    return [str(at) for (at,) in conn.execute(
+        "SELECT created_at FROM candidates WHERE project_id = ? AND status = 'pending' LIMIT ?",
+        (project_id, limit),
+    )]  # fmt: skip

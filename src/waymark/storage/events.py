@@ -208,3 +208,30 @@ def ranking_feedback(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, 
             (1 if verdict == "helpful" else -1, json.loads(terms))
         )
     return out
+
+
+def session_events(conn: apsw.Connection, session_id: str, limit: int) -> list[dict[str, Any]]:
+    """A session's own audit events, oldest first: seq, at, op, memory_id, actor, detail."""
+    keys = ("seq", "at", "op", "memory_id", "actor", "detail")
+    out = []
+    for row in conn.execute(
+        "SELECT seq, at, op, memory_id, actor, detail FROM events WHERE session_id = ?"
+        " ORDER BY seq LIMIT ?",
+        (session_id, limit),
+    ):
+        item = dict(zip(keys, row, strict=True))
+        item["detail"] = json.loads(item["detail"]) if item["detail"] else {}
+        out.append(item)
+    return out
+
+
+def team_authors(conn: apsw.Connection, project_id: str, limit: int) -> list[tuple[str, int]]:
+    """(author, memories) among the project's newest `limit` memories pulled from the team,
+    most first."""
+    return [(str(a), int(n)) for a, n in conn.execute(
+        "SELECT author, count(DISTINCT memory_id) FROM (SELECT memory_id,"
+        " json_extract(detail, '$.author') AS author FROM events WHERE project_id = ?"
+        " AND op = 'team.pull' AND memory_id IS NOT NULL ORDER BY seq DESC LIMIT ?)"
+        " WHERE author IS NOT NULL GROUP BY author ORDER BY 2 DESC, 1 LIMIT 20",
+        (project_id, limit),
+    )]  # fmt: skip

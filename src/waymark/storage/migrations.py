@@ -735,6 +735,11 @@ CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at 
 """
 
 # (name, sql) in order. The schema version is the number of steps.
+M031_EVENTS_BY_SESSION = """
+-- A session's own events (the dashboard's session page: Stop decisions, checkpoint saves).
+CREATE INDEX events_by_session ON events (session_id, seq) WHERE session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -766,6 +771,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m028_team_sync", M028_TEAM_SYNC),
     ("m029_personal", M029_PERSONAL),
     ("m030_checkpoint_conflicts", M030_CHECKPOINT_CONFLICTS),
+    ("m031_events_by_session", M031_EVENTS_BY_SESSION),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -413,3 +413,62 @@ def project_failures_since(
         (project_id, since, limit),
     ).fetchall()
     return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+SESSION_KEYS = (
+    "id", "client", "project_id", "started_at", "ended_at", "end_reason", "asked_for",
+    "branch", "edits", "failures", "shown", "packets", "tokens",
+)  # fmt: skip
+_SESSION_SELECT = (
+    "SELECT s.id, s.client, s.project_id, s.started_at, s.ended_at, s.end_reason, s.asked_for,"
+    " s.git_branch_start,"
+    " (SELECT count(*) FROM session_ledger l WHERE l.session_id = s.id AND l.kind = 'edit'),"
+    " (SELECT count(*) FROM session_ledger l WHERE l.session_id = s.id AND l.kind = 'failure'),"
+    " (SELECT count(*) FROM session_injected i WHERE i.session_id = s.id),"
+    " (SELECT count(DISTINCT packet) FROM injections j WHERE j.session_id = s.id),"
+    " (SELECT coalesce(sum(tokens), 0) FROM injections j WHERE j.session_id = s.id)"
+    " FROM sessions s"
+)
+
+
+def session_rows(conn: Connection, project_id: str, limit: int, offset: int = 0) -> list[dict]:
+    """The project's sessions, newest first, each with its counts: files edited, commands
+    failed, memories shown, packets and tokens injected."""
+    found = conn.execute(
+        f"{_SESSION_SELECT} WHERE s.project_id = ? ORDER BY s.started_at DESC, s.id DESC"
+        " LIMIT ? OFFSET ?",
+        (project_id, limit, offset),
+    ).fetchall()
+    return [dict(zip(SESSION_KEYS, row, strict=True)) for row in found]
+
+
+def session_row(conn: Connection, session_id: str) -> dict | None:
+    found = conn.execute(f"{_SESSION_SELECT} WHERE s.id = ?", (session_id,)).fetchone()
+    return dict(zip(SESSION_KEYS, found, strict=True)) if found else None
+
+
+def count_sessions(conn: Connection, project_id: str) -> int:
+    for (n,) in conn.execute("SELECT count(*) FROM sessions WHERE project_id = ?", (project_id,)):
+        return int(n)
+    return 0
+
+
+def injected_per_session(
+    conn: Connection, project_id: str, limit: int
+) -> list[tuple[str, str, int]]:
+    """(session id, first packet's time, tokens) of the project's newest `limit` sessions that
+    were injected anything, oldest first."""
+    found = conn.execute(
+        "SELECT session_id, min(at), sum(tokens) FROM injections WHERE project_id = ?"
+        " GROUP BY session_id ORDER BY min(at) DESC LIMIT ?",
+        (project_id, limit),
+    ).fetchall()
+    return [(str(s), str(at), int(t)) for s, at, t in reversed(found)]
+
+
+def shown_in(conn: Connection, session_id: str) -> list[str]:
+    """The memory ids the session was shown (each once)."""
+    return [str(m) for (m,) in conn.execute(
+        "SELECT memory_id FROM session_injected WHERE session_id = ? ORDER BY memory_id",
+        (session_id,),
+    )]  # fmt: skip

@@ -33,6 +33,9 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
     app = Starlette(
         routes=[
             Route("/", pages.home),
+            Route("/overview", pages.overview),
+            Route("/sessions", pages.sessions),
+            Route("/sessions/{session_id}", pages.session),
             Route("/memories", pages.memories),
             Route("/memories/{memory_id}", pages.memory),
             Route("/memories/{memory_id}/diff", pages.diff),
@@ -77,7 +80,9 @@ class _Pages:
     def home(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
 
-        return RedirectResponse("/memories", status_code=303)
+        project = request.query_params.get("project")
+        return RedirectResponse("/overview" + (f"?project={_quote(project)}" if project else ""),
+                                status_code=303)  # fmt: skip
 
     def alive(self, request: Any) -> Any:
         """That this dashboard answers (a second `waymark ui` asks)."""
@@ -90,17 +95,24 @@ class _Pages:
     def health(self, request: Any) -> Any:
         """`waymark doctor`'s checks, as a page: the store, the clients' hooks, the model,
         the warm server, a timed hook, the team store."""
-        from waymark.health import doctor
-        from waymark.installers.checks import client_checks
+        from waymark import home
+        from waymark.health import doctor, fired
+        from waymark.installers import checks
+        from waymark.storage import backup
 
-        findings = doctor.run_all(client_checks)
+        findings = doctor.run_all(checks.client_checks)
         with _Store() as opened:
             projects, project = opened.projects(request.query_params.get("project"))
         counts = {s: sum(1 for f in findings if f["status"] == s)
                   for s in (doctor.OK, doctor.WARN, doctor.FAIL)}  # fmt: skip
+        hooks = fired.table({c: checks.wired(c) for c in ("claude-code", "codex")},
+                            checks.installed_at())  # fmt: skip
+        store = [(p, os.path.getsize(p)) for p in (home.db_path(), home.db_path() + "-wal")
+                 if os.path.exists(p)]  # fmt: skip
         return self.render(request, "health.html", projects=projects, project=project,
-                           findings=findings, counts=counts,
-                           healthy=not counts[doctor.FAIL])  # fmt: skip
+                           findings=findings, counts=counts, healthy=not counts[doctor.FAIL],
+                           hooks=hooks, installed_at=checks.installed_at(), store=store,
+                           backups=backup.listing(limit=10))  # fmt: skip
 
     async def feed(self, request: Any) -> Any:
         """New audit events while the page is open (server-sent events): from the one the
@@ -132,6 +144,67 @@ class _Pages:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"x-accel-buffering": "no"})  # fmt: skip
 
+    def overview(self, request: Any) -> Any:
+        """The project at a glance, with its pictures."""
+        from waymark.health.overview import overview
+        from waymark.memories.kinds import TYPES
+        from waymark.web import charts
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                seen = overview(opened.conn, project) if project is not None else None
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+        pictures = {}
+        if seen is not None:
+            states = ("active", "superseded", "archived", "erased")
+            by = seen["memories"]
+            pictures = {
+                "tokens": charts.columns([(t["at"][:16].replace("T", " "), t["tokens"])
+                                          for t in seen["tokens"]]),
+                "types": charts.rows([(kind, [(s, by.get(s, {}).get(kind, 0)) for s in states])
+                                      for kind in TYPES
+                                      if any(by.get(s, {}).get(kind) for s in states)]),
+                "ages": charts.columns(charts.age_buckets(seen["waiting_since"], seen["now"]),
+                                       height=110),
+                "hooks": charts.rows([(f"{h['client']} {h['event']}",
+                                       [("p50", h["p50"] or 0),
+                                        ("p95", max(0, (h["p95"] or 0) - (h["p50"] or 0)))])
+                                      for h in seen["hooks"]]),
+            }  # fmt: skip
+        return self.render(request, "overview.html", projects=projects, project=project,
+                           seen=seen, pictures=pictures)  # fmt: skip
+
+    def sessions(self, request: Any) -> Any:
+        from waymark.packets import sessions
+
+        offset = _int(request.query_params.get("offset"), 0)
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                listed = (sessions.listing(opened.conn, project, limit=PAGE, offset=offset)
+                          if project is not None else {"sessions": [], "total": 0})  # fmt: skip
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+        return self.render(request, "sessions.html", projects=projects, project=project,
+                           listed=listed, offset=offset, page_size=PAGE,
+                           tools=sessions.tool_definitions())  # fmt: skip
+
+    def session(self, request: Any) -> Any:
+        from waymark.packets import sessions
+
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(request.query_params.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                found = sessions.detail(opened.conn, project, request.path_params["session_id"])
+            except WaymarkError as exc:
+                return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
+        return self.render(request, "session.html", projects=projects, project=project,
+                           s=found, tools=sessions.tool_definitions())  # fmt: skip
+
     def memories(self, request: Any) -> Any:
         from waymark.memories import browse
         from waymark.memories.kinds import TYPES
@@ -159,7 +232,8 @@ class _Pages:
             )  # fmt: skip
 
     def memory(self, request: Any) -> Any:
-        from waymark.memories import links, store
+        from waymark.curation import feedback
+        from waymark.memories import links, observations, store
 
         with _Store() as opened:
             try:
@@ -170,12 +244,18 @@ class _Pages:
                 made = store.authorship(opened.conn, m.id)
                 why = store.archived_why(opened.conn, m.id) if m.status == "archived" else None
                 team = project is not None and store.is_team_memory(opened.conn, project, m)
+                seen = (observations.history(opened.conn, project, m.id, limit=20)
+                        if project is not None and m.project_id in (project.id, None)
+                        else None)  # fmt: skip
+                fresh = observations.evidence_state(m, project.files if project else None)
+                verdicts = feedback.counts(opened.conn, m.id)
             except WaymarkError as exc:
                 return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
             return self.render(
                 request, "memory.html", projects=projects, project=project, m=m,
                 chain=chain, links=related, made=made, archived=why, team=team,
-                error=request.query_params.get("error"),
+                observed=seen, fresh=fresh, verdicts=verdicts, verdict_names=feedback.VERDICTS,
+                error=request.query_params.get("error"), said=request.query_params.get("said"),
             )  # fmt: skip
 
     def diff(self, request: Any) -> Any:
@@ -227,7 +307,8 @@ class _Pages:
                 )
             except WaymarkError as exc:
                 return _back(memory_id, form, exc.message)
-            return _see_other(f"{where}?project={project.id}")
+            joiner = "&" if "?" in where else "?"
+            return _see_other(f"{where}{joiner}project={project.id}")
 
     def search(self, request: Any) -> Any:
         """Recall as the agent gets it (hybrid where the model is here), with each result's
@@ -380,7 +461,17 @@ def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str
     return f"/memories/{memory_id}"
 
 
-CHANGES = {"edit": _edit, "archive": _archive, "erase": _erase}
+def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
+    """A verdict on the memory; stale or wrong proposes its archive for review."""
+    from waymark.curation import feedback
+
+    given = feedback.give(conn, project, memory_id, form.get("verdict", ""),
+                          note=form.get("note") or None, actor="user")  # fmt: skip
+    said = "proposed for archive: see Review" if given["candidate"] else "thanks: recorded"
+    return f"/memories/{memory_id}?said={_quote(said)}"
+
+
+CHANGES = {"edit": _edit, "archive": _archive, "erase": _erase, "feedback": _feedback}
 
 
 class _Store:

@@ -1,0 +1,52 @@
+"""One project at a glance (the dashboard's first page): its memories by type and state, its
+checkpoints, the review queue and how long it has waited, the tokens injected per session,
+each hook's timings from its own records, and where it stands with the team store.
+
+Nothing here reaches the network: the team part reads this machine's sync state only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from waymark.base import clock
+from waymark.curation import candidates
+from waymark.health import fired
+from waymark.packets import sessions
+from waymark.projects.resolve import Project
+from waymark.storage import checkpoints, memories
+from waymark.storage.connection import Connection
+from waymark.storage.events import team_authors
+
+SESSIONS_CHARTED = 30
+AUTHORS_FROM = 5_000  # the newest memories pulled from the team, for "who wrote what"
+
+
+def overview(conn: Connection, project: Project) -> dict[str, Any]:
+    counts = memories.count_by_status_and_type(conn, project.id)
+    return {
+        "memories": counts,
+        "active": sum(counts.get("active", {}).values()),
+        "checkpoints": checkpoints.count_by_status(conn, project.id),
+        "review": candidates.counts(conn, project.id),
+        "waiting_since": candidates.waiting_since(conn, project),
+        "tokens": sessions.tokens_over_time(conn, project, limit=SESSIONS_CHARTED),
+        "hooks": fired.by_hook(),
+        "team": team(conn, project),
+        "now": clock.now(),
+    }
+
+
+def team(conn: Connection, project: Project) -> dict[str, Any] | None:
+    """{store, shared, project_key, last_sync, unsent, conflicts, authors} when a team store
+    is connected, else None."""
+    from waymark.team import link, sync
+
+    found = link.configured()
+    if found is None:
+        return None
+    out: dict[str, Any] = {"store": link.shown(link.split_password(found[0])[2])}
+    out |= sync.status_of(conn, project)
+    if out.get("shared"):
+        out["authors"] = team_authors(conn, project.id, AUTHORS_FROM)
+    return out

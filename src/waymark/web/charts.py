@@ -1,0 +1,78 @@
+"""The dashboard's pictures as geometry: small server-rendered SVG charts, no chart bundle.
+
+Each function turns numbers into the shapes `templates/charts.html` draws (every label is
+escaped there like any other text); nothing here reads the store.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+WIDTH = 640
+BAR_GAP = 2
+
+
+def nice_max(value: float) -> float:
+    """The axis top: `value` rounded up to 1, 2 or 5 times a power of ten."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if value <= step * power:
+            return float(step * power)
+    return float(10 * power)
+
+
+def columns(points: list[tuple[str, float]], *, height: int = 140) -> dict[str, Any]:
+    """Vertical bars, one per (label, value), left to right: {width, height, top, bars:
+    [{x, y, w, h, label, value}]}."""
+    top = nice_max(max((v for _, v in points), default=0))
+    inner = height - 20
+    w = max(3.0, (WIDTH - 40) / max(1, len(points)) - BAR_GAP)
+    bars = []
+    for i, (label, value) in enumerate(points):
+        h = inner * value / top
+        bars.append({"x": 40 + i * (w + BAR_GAP), "y": inner - h + 4, "w": w, "h": h,
+                     "label": label, "value": value})  # fmt: skip
+    return {"width": WIDTH, "height": height, "top": top, "bars": bars, "base": inner + 4}
+
+
+def rows(items: list[tuple[str, list[tuple[str, float]]]], *, row: int = 22) -> dict[str, Any]:
+    """Horizontal stacked bars: one row per (label, [(part, value)]), parts left to right,
+    on one scale: {width, height, top, rows: [{y, label, total, parts: [{x, w, part,
+    value}]}]}."""
+    top = nice_max(max((sum(v for _, v in parts) for _, parts in items), default=0))
+    span = WIDTH - 170 - 60
+    out = []
+    for i, (label, parts) in enumerate(items):
+        x, drawn = 170.0, []
+        for part, value in parts:
+            w = span * value / top
+            if w > 0:
+                drawn.append({"x": x, "w": w, "part": part, "value": value})
+            x += w
+        out.append({"y": 4 + i * row, "label": label, "total": sum(v for _, v in parts),
+                    "parts": drawn, "end": x})  # fmt: skip
+    return {"width": WIDTH, "height": 8 + len(items) * row, "top": top, "rows": out,
+            "bar": row - 6}  # fmt: skip
+
+
+def age_buckets(created: list[str], now: str) -> list[tuple[str, float]]:
+    """How long the waiting candidates have waited: (bucket, count) for under a day, under a
+    week, under four weeks, older; `created` and `now` are ISO 8601 UTC stamps."""
+    from datetime import datetime
+
+    def when(stamp: str) -> datetime:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+    edges = (("under a day", 1), ("1-7 days", 7), ("1-4 weeks", 28), ("older", math.inf))
+    counts = dict.fromkeys([name for name, _ in edges], 0)
+    end = when(now)
+    for stamp in created:
+        days = (end - when(stamp)).total_seconds() / 86400
+        for name, limit in edges:
+            if days < limit:
+                counts[name] += 1
+                break
+    return [(name, float(n)) for name, n in counts.items()]
