@@ -36,6 +36,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/overview", pages.overview),
             Route("/sessions", pages.sessions),
             Route("/sessions/{session_id}", pages.session),
+            Route("/map", pages.code_map),
             Route("/memories", pages.memories),
             Route("/memories/{memory_id}", pages.memory),
             Route("/memories/{memory_id}/diff", pages.diff),
@@ -204,6 +205,39 @@ class _Pages:
                 return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
         return self.render(request, "session.html", projects=projects, project=project,
                            s=found, tools=sessions.tool_definitions())  # fmt: skip
+
+    def code_map(self, request: Any) -> Any:
+        """The code map: what depends on a file or declaration (the impact answer, drawn),
+        and what changed between two snapshots."""
+        from waymark.codemap import changes, questions
+        from waymark.errors import NotFound
+        from waymark.web import charts
+
+        q = request.query_params
+        target, depth = (q.get("target") or "").strip(), min(_int(q.get("depth"), 2) or 2, 5)
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(q.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                status = questions.status(opened.conn, project, limit=20)
+                impact = picture = moved = None
+                problem = None
+                try:
+                    if target:
+                        impact = questions.impact(opened.conn, project, target, depth)
+                        picture = charts.graph(impact["target"], impact["dependents"])
+                    if len(status["snapshots"]) >= 2 or q.get("from"):
+                        moved = changes.changes(opened.conn, project, since=q.get("from") or None,
+                                                until=q.get("to") or None)  # fmt: skip
+                except (NotFound, WaymarkError) as exc:
+                    problem = exc.message
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+        return self.render(request, "map.html", projects=projects, project=project,
+                           mapped=status, target=target, depth=depth, impact=impact,
+                           picture=picture, moved=moved, error=problem,
+                           since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
 
     def memories(self, request: Any) -> Any:
         from waymark.memories import browse

@@ -29,7 +29,7 @@ def columns(points: list[tuple[str, float]], *, height: int = 140) -> dict[str, 
     [{x, y, w, h, label, value}]}."""
     top = nice_max(max((v for _, v in points), default=0))
     inner = height - 20
-    w = max(3.0, (WIDTH - 40) / max(1, len(points)) - BAR_GAP)
+    w = min(60.0, max(3.0, (WIDTH - 40) / max(1, len(points)) - BAR_GAP))
     bars = []
     for i, (label, value) in enumerate(points):
         h = inner * value / top
@@ -76,3 +76,36 @@ def age_buckets(created: list[str], now: str) -> list[tuple[str, float]]:
                 counts[name] += 1
                 break
     return [(name, float(n)) for name, n in counts.items()]
+
+
+GRAPH_NODES = 40  # drawn; the list beside the picture names every dependent
+
+
+def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26) -> dict[str, Any]:
+    """The impact answer as a picture: the target on the left, each step's dependents in
+    the next column, a line from each to what it reaches: {width, height, nodes: [{x, y,
+    label, depth}], edges: [{x1, y1, x2, y2, kind}], left_out}."""
+    shown = dependents[:GRAPH_NODES]
+    depth = max((d["depth"] for d in shown), default=0)
+    column = (WIDTH - 20) / (depth + 1)
+    per: dict[int, int] = {}
+    nodes = {target: {"x": 10.0, "y": 0.0, "label": target, "depth": 0}}
+    for d in shown:
+        i = per.get(d["depth"], 0)
+        per[d["depth"]] = i + 1
+        nodes[d["at"]] = {"x": 10 + d["depth"] * column, "y": float(i), "label": d["at"],
+                          "depth": d["depth"]}  # fmt: skip
+    tall = max([1, *per.values()])
+    nodes[target]["y"] = (tall - 1) / 2
+    for n in nodes.values():
+        n["y"] = 14 + n["y"] * row
+    edges = []
+    for d in shown:
+        via = d["via"]
+        reached = nodes.get(via) or nodes.get(via.partition("::")[0]) or nodes[target]
+        here = nodes[d["at"]]
+        edges.append({"x1": here["x"], "y1": here["y"], "x2": reached["x"] + column * 0.8,
+                      "y2": reached["y"], "kind": d["kind"]})  # fmt: skip
+    return {"width": WIDTH, "height": 14 + tall * row, "nodes": list(nodes.values()),
+            "edges": edges, "left_out": len(dependents) - len(shown),
+            "label_width": column * 0.8}  # fmt: skip
