@@ -89,7 +89,8 @@ def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26) -> di
     depth = max((d["depth"] for d in shown), default=0)
     column = (WIDTH - 20) / (depth + 1)
     per: dict[int, int] = {}
-    nodes = {target: {"x": 10.0, "y": 0.0, "label": target, "depth": 0}}
+    nodes: dict[str, dict[str, Any]] = {target: {"x": 10.0, "y": 0.0, "label": target,
+                                                 "depth": 0}}  # fmt: skip
     for d in shown:
         i = per.get(d["depth"], 0)
         per[d["depth"]] = i + 1
