@@ -6,7 +6,7 @@ over HTTP with the session cookie, as a browser asks. Target: p95 under 200 ms p
     python bench/ui.py [--memories 100000] [--runs 40] [--sessions 2000]
 
 Beside the memories: --sessions sessions of five packets each (receipts), half the memories
-pulled from a team (each with its authorship event), a full hook-run record (30,000 runs),
+pulled from a team (each with its authorship event), a full hook-run record (15,000 runs),
 and a code map of 200 files.
 """
 
@@ -74,7 +74,7 @@ def history(conn, project, count: int) -> str:  # type: ignore[no-untyped-def]
                     lines,
                 )
                 sessions.add_injected(conn, sid, [line[1] for line in lines])
-    for i in range(30_000):
+    for i in range(15_000):
         hookruns.append(
             "claude-code", ("PreToolUse", "PostToolUse", "Stop")[i % 3], "ok", 20.0 + i % 17
         )

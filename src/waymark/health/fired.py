@@ -20,16 +20,18 @@ EVERY_SESSION = ("SessionStart", "UserPromptSubmit", "Stop")
 def by_hook(runs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Per client and event: {client, event, runs, errors, last_at, last_outcome, p50, p95}
     (milliseconds, of the runs that did their work), sorted by client then event."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for run in hookruns.read() if runs is None else runs:
-        groups.setdefault((str(run["client"]), str(run["event"])), []).append(run)
+    found = (hookruns.runs() if runs is None
+             else [tuple(r[k] for k in hookruns.KEYS) for r in runs])  # fmt: skip
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for run in found:
+        groups.setdefault((run[1], run[2]), []).append(run)
     out = []
-    for (client, event), found in sorted(groups.items()):
-        worked = sorted(float(r["ms"]) for r in found if r["outcome"] == "ok")
+    for (client, event), mine in sorted(groups.items()):
+        worked = sorted(r[4] for r in mine if r[3] == "ok")
         out.append({
-            "client": client, "event": event, "runs": len(found),
-            "errors": sum(1 for r in found if r["outcome"] == "error"),
-            "last_at": found[-1]["at"], "last_outcome": found[-1]["outcome"],
+            "client": client, "event": event, "runs": len(mine),
+            "errors": sum(1 for r in mine if r[3] == "error"),
+            "last_at": mine[-1][0], "last_outcome": mine[-1][3],
             "p50": _rank(worked, 0.50), "p95": _rank(worked, 0.95),
         })  # fmt: skip
     return out

@@ -253,6 +253,18 @@ def is_team_memory(conn: Connection, project: Project, memory: Memory) -> bool:
     )
 
 
+def sharing_of(conn: Connection, project: Project, memories: list[Memory]) -> dict[str, str]:
+    """memory id -> `team` or `personal` for those of a shared project (none in a project
+    that is not shared): which a sync sends to every machine, and which stay here."""
+    from waymark.projects.sharing import is_shared
+
+    if not is_shared(project.files):
+        return {}
+    mine = [m.id for m in memories if m.project_id == project.id]
+    personal = rows.personal_among(conn, mine)
+    return {i: "personal" if i in personal else "team" for i in mine}
+
+
 def _team_only(
     conn: Connection, project: Project, memory: Memory, doing: str, verb: str, team: bool
 ) -> bool:

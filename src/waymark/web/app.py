@@ -240,29 +240,38 @@ class _Pages:
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
 
     def memories(self, request: Any) -> Any:
-        from waymark.memories import browse
+        """The browse contract's filters: words, type, tag, scope (and its target), agent,
+        branch, and whether archived and replaced ones show too."""
+        from waymark.memories import browse, store
         from waymark.memories.kinds import TYPES
+        from waymark.memories.scope import SCOPES
 
         q = request.query_params
-        with _Store() as store:
+        said = {k: (q.get(k) or "").strip() for k in FILTERS}
+        with _Store() as opened:
             try:
-                projects, project = store.projects(q.get("project"))
+                projects, project = opened.projects(q.get("project"))
                 offset = _int(q.get("offset"), 0)
-                types = [q["type"]] if q.get("type") else []
-                tags = [q["tag"]] if q.get("tag") else []
-                page = None
+                page, sharing = None, {}
                 if project is not None:
                     page = browse.list_memories(
-                        store.conn, project, query=q.get("q") or None, types=types, tags=tags,
-                        include_inactive=q.get("inactive") == "1", limit=PAGE, offset=offset,
+                        opened.conn, project, query=said["q"] or None,
+                        types=[said["type"]] if said["type"] else [],
+                        tags=[said["tag"]] if said["tag"] else [],
+                        scope=said["scope"] or None, target=said["target"] or None,
+                        agent=said["agent"] or None, branch=said["branch"] or None,
+                        include_inactive=said["inactive"] == "1", limit=PAGE, offset=offset,
                     )  # fmt: skip
+                    sharing = store.sharing_of(opened.conn, project, page.results)
             except WaymarkError as exc:
                 return self.failed(request, exc)
-            rows = [_row(store.conn, m) for m in page.results] if page else []
+            rows = [{"m": m, "sharing": sharing.get(m.id),
+                     "pulled": (m.client or "").startswith("team:")}
+                    for m in (page.results if page else [])]  # fmt: skip
+            keep = "&".join(f"{k}={_quote(v)}" for k, v in said.items() if v)
             return self.render(
                 request, "memories.html", projects=projects, project=project, rows=rows,
-                page=page, q=q.get("q") or "", type=q.get("type") or "", tag=q.get("tag") or "",
-                inactive=q.get("inactive") == "1", types=TYPES, offset=offset,
+                page=page, said=said, types=TYPES, scopes=SCOPES, offset=offset, keep=keep,
             )  # fmt: skip
 
     def memory(self, request: Any) -> Any:
@@ -505,6 +514,7 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
     return f"/memories/{memory_id}?said={_quote(said)}"
 
 
+FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
 CHANGES = {"edit": _edit, "archive": _archive, "erase": _erase, "feedback": _feedback}
 
 
@@ -571,10 +581,6 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
                              ops=(), since=None, limit=100, after_seq=after)  # fmt: skip
     return [{"seq": e["seq"], "at": e["at"], "op": e["op"], "memory_id": e["memory_id"],
              "actor": e["actor"]} for e in reversed(found)]  # fmt: skip
-
-
-def _row(conn: Any, m: Any) -> dict[str, Any]:
-    return {"m": m, "team": (m.client or "").startswith("team:")}
 
 
 def _int(value: str | None, default: int) -> int:
