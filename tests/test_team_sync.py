@@ -414,3 +414,42 @@ def test_checkpoints_travel_and_two_revisions_of_one_are_a_conflict(team):
         assert _checkpoint(machine)["revision"]["body"]["next_action"] == "bob: cap the retries"
         assert machine.json("candidates", "--kind", "conflict")["results"] == []  # settled
     assert bob.sync()["conflicts"] == 0 and ann.sync()["conflicts"] == 0  # nothing new
+
+
+def test_the_dashboard_shows_sync_state_conflicts_who_wrote_what_and_team_or_personal(team):
+    import re
+
+    from test_web import Dashboard
+
+    ann, bob, _ = team
+    base = ann.remember("Deploys need the VPN")
+    ann.sync(), bob.sync()
+    ann.json("supersede", base["id"], "--content", "Deploys need the VPN and a reviewer")
+    ann.sync()
+    bob.json("supersede", base["id"], "--content", "Deploys need the VPN and a second key")
+    assert bob.sync()["conflicts"] == 1
+    mine = bob.remember("My scratch notes live in /tmp/bob", "--personal")
+    pending = bob.remember("Bob decided this, not sent yet")
+    board = Dashboard(bob.home, bob.repo, env=bob.env)
+    try:
+        client = board.client()
+        page = client.get("/overview").text
+        assert "<h2>Team store <small>" in page and "postgres@" in page
+        assert re.search(r"last sync \d{4}-\d\d-\d\d \d\d:\d\d", page)
+        assert re.search(r"<strong>[1-9]\d*</strong> events not sent yet", page)
+        assert "<strong>1</strong> conflicts waiting" in page
+        # who wrote what was pulled: the first revision and ann's (by the server's role)
+        assert '<span class="author">postgres 2</span>' in page
+        listed = client.get("/memories").text
+        rows = dict(re.findall(r'>([^<]+)</a> <span class="badge (team|personal)"', listed))
+        assert rows == {"Deploys need the VPN and a reviewer": "team",
+                        mine["title"]: "personal", pending["title"]: "team"}  # fmt: skip
+        assert "team ↓" in listed  # the one pulled from the store, marked as such
+        (pulled,) = [m for m in bob.json("list")["results"] if "reviewer" in m["content"]]
+        page = client.get(f"/memories/{pulled['id']}").text
+        assert "From the team: postgres on machine" in page
+        assert "it is the team's: archive it on every machine" in page
+        review = client.get("/review").text
+        assert "a team conflict" in review and "Deploys need the VPN and a second key" in review
+    finally:
+        board.stop()

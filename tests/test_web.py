@@ -619,3 +619,31 @@ def test_in_a_browser_the_overview_sessions_and_code_map(worked, repo, browser):
     # money, the three files importing it and their functions calling it, report importing cart
     assert page.locator("svg.graph g.node").count() == 8
     _shot(page, "map")
+
+
+def test_the_memory_list_filters_as_browse_does(dashboard, repo):
+    dashboard.cli("remember", "--type", "warning", "--content", "core.run must stay pure",
+                  "--target", "src/pkg/core.py")  # fmt: skip
+    dashboard.cli("remember", "--type", "note", "--content", "Reviewer checks the locale",
+                  "--agent", "reviewer")  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "checkout", "-qb", "feature"], check=True)
+    dashboard.cli("remember", "--type", "note", "--content", "Feature flags live in flags.py")
+    gone = dashboard.cli("remember", "--type", "note", "--content", "An old habit")["memory"]
+    dashboard.cli("archive", gone["id"], "--reason", "we stopped")
+    client = dashboard.client()
+
+    def titles(**params):
+        page = client.get("/memories", params=params).text
+        return re.findall(r'<a href="/memories/[0-9A-Z]{26}\?project=[^"]+">([^<]+)</a>', page)
+
+    assert titles(scope="file") == ["core.run must stay pure"]
+    assert titles(target="src/pkg/core.py") == ["core.run must stay pure"]  # its exact target
+    assert titles(target="src/pkg/") == []
+    assert titles(agent="reviewer") == ["Reviewer checks the locale"]
+    assert titles(branch="feature") == ["Feature flags live in flags.py"]
+    assert "An old habit" not in titles()
+    assert "An old habit" in titles(inactive="1")
+    bad = client.get("/memories", params={"scope": "galaxy"})
+    assert bad.status_code == 400 and "unknown scope" in bad.text
+    page = client.get("/memories", params={"agent": "reviewer", "q": "locale"}).text
+    assert 'value="reviewer"' in page and 'value="locale"' in page  # the form keeps them
