@@ -49,3 +49,11 @@ def test_readme_documents_every_mcp_tool():
     assert len(tools) <= 8
     for name in tools:
         assert f"| `{name}` |" in readme(), name
+
+
+def test_every_picture_the_readme_shows_is_in_the_repository():
+    pictures = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", readme())
+    assert "tests/screenshots/overview.png" in pictures
+    for picture in pictures:
+        data = (ROOT / picture).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000, picture

@@ -162,7 +162,7 @@ class _Pages:
             states = ("active", "superseded", "archived", "erased")
             by = seen["memories"]
             pictures = {
-                "tokens": charts.columns([(t["at"][:16].replace("T", " "), t["tokens"])
+                "tokens": charts.columns([(t["at"][5:16].replace("T", " "), t["tokens"])
                                           for t in seen["tokens"]]),
                 "types": charts.rows([(kind, [(s, by.get(s, {}).get(kind, 0)) for s in states])
                                       for kind in TYPES

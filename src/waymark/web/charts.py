@@ -11,6 +11,7 @@ from typing import Any
 
 WIDTH = 640
 BAR_GAP = 2
+LABELS = 200  # the row charts' label column
 
 
 def nice_max(value: float) -> float:
@@ -33,8 +34,11 @@ def columns(points: list[tuple[str, float]], *, height: int = 140) -> dict[str, 
     bars = []
     for i, (label, value) in enumerate(points):
         h = inner * value / top
-        bars.append({"x": 40 + i * (w + BAR_GAP), "y": inner - h + 4, "w": w, "h": h,
-                     "label": label, "value": value})  # fmt: skip
+        fits = w >= 6.5 * len(label)  # else only the first and the last are named
+        x = 40 + i * (w + BAR_GAP)
+        anchor = ("middle", x + w / 2) if fits else (("start", x) if i == 0 else ("end", x + w))
+        bars.append({"x": x, "y": inner - h + 4, "w": w, "h": h, "label": label, "value": value,
+                     "named": fits or i in (0, len(points) - 1), "anchor": anchor})  # fmt: skip
     return {"width": WIDTH, "height": height, "top": top, "bars": bars, "base": inner + 4}
 
 
@@ -43,10 +47,10 @@ def rows(items: list[tuple[str, list[tuple[str, float]]]], *, row: int = 22) -> 
     on one scale: {width, height, top, rows: [{y, label, total, parts: [{x, w, part,
     value}]}]}."""
     top = nice_max(max((sum(v for _, v in parts) for _, parts in items), default=0))
-    span = WIDTH - 170 - 60
+    span = WIDTH - LABELS - 60
     out = []
     for i, (label, parts) in enumerate(items):
-        x, drawn = 170.0, []
+        x, drawn = float(LABELS), []
         for part, value in parts:
             w = span * value / top
             if w > 0:
@@ -55,7 +59,7 @@ def rows(items: list[tuple[str, list[tuple[str, float]]]], *, row: int = 22) -> 
         out.append({"y": 4 + i * row, "label": label, "total": sum(v for _, v in parts),
                     "parts": drawn, "end": x})  # fmt: skip
     return {"width": WIDTH, "height": 8 + len(items) * row, "top": top, "rows": out,
-            "bar": row - 6}  # fmt: skip
+            "bar": row - 6, "labels": LABELS}  # fmt: skip
 
 
 def age_buckets(created: list[str], now: str) -> list[tuple[str, float]]:
