@@ -68,19 +68,19 @@ def fill(repo, n: int = 300) -> None:
     conn.close()
 
 
-def damage_table(path: str, table: str = "memories") -> None:
-    """Overwrite the middle leaf pages of one table with garbage, as a failing disk does."""
+def damage_table(path: str, tables: tuple[str, ...] = ("memories", "memories_by_kind")) -> None:
+    """Overwrite the middle leaf pages of the memories table and of the index `status` counts
+    them from with garbage, as a failing disk does."""
     conn = apsw.Connection(path)
-    pages = [
-        row[0]
-        for row in conn.execute(
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    middle = []
+    for table in tables:
+        pages = [row[0] for row in conn.execute(
             "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno",
             (table,),
-        )
-    ]
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
+        )]  # fmt: skip
+        middle += pages[max(0, len(pages) // 2 - 2) : len(pages) // 2 + 2]
     conn.close()
-    middle = pages[len(pages) // 2 - 2 : len(pages) // 2 + 2]
     with open(path, "r+b") as f:
         for page in middle:
             f.seek((page - 1) * size)
