@@ -5,17 +5,19 @@ synthetic corpus (bench/corpus.py) loaded into that path project with pinned rul
 checkpoint and pseudo-random vectors. Each hook runs as
 `python -I -c "from waymark.hooks.<module> import main;main()" claude-code`, as installed (SessionStart startup, UserPromptSubmit
 with varied prompts, PreToolUse before Bash and before Write, PostToolUse after Bash and after
-Write), each run right after a
+Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
+each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
 (`python -m waymark mcp`) is started and UserPromptSubmit measured again on the warm path.
 Targets (p95 / floor p95): UserPromptSubmit and SessionStart 4x at 10k and 6x at 100k,
-PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x. PreToolUse (Bash) and (Write) run
+PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x, PostToolUseFailure 2x. PreToolUse (Bash) and (Write) run
 in a fresh session each time: everything known is new, so each run injects and records, the
 worst case; a few of the corpus's commands have failed before, so the failure lookup runs.
 PreToolUse (again) is one session editing the same three files over and over: after the
 warm-up runs there is nothing new to say, the common case.
 
-    python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--map] [--profile] [--keep]
+    python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--hooks EVENT,...] [--map]
+                          [--profile] [--keep]
 
 WAYMARK_EMBED_MODEL_DIR defaults to ../shared/models/all-MiniLM-L6-v2-onnx when that exists.
 """
@@ -50,6 +52,7 @@ from waymark.storage import connection as db
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 WARMUP = 3
+FAILURE_ERROR = "E   AssertionError: expected 2 got 3\nFAILED"
 RULES = (
     ("convention", "Run `make lint` and `pytest -x -q` before every commit; CI runs the same."),
     ("warning", "Never run alembic downgrade against prod; write a forward migration instead."),
@@ -62,6 +65,8 @@ RULES = (
 
 def factor(hook: str, size: int) -> float:
     """The target: p95 at most this many times the floor's p95."""
+    if hook.startswith("PostToolUseFailure"):
+        return 2.0
     if hook.startswith("PostToolUse"):
         return 3.0
     if hook.startswith("PreToolUse"):
@@ -123,10 +128,15 @@ def setup(size: int, tmp: pathlib.Path, seed: int, code_map: bool = False) -> di
         },
     )
     for i, template in enumerate(corpus.COMMANDS[:6]):  # earlier failures PreToolUse finds
+        command, session = bench_command(template, data), f"bench-failures-{i}"
         ledger.record_tool(
-            conn, project, f"bench-failures-{i}", "claude-code", command=bench_command(template, data),
-            failed=True, exit_code=1, error="E   AssertionError: expected 2 got 3\nFAILED",
+            conn, project, session, "claude-code", command=command,
+            failed=True, exit_code=1, error=FAILURE_ERROR,
         )  # fmt: skip
+        if i < 3:  # fixed: a package installed, then the command passed (what a hint names)
+            for then in ("pip install -e .[dev]", command):
+                ledger.record_tool(conn, project, session, "claude-code", command=then,
+                                   failed=False, exit_code=0)  # fmt: skip
     n_vectors, _ = corpus.fill_vectors(conn, project.id, seed)
     if code_map:
         from waymark.codemap import snapshot
@@ -195,6 +205,16 @@ def payloads(env: dict, hook: str, n: int, rng: random.Random) -> list[bytes]:
                 "tool_input": {"command": command, "description": "run it"},
                 "tool_response": {"stdout": "ok\n" * 20, "stderr": "", "interrupted": False},
             }
+        elif hook == "PostToolUseFailure (Bash)":
+            # A fresh session each time and an error failed and fixed before: every run
+            # looks it up and injects its hint, the worst case.
+            body = {
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "tool_input": {"command": bench_command(rng.choice(corpus.COMMANDS), data, rng)},
+                "error": f"Exit code 1\n{FAILURE_ERROR}",
+            }
         else:
             path = repo / data.scoped_files[i % 20]
             body = {
@@ -232,6 +252,7 @@ MODULES = {
     "PreToolUse (again)": "pre_tool_use",
     "PostToolUse (Bash)": "post_tool_use",
     "PostToolUse (Write)": "post_tool_use",
+    "PostToolUseFailure (Bash)": "post_tool_use_failure",
 }
 
 
@@ -386,7 +407,8 @@ def measure(size: int, tmp: pathlib.Path, args: argparse.Namespace) -> dict:
         flush=True,
     )
     rng = random.Random(args.seed)
-    lexical = run_hooks(env, list(MODULES), args.runs, rng)
+    hooks = [h for h in MODULES if not args.hooks or h.split(" (")[0] in args.hooks.split(",")]
+    lexical = run_hooks(env, hooks, args.runs, rng)
     if args.profile:
         profile(env, ["SessionStart", "UserPromptSubmit"], rng)
     with open(tmp / f"mcp-{size}.log", "w", encoding="utf-8") as log:
@@ -460,6 +482,9 @@ def main() -> int:
         "--profile", action="store_true", help="also print a cProfile of one run per hook"
     )
     parser.add_argument("--map", action="store_true", help="build the repository's code map first")
+    parser.add_argument(
+        "--hooks", default="", help="only these events, comma-separated (PostToolUseFailure,...)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if not os.environ.get(embed.ENV_MODEL_DIR) and DEFAULT_MODEL.is_dir():

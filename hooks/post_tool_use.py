@@ -1,6 +1,8 @@
 """PostToolUse: note files an edit tool changed, commands that failed, and the call as a step
 of the session's work map; where the project opted in (`[output]`), keep a long shell output
-out of the model's context (`waymark.handoff.outputs`).
+out of the model's context (`waymark.handoff.outputs`). When a command failed (Claude Code's
+PostToolUseFailure, Codex's PostToolUse with a non-zero exit), what fixed the same error
+before (`waymark.packets.failure`), as context.
 
 python -I -c "from waymark.hooks.post_tool_use import main;main()" claude-code|codex
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 
 from .event import EDIT_TOOLS, Event, edited_paths, shell_command
-from .runtime import Context, log, run
+from .runtime import Context, context_output, log, run
 
 NAME = "PostToolUse"
 
@@ -36,9 +38,22 @@ def handle(ctx: Context) -> str | None:
         spool.keep(event, given)  # locked: the next hook records it (nothing is lost)
         log(NAME, f"database locked: the event waits in the spool ({exc!r})")
         return None
+    if kept and event.failed and given["command"]:
+        return _failure_context(ctx)
     if kept and _long_shell_output(event):
         return _trimmed(ctx)
     return None
+
+
+def _failure_context(ctx: Context) -> str | None:
+    from waymark.packets.failure import failure_packet
+
+    event = ctx.event
+    text = failure_packet(
+        ctx.conn, ctx.project, event.session_id, event.client, hook=event.name,
+        agent_id=event.agent_id,
+    )  # fmt: skip
+    return context_output(event.name, text) if text else None
 
 
 def _long_shell_output(event: Event) -> bool:

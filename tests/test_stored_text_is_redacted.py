@@ -30,7 +30,7 @@ FREE_TEXT = {
     "session_ledger": {"path", "command", "error_tail"},
     "sessions": {"end_reason", "git_branch_start"},
     "checkpoint_revisions": {"body", "git_branch"},
-    "command_failures": {"head", "command", "error_tail", "fix"},
+    "command_failures": {"head", "command", "error_tail", "fix", "signature", "tried"},
     "session_steps": {"target"},
     "tool_outputs": {"command", "output"},
     "candidates": {"fields", "evidence", "reason", "review_note"},
@@ -209,6 +209,11 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
         "tool_input": {"command": f"env | grep {s['slack']}"},
         "tool_response": {"stdout": f"TOKEN={s['github']}\n" + "line\n" * 400, "stderr": ""},
+    })  # fmt: skip
+    hook("PostToolUse", "post_tool_use", {  # a command run while the failure is open
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": f"curl -H 'Authorization: Bearer {s['openai']}' localhost"},
+        "tool_response": {"stdout": "ok", "interrupted": False},
     })  # fmt: skip
     hook("PostToolUse", "post_tool_use", {  # the failed command passes: its fix is recorded
         **base, "hook_event_name": "PostToolUse", "tool_name": "Bash",

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "packet.session_start_tokens": 1750,
     "packet.prompt_tokens": 1300,
     "packet.tool_tokens": 300,  # PreToolUse: what is known about the file or command
+    "packet.failure_tokens": 200,  # a failed command: what fixed the same error before
     "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
     "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
@@ -60,6 +61,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "packet.session_start_tokens": (200, 8000),
     "packet.prompt_tokens": (100, 8000),
     "packet.tool_tokens": (50, 4000),
+    "packet.failure_tokens": (50, 1000),
     "packet.subagent_tokens": (50, 4000),
     "checkpoint.budget_tokens": (100, 8000),
     "map.refresh_ms": (0, 5000),  # 0: never wait, refresh in the background

@@ -92,7 +92,8 @@ def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> li
             "how": f"failed {seen[key]} times this session" if loop else "rules",
             "text": f["command"] + (f" (exit {f['exit_code']})" if f["exit_code"] is not None
                                     else ""),
-            "signature": signature.of(f["command"], f["error_tail"]), "error": error,
+            "signature": f["signature"] or signature.of(f["command"], f["error_tail"]),
+            "error": error,
             "failure": f,
         })  # fmt: skip
     for m in memory_rows.lessons_since(conn, project.id, since, READ):

@@ -87,12 +87,19 @@ def record_tool(
     target = _step_target(edited, command, _named(seen) if seen else None, rules)
     outcome = _outcome(failed, exit_code)
     passed = _earlier_failures(conn, project, command) if command and failed is False else []
+    opened = (
+        sessions.open_failures(conn, session_id)
+        if command and failed is False and shell.program(command) not in shell.READERS
+        else []
+    )
     with db.write(conn):
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
         if edited:  # only the project's own files are work to hand off
             sessions.update_session(conn, session_id, last_change_at=stamp)
         if command is not None:
             sessions.update_session(conn, session_id, last_shell_at=stamp)
+        if opened:
+            _note_tried(conn, project, command or "", opened)
         if passed:
             _note_fix(conn, session_id, stamp, passed)
         if tool_name:
@@ -108,9 +115,13 @@ def record_tool(
             if command:
                 same = redact.scrub_cut(shell.normal(command), COMMAND_MAX, contacts=contacts)
                 head = redact.scrub_cut(shell.head(command), 200, contacts=contacts)[0]
+                from waymark.curation import signature
+
+                _sign_older(conn, project.id)  # one index probe once none are left
                 sessions.add_command_failure(
-                    conn, project.id, session_id, stamp, head, same[0], exit_code, tail
-                )
+                    conn, project.id, session_id, stamp, head, same[0], exit_code, tail,
+                    signature.of(same[0], tail),
+                )  # fmt: skip
     if passed and command is not None:  # a fix is rare: only it pays for the proposal
         from waymark.curation.failures import propose_lesson
 
@@ -182,6 +193,37 @@ def _earlier_failures(conn: Connection, project: Project, command: str) -> list[
 
 
 FIX_FILES = 4
+TRIED = 3  # commands kept per open failure: the last ones before it passed
+
+
+def _note_tried(
+    conn: Connection, project: Project, command: str, opened: list[tuple[int, str, str | None]]
+) -> None:
+    """A command ran well while this session had failures open: kept on each (the last
+    TRIED, redacted), since it may be what fixed them. Not on the failed command itself."""
+    from waymark.base import shell
+
+    plain = shell.normal(command)[:COMMAND_MAX]
+    if shell.could_hold_secret(plain):
+        from waymark import settings
+        from waymark.base import redact
+
+        contacts = bool(settings.get(conn, "capture.redact_contacts"))
+        plain = redact.scrub_cut(plain, COMMAND_MAX, contacts=contacts)[0]
+    for failure_id, failed, tried in opened:
+        if failed == plain:
+            continue
+        kept = [c for c in (json.loads(tried) if tried else []) if c != plain]
+        sessions.set_tried(conn, failure_id, json.dumps([*kept, plain][-TRIED:]))
+
+
+def _sign_older(conn: Connection, project_id: str) -> None:
+    """Signatures for the project's failures stored before Waymark kept them (once)."""
+    from waymark.curation import signature
+
+    older = sessions.unsigned_failures(conn, project_id)
+    if older:
+        sessions.set_signatures(conn, [(i, signature.of(c, t)) for i, c, t in older])
 
 
 def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict]) -> None:

@@ -746,6 +746,21 @@ M032_MEMORIES_BY_KIND = """
 CREATE INDEX memories_by_kind ON memories (project_id, status, type);
 """
 
+M033_ERROR_SIGNATURES = """
+-- Failure-time recall: a failed command's error signature (curation/signature.py: the
+-- program and the error's shape, no paths, numbers or ids), so the next failure of the same
+-- kind finds what fixed it whatever the command's arguments; `tried` is a JSON list of the
+-- commands the session ran successfully after the failure (redacted, the last few), the
+-- fix when the command then passed. Rows from before have no signature until the first
+-- failure of their project fills it in (the partial index finds them, and is empty after).
+ALTER TABLE command_failures ADD COLUMN signature TEXT;
+ALTER TABLE command_failures ADD COLUMN tried TEXT;
+CREATE INDEX command_failures_by_signature ON command_failures (project_id, signature, id DESC)
+WHERE signature IS NOT NULL;
+CREATE INDEX command_failures_unsigned ON command_failures (project_id) WHERE signature IS NULL;
+CREATE INDEX command_failures_open ON command_failures (session_id) WHERE passed_at IS NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -779,6 +794,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m030_checkpoint_conflicts", M030_CHECKPOINT_CONFLICTS),
     ("m031_events_by_session", M031_EVENTS_BY_SESSION),
     ("m032_memories_by_kind", M032_MEMORIES_BY_KIND),
+    ("m033_error_signatures", M033_ERROR_SIGNATURES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
