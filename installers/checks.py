@@ -55,7 +55,9 @@ def client_checks(client: str) -> list[dict[str, str]]:
         else:
             out.append(finding(f"{client} hooks", OK, f"{len(found_hooks)} events in {hooks_file}"))
     if found_hooks:
-        out.append(fired.finding(client, sorted(found_hooks), installed_at()))
+        out.append(
+            fired.finding(client, sorted(found_hooks), installed_at(), session_started(client))
+        )
     out.append(_mcp_check(client))
     if client == "codex":
         out.append(_codex_trust())
@@ -92,6 +94,87 @@ def wired(client: str) -> list[str]:
     """The events whose Waymark hook is in `client`'s config."""
     path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
     return sorted(_our_hooks(path))
+
+
+def session_started(client: str) -> str | None:
+    """When `client` last started a session on this machine (UTC ISO 8601), from its own
+    session files' folders, read-only: a folder's time is when an entry was last made in it
+    (Claude Code: a project folder gets a transcript per session; Codex: the day's folder of
+    rollout files). None when the client keeps none here."""
+    if client == "claude-code":
+        folders = [e.path for e in _dirs(os.path.join(claude.config_dir(), "projects"))]
+    else:
+        day = os.path.join(codex.home(), "sessions")
+        for _ in range(3):  # year, month, day: the newest of each by name
+            found = sorted(e.name for e in _dirs(day))
+            if not found:
+                return None
+            day = os.path.join(day, found[-1])
+        folders = [day]
+    times = []
+    for folder in folders:
+        try:
+            times.append(os.stat(folder).st_mtime)
+        except OSError:
+            continue
+    if not times:
+        return None
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(max(times)))
+
+
+def _dirs(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as entries:
+            return [e for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def hook_status() -> list[dict[str, Any]]:
+    """`waymark status`: each client found here (or whose hooks ran), its hooks' last runs."""
+    rows = fired.by_hook()
+    ran = {r["client"] for r in rows}
+    out = []
+    for client, mod in (("claude-code", claude), ("codex", codex)):
+        if mod.found() or client in ran:
+            started = session_started(client)
+            out.append(fired.client_summary(client, wired(client), installed_at(), started, rows))
+    return out
+
+
+def installed_commands(client: str) -> list[tuple[str, str, float]]:
+    """(event, command, timeout in seconds) of each Waymark hook in `client`'s config."""
+    path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for event, groups in (doc.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_waymark_hook(handler) and isinstance(handler.get("command"), str):
+                    timeout = handler.get("timeout")
+                    seconds = float(timeout) if isinstance(timeout, int | float) else 60.0
+                    out.append((event, handler["command"], seconds))
+    return sorted(out)
+
+
+def self_test(client: str) -> list[dict[str, str]]:
+    """`waymark doctor --self-test`: each installed hook of `client` fired as it would be."""
+    from waymark.health import selftest
+
+    mod = claude if client == "claude-code" else codex
+    if not mod.found():
+        return []
+    commands_found = installed_commands(client)
+    if not commands_found:
+        return [finding(f"{client} self-test", SKIP, "no Waymark hook installed in its config")]
+    return [selftest.fire(client, event, command, timeout)
+            for event, command, timeout in commands_found]  # fmt: skip
 
 
 def _snake(event: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 
 import pytest
 from waymark.installers import install
@@ -142,3 +143,121 @@ def test_doctor_names_the_hook_whose_last_run_failed_open(user_home, capsys):
     said = doctor(capsys)["claude-code hooks fired"]
     assert (said["status"], said["detail"]) == ("warn", "last run failed open: PreToolUse")
     assert "hooks.log" in said["fix"]
+
+
+def self_test(capsys, *extra):
+    code = main(["doctor", "--self-test", "--json", *extra])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    return code, {f["check"]: f for f in found if f["check"].endswith(" self-test")}
+
+
+def test_self_test_fires_each_installed_hook_as_the_client_would(user_home, capsys):
+    (user_home / ".codex").mkdir()
+    install(["codex"])
+    code, found = self_test(capsys)
+    assert code == 0
+    expected = {f"claude-code {e} self-test" for e in (
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart", "PostToolUse",
+        "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd")}  # fmt: skip
+    expected |= {f"codex {e} self-test" for e in (
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart", "PostToolUse",
+        "PreCompact", "Stop", "SessionEnd")}  # fmt: skip
+    assert set(found) == expected
+    for said in found.values():
+        assert said["status"] == "ok", said
+        assert said["detail"].startswith("exit 0 in ") and said["detail"].endswith(" ms")
+    # Recorded as Waymark's own test runs, never as the clients: no proof they fire.
+    assert {r["client"] for r in runs()} == {"self-test"}
+    events = [r["event"] for r in runs() if r["event"] != "SessionStart"]
+    assert sorted(set(events)) == sorted({k.split()[1] for k in expected} - {"SessionStart"})
+    assert home.data_home() and not os.path.exists(os.path.join(home.data_home(), "spool"))
+
+
+def test_self_test_fails_a_hook_whose_command_path_was_broken_on_purpose(user_home, capsys):
+    settings = user_home / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    (stop,) = [h for g in doc["hooks"]["Stop"] for h in g["hooks"]]
+    stop["command"] = stop["command"].replace(stop["command"].split()[0], "/nonexistent/python3", 1)
+    settings.write_text(json.dumps(doc), encoding="utf-8")
+    code, found = self_test(capsys)
+    assert code == 1  # a FAIL: not healthy
+    said = found["claude-code Stop self-test"]
+    assert said["status"] == "fail" and said["detail"].startswith("exit 127 in ")
+    assert "/nonexistent/python3" in said["detail"]  # the shell's own words
+    assert said["fix"].startswith("waymark install --client claude-code")
+    assert all(f["status"] == "ok" for k, f in found.items() if "Stop" not in k)
+
+
+def test_self_test_fails_a_command_that_exits_0_but_never_reaches_waymark(user_home, capsys):
+    settings = user_home / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    (start,) = [h for g in doc["hooks"]["SessionStart"] for h in g["hooks"]]
+    start["command"] = "true -m waymark.hooks.session_start"  # Waymark's name, nothing run
+    (stop,) = [h for g in doc["hooks"]["Stop"] for h in g["hooks"]]
+    stop["command"] = "echo -m waymark.hooks.stop"  # prints what no client can parse
+    settings.write_text(json.dumps(doc), encoding="utf-8")
+    _, found = self_test(capsys)
+    said = found["claude-code SessionStart self-test"]
+    assert said["status"] == "fail" and "never reached Waymark's hook" in said["detail"]
+    said = found["claude-code Stop self-test"]
+    assert said["status"] == "fail" and said["detail"].endswith("its output is not JSON")
+
+
+def test_a_client_session_with_no_hook_run_is_flagged_whatever_the_config_says():
+    rows = fired.by_hook([
+        {"at": "2026-12-02T09:00:00.000Z", "client": "codex", "event": e, "outcome": "ok",
+         "ms": 5.0} for e in fired.EVERY_SESSION
+    ])  # fmt: skip
+    wired = sorted(fired.EVERY_SESSION)
+    installed = "2026-12-01T08:00:00Z"
+    said = fired.finding("codex", wired, installed, "2026-12-02T09:05:00.000Z", rows)
+    assert said["status"] == "ok", said  # the session that made the files ran the hooks
+    said = fired.finding("codex", wired, installed, "2026-12-02T11:00:00.000Z", rows)
+    assert said["status"] == "warn"
+    assert said["detail"].startswith(
+        "codex started a session at 2026-12-02 11:00 and no Waymark hook ran in it"
+    )
+    assert "codex exec" in said["detail"] and "--self-test" in said["fix"]
+    # A session before the install says nothing of the hooks installed since.
+    assert fired.finding("codex", wired, "2026-12-02T12:00:00Z", "2026-12-02T11:00:00.000Z", rows)[
+        "detail"
+    ].startswith("no codex hook has run since the install")
+
+
+def test_when_each_client_last_started_a_session_comes_from_its_own_folders(user_home):
+    from waymark.installers.checks import session_started
+
+    assert session_started("codex") is None
+    old, new = 1_796_200_000, 1_796_290_000
+    for day, when in (("2026/11/30", old), ("2026/12/02", new)):
+        folder = user_home / ".codex" / "sessions" / day
+        folder.mkdir(parents=True)
+        (folder / "rollout-x.jsonl").write_text("{}\n")
+        os.utime(folder, (when, when))
+    said = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(new))
+    assert session_started("codex") == said
+    for name, when in (("-tmp-a", new), ("-tmp-b", old)):
+        folder = user_home / ".claude" / "projects" / name
+        folder.mkdir(parents=True)
+        os.utime(folder, (when, when))
+    assert session_started("claude-code") == said
+
+
+def test_status_says_when_each_hook_last_ran_per_client(user_home, tmp_path, capsys):
+    hook("SessionStart", {"session_id": "s1", "source": "startup", "cwd": str(tmp_path)})
+    hook("UserPromptSubmit", {"session_id": "s1", "prompt": "hi", "cwd": str(tmp_path)})
+    repo = tmp_path / "work"
+    repo.mkdir()
+    assert main(["remember", "--project", str(repo), "--content", "a project to ask of"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json", "--project", str(repo)]) == 0
+    (claude,) = [c for c in json.loads(capsys.readouterr().out)["hooks"]]
+    assert claude["client"] == "claude-code" and claude["status"] == "warn"
+    assert claude["said"].endswith(": Stop")  # wired, silent while the others ran
+    events = {e["event"]: e for e in claude["events"]}
+    assert events["SessionStart"]["runs"] == 1 and events["SessionStart"]["last_outcome"] == "ok"
+    assert events["Stop"]["silent"] and events["Stop"]["last_at"] is None
+    assert main(["status", "--project", str(repo)]) == 0
+    text = capsys.readouterr().out
+    assert "hooks       claude-code: wired but silent since the install at" in text
+    assert "SessionStart" in text and "never [silent]" in text

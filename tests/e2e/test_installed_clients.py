@@ -164,3 +164,14 @@ def test_real_codex_runs_waymarks_hooks_only_when_trusted_with_doctors_hash(
     log = clients.home / "hooks.log"
     ran = log.read_text(encoding="utf-8") if log.exists() else ""
     assert ("SessionStart" in ran and "PostToolUse" in ran) is trusted, ran  # untrusted: none
+    # Doctor tells: a session Codex started (its own rollout files say so) ran no hook.
+    env = {**os.environ, "HOME": str(run_dir / "home"), "WAYMARK_HOME": str(clients.home),
+           "CODEX_HOME": str(run_dir / "codex-home")}  # fmt: skip
+    out = subprocess.run([sys.executable, "-m", "waymark", "doctor", "--json"], env=env,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    said = {f["check"]: f for f in json.loads(out.stdout)["findings"]}["codex hooks fired"]
+    if trusted:
+        assert said["status"] == "ok", said
+    else:
+        assert said["status"] == "warn"
+        assert "though codex started a session at" in said["detail"], said

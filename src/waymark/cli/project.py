@@ -219,6 +219,9 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             raise
         return _not_a_project(ctx, status.store_report(ctx.conn))
     data = status.report(ctx.conn, project)
+    from waymark.installers.checks import hook_status
+
+    data["hooks"] = hook_status()
     active = data["memories"].get("active", {})
     sem = data["semantic"]
     pending = data["handoff"]["pending"]
@@ -240,9 +243,31 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         ],
         f"candidates  {data['candidates']['pending']} waiting for review"
         + (" (`waymark candidates`)" if data["candidates"]["pending"] else ""),
+        *_hook_lines(data["hooks"]),
     ]
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def _hook_lines(clients: list[dict[str, Any]]) -> list[str]:
+    """Per client: the doctor's line on its hooks, then each event's last run."""
+    lines = []
+    for c in clients:
+        mark = "" if c["status"] in ("ok", "skip") else " (!)"
+        lines.append(f"hooks       {c['client']}: {c['said']}{mark}")
+        for e in c["events"]:
+            last = (f"{e['last_at'][:19].replace('T', ' ')} {e['last_outcome']}"
+                    if e["last_at"] else "never")  # fmt: skip
+            notes = [n for n, on in (("silent", e["silent"]), ("not wired", not e["wired"])) if on]
+            timing = f", p50 {e['p50']:.0f} / p95 {e['p95']:.0f} ms" if e.get("p50") else ""
+            lines.append(
+                f"              {e['event']:<18} {last}"
+                + (f" ({e['runs']} runs{timing})" if e["runs"] else "")
+                + (f" [{', '.join(notes)}]" if notes else "")
+            )
+        if c["fix"] and mark:
+            lines.append(f"              fix: {c['fix']}")
+    return lines
 
 
 def cmd_capture(args: argparse.Namespace, ctx: Context) -> int:

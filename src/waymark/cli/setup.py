@@ -12,13 +12,18 @@ from waymark.errors import InvalidArgument, UsageError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    add_command(
+    p = add_command(
         commands,
         "doctor",
         common,
         handler=cmd_doctor,
         help="check the environment, database, client registrations, model and hooks",
-        example="waymark doctor --json",
+        example="waymark doctor --self-test",
+    )
+    p.add_argument(
+        "--self-test",
+        action="store_true",
+        help="also fire each installed hook command as its client would (a marker payload)",
     )
     p = add_command(
         commands,
@@ -136,6 +141,10 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.installers.checks import client_checks
 
     findings = doctor.run_all(client_checks)
+    if args.self_test:
+        from waymark.installers.checks import self_test
+
+        findings += [f for client in ("claude-code", "codex") for f in self_test(client)]
     healthy = not any(f["status"] == doctor.FAIL for f in findings)
     lines = []
     for f in findings:

@@ -63,21 +63,44 @@ def wired_state(
     return out
 
 
-def finding(client: str, wired: list[str], installed_at: str | None) -> dict[str, str]:
-    """The doctor's line on whether `client`'s wired hooks fire."""
+# A client's session that made its files this long after the client's last hook run ran
+# none of Waymark's hooks (they run at its start and at every prompt).
+MISSED_S = 600
+
+
+def finding(
+    client: str,
+    wired: list[str],
+    installed_at: str | None,
+    started_at: str | None = None,
+    rows: list[dict[str, Any]] | None = None,
+) -> dict[str, str]:
+    """The doctor's line on whether `client`'s wired hooks fire. `started_at`: when the
+    client last started a session here, by its own files (None: unknown)."""
     from waymark.health.doctor import OK, WARN
     from waymark.health.doctor import finding as make
 
     check = f"{client} hooks fired"
-    state = wired_state(client, wired, installed_at, by_hook())
+    rows = by_hook() if rows is None else rows
+    state = wired_state(client, wired, installed_at, rows)
     ran = [s for s in state if s["since_install"]]
-    when = f"since the install at {installed_at[:16].replace('T', ' ')}" if installed_at else ""
+    when = f"since the install at {_minute(installed_at)}" if installed_at else ""
+    missed = _missed(client, installed_at, started_at, rows)
+    why = (" (hooks not trusted: /hooks in Codex; a headless `codex exec` runs them only with"
+           " --dangerously-bypass-hook-trust)" if client == "codex" else "")  # fmt: skip
     if not ran:
         return make(
-            check, WARN, f"no {client} hook has run {when or 'yet'}".strip(),
+            check, WARN, f"no {client} hook has run {when or 'yet'}".strip()
+            + (f", though {client} started a session at {_minute(started_at)}" if missed else ""),
             f"start a {client} session in a git repository; if this stays, run "
-            "`waymark doctor` there and check the hooks' interpreter"
+            "`waymark doctor --self-test` and check the hooks' interpreter"
             + (" and that the hooks are trusted (/hooks in Codex)" if client == "codex" else ""),
+        )  # fmt: skip
+    if missed:
+        return make(
+            check, WARN, f"{client} started a session at {_minute(started_at)} and no Waymark"
+            f" hook ran in it{why}",
+            "`waymark doctor --self-test` fires each hook as the client would",
         )  # fmt: skip
     silent = [s["event"] for s in state if s["silent"]]
     if silent:
@@ -89,13 +112,32 @@ def finding(client: str, wired: list[str], installed_at: str | None) -> dict[str
                     "see hooks.log in the data home")  # fmt: skip
     last = max(ran, key=lambda s: s["row"]["last_at"])["row"]
     return make(check, OK, f"{len(ran)} of {len(state)} wired events ran {when}; last "
-                f"{last['event']} at {last['last_at'][:16].replace('T', ' ')}")  # fmt: skip
+                f"{last['event']} at {_minute(last['last_at'])}")  # fmt: skip
 
 
-def table(wired: dict[str, list[str]], installed_at: str | None) -> list[dict[str, Any]]:
+def _minute(stamp: str | None) -> str:
+    return (stamp or "")[:16].replace("T", " ")
+
+
+def _missed(
+    client: str, installed_at: str | None, started_at: str | None, rows: list[dict[str, Any]]
+) -> bool:
+    """The client started a session after the install, and none of its hooks ran since
+    (within MISSED_S of that start)."""
+    from waymark.base import clock
+
+    if not started_at or (installed_at and clock.epoch(started_at) < clock.epoch(installed_at)):
+        return False
+    last = max((r["last_at"] for r in rows if r["client"] == client), default=None)
+    return last is None or clock.epoch(last) < clock.epoch(started_at) - MISSED_S
+
+
+def table(
+    wired: dict[str, list[str]], installed_at: str | None, rows: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """Every hook a client has wired or that ran (a plugin's hooks are not in the config
     files): one row per client and event, as `wired_state` gives them, `wired` said."""
-    rows = by_hook()
+    rows = by_hook() if rows is None else rows
     out = []
     for client in sorted(set(wired) | {r["client"] for r in rows}):
         events = wired.get(client, [])
@@ -106,3 +148,29 @@ def table(wired: dict[str, list[str]], installed_at: str | None) -> list[dict[st
             s["wired"] = s["event"] in events
         out += sorted(state, key=lambda s: s["event"])
     return out
+
+
+def client_summary(
+    client: str,
+    wired: list[str],
+    installed_at: str | None,
+    started_at: str | None,
+    rows: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """What `waymark status` says of one client's hooks: the doctor's line on them, and per
+    event its last run, outcome, count and p50/p95 (ms), wired or not, silent or not."""
+    rows = by_hook() if rows is None else rows
+    said = finding(client, wired, installed_at, started_at, rows) if wired else None
+    events = [
+        {"event": s["event"], "wired": s["wired"], "silent": s["silent"],
+         "since_install": s["since_install"],
+         **({k: s["row"][k] for k in ("last_at", "last_outcome", "runs", "errors", "p50", "p95")}
+            if s["row"] else {"last_at": None, "last_outcome": None, "runs": 0})}
+        for s in table({client: wired}, installed_at, rows) if s["client"] == client
+    ]  # fmt: skip
+    return {
+        "client": client, "installed_at": installed_at, "session_started": started_at,
+        "status": said["status"] if said else "skip",
+        "said": said["detail"] if said else "no Waymark hook in its config",
+        "fix": said["fix"] if said else "", "events": events,
+    }  # fmt: skip
