@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from waymark.errors import WaymarkError
-from waymark.health import fired
+from waymark.health import cotenants, fired
 from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 
 from . import claude, codex, commands
@@ -61,7 +61,16 @@ def client_checks(client: str) -> list[dict[str, str]]:
     out.append(_mcp_check(client))
     if client == "codex":
         out.append(_codex_trust())
+    else:
+        timeouts = {event: seconds for event, _, seconds in installed_commands(client)}
+        out.append(cotenants.finding(chain(), timeouts))
     return out
+
+
+def chain() -> list[dict[str, Any]]:
+    """Claude Code's hook chains per event, Waymark's share, from its own transcripts."""
+    folder = os.path.join(claude.config_dir(), "projects")
+    return cotenants.chains(cotenants.instances(folder), lambda c: is_waymark_hook({"command": c}))
 
 
 def _our_positions(path: str) -> list[tuple[str, int, int]]:
@@ -140,7 +149,10 @@ def hook_status() -> list[dict[str, Any]]:
     for client, mod in (("claude-code", claude), ("codex", codex)):
         if mod.found() or client in ran:
             started = session_started(client)
-            out.append(fired.client_summary(client, wired(client), installed_at(), started, rows))
+            summary = fired.client_summary(client, wired(client), installed_at(), started, rows)
+            if client == "claude-code":
+                summary["chain"] = chain()
+            out.append(summary)
     return out
 
 

@@ -267,6 +267,12 @@ def _hook_lines(clients: list[dict[str, Any]]) -> list[str]:
             )
         if c["fix"] and mark:
             lines.append(f"              fix: {c['fix']}")
+        for r in c.get("chain") or []:
+            share = f", Waymark {100 * r['share']:.0f}%" if r["share"] is not None else ""
+            lines.append(
+                f"              chain {r['event']:<12} p50 {r['chain_p50']:.0f} / p95"
+                f" {r['chain_p95']:.0f} ms over {r['instances']} runs, {r['hooks']} hooks{share}"
+            )
     return lines
 
 
