@@ -66,6 +66,9 @@ STRUCTURAL = {
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
+    # Commit ids and paths from git's own output, its states; a person's reason is in events.
+    "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",
+                 "set_by", "checked_at"},
     # Receipts: Waymark's own section titles and reasons (no command text), ids, times.
     "injections": {"packet", "at", "project_id", "session_id", "hook", "kind", "section", "item",
                    "why"},

@@ -103,6 +103,29 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=bounded(1, 1000), default=50, help="lines shown (default 50)")
     p = add_command(
         commands,
+        "outcomes",
+        common,
+        handler=cmd_outcomes,
+        help="what became of the changes decisions, lessons and checkpoints led to, in git: "
+        "held (boosted in recall) or reverted (demoted, flagged)",
+        example="waymark outcomes --refresh",
+    )
+    p.add_argument("--refresh", action="store_true", help="read git's history again first")
+    p = add_command(
+        commands,
+        "outcome",
+        common,
+        handler=cmd_outcome,
+        help="settle one item's outcome by hand (git leaves it so), or give it back to git",
+        example="waymark outcome 01JD... --set linked --reason 'the revert was undone'",
+    )
+    p.add_argument("id")
+    chosen = p.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--set", choices=("linked", "held", "reverted"), dest="state")
+    chosen.add_argument("--auto", action="store_true", help="git's judgement again")
+    p.add_argument("--reason", default="", help="kept in the audit log (redacted)")
+    p = add_command(
+        commands,
         "consolidate",
         common,
         handler=cmd_consolidate,
@@ -197,6 +220,49 @@ def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:
         lines.append("by category: " + ", ".join(f"{n} {c}" for c, n in sorted(counts.items())))
     emit({"entries": entries, "counts": counts}, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def cmd_outcomes(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import outcomes
+
+    project = ctx.project(create=False)
+    counts = outcomes.refresh(ctx.conn, project) if args.refresh else None
+    found = outcomes.listing(ctx.conn, project)
+    lines = [
+        f"{o['item_id']}  {o['kind']:<10} {o['state']:<8}"
+        + (f" by {str(o['reverted_by'])[:10]}" if o["reverted_by"] else "")
+        + f"  {len(o['commits'])} commit(s), {o['later']} later"
+        + (" (set by hand)" if o["set_by"] == "person" else "")
+        + f"  {', '.join(o['files'][:3])}"
+        for o in found
+    ] or ["nothing linked to a change in git yet"]
+    if counts is not None:
+        lines.insert(0, f"refreshed: {counts['changed']} changed")
+    emit({"outcomes": found, "refreshed": counts}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_outcome(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import outcomes
+
+    project = ctx.project(create=False)
+    item = _full_id(ctx, project, args.id)
+    row = outcomes.settle(ctx.conn, project, item, None if args.auto else args.state,
+                          reason=args.reason)  # fmt: skip
+    said = "back to git's judgement" if args.auto else f"set to {row['state']} by hand"
+    emit(row, ctx.as_json, f"{item}: {said}")
+    return 0
+
+
+def _full_id(ctx: Context, project: Any, given: str) -> str:
+    """A memory id from its prefix (as every command takes); a checkpoint's id as given."""
+    from waymark.errors import NotFound
+    from waymark.memories import store
+
+    try:
+        return store.full_id(ctx.conn, given)
+    except NotFound:
+        return given  # a checkpoint's id: `outcome` says if nothing is linked to it
 
 
 def cmd_consolidate(args: argparse.Namespace, ctx: Context) -> int:

@@ -439,6 +439,12 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     for link in related:
         other, arrow = (link["dst"], "->") if link["src"] == m.id else (link["src"], "<-")
         lines.append(f"link: {arrow} {link['kind']} {other}")
+    from waymark.curation import outcomes
+
+    outcome = outcomes.of_item(ctx.conn, m.id)
+    if outcome:
+        data["outcome"] = outcome
+        lines.append(outcomes.said(outcome))
     made = store.authorship(ctx.conn, m.id)
     if made:
         from waymark.cli.recall import written_by

@@ -205,6 +205,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         + (f" (agent {h.memory.agent})" if h.memory.agent else "")
         + f"  ({h.score:.4f})"
         + _checked(checks.get(h.memory.id, {}))
+        + outcome_mark(h.explain.get("outcome"))
         for i, h in enumerate(hits, 1)
     ] or ["nothing relevant remembered"]
     if args.explain:
@@ -222,6 +223,17 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def outcome_mark(outcome: dict[str, Any] | None) -> str:
+    """`  [REVERTED by 1a2b3c4]` or `  [held: 4 later commits]`, as a result line ends."""
+    if not outcome:
+        return ""
+    if outcome["state"] == "reverted":
+        by = outcome.get("by")
+        said = "its lines restored" if by == "restored" else f"by {str(by)[:10]}" if by else ""
+        return f"  [REVERTED{' ' + said if said else ''}]"
+    return f"  [held: {outcome['later']} later commits]"
 
 
 def _checked(found: dict[str, Any]) -> str:

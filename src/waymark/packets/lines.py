@@ -9,9 +9,10 @@ if TYPE_CHECKING:
     from waymark.storage.memories import Memory
 
 
-def memory_line(m: Memory) -> str:
-    """`- [warning · src/db.py · 2026-11-20 · id 01JD…] Title: content`, on one line."""
-    where = f" · {m.scope_target}" if m.scope_target else ""
+def memory_line(m: Memory, flag: str = "") -> str:
+    """`- [warning · src/db.py · 2026-11-20 · id 01JD…] Title: content`, on one line;
+    `flag` ("REVERTED") after the type."""
+    where = (f" · {flag}" if flag else "") + (f" · {m.scope_target}" if m.scope_target else "")
     text = said_once(m.title, m.content)
     evidence = ""
     if m.evidence:

@@ -100,17 +100,21 @@ def prompt_packet(
     scoped = [m for m in scoped if m not in restated]
     chosen = [h for h in chosen if h.memory not in restated]
     relevant = [h.memory for h in chosen]
+    from waymark.storage.outcomes import reverted_among
+
+    reverted = reverted_among(conn, project.id, [m.id for m in scoped + around + relevant])
+    flag = lambda memory_id: "REVERTED" if memory_id in reverted else ""  # noqa: E731
     parts = [
         Section(
             "For the files you named",
-            [memory_line(m) for m in scoped],
+            [memory_line(m, flag(m.id)) for m in scoped],
             500,
             0,
             [(m.id, f"path match: {m.scope_target}") for m in scoped],
         ),
         Section(
             "What depends on what you named",
-            [line for _, line in impact] + [memory_line(m) for m in around],
+            [line for _, line in impact] + [memory_line(m, flag(m.id)) for m in around],
             300,
             0,
             [(None, "the code map's static dependents")] * len(impact)
@@ -118,7 +122,7 @@ def prompt_packet(
         ),
         Section(
             "Relevant memories",
-            [memory_line(m) for m in relevant],
+            [memory_line(m, flag(m.id)) for m in relevant],
             900,
             0,
             [(h.memory.id, why_recalled(h)) for h in chosen],

@@ -89,7 +89,9 @@ def tool_packet(
     from waymark.packets.lines import memory_line
     from waymark.packets.render import Section, render
     from waymark.storage.connection import read_only
+    from waymark.storage.outcomes import reverted_among
 
+    reverted = reverted_among(conn, project.id, [m.id for m in fresh])
     # Titles and reasons name no command text or path: they are kept in the receipts, and a
     # command can hold a secret (each memory line carries its own target).
     target = "this file" if len(rel) == 1 else "these files"
@@ -103,7 +105,8 @@ def tool_packet(
         ),
         Section(
             f"Known about {target}",
-            [memory_line(m) for m in fresh] + [a[1] for a in approaches],
+            [memory_line(m, "REVERTED" if m.id in reverted else "") for m in fresh]
+            + [a[1] for a in approaches],
             260,
             0,
             [(m.id, f"path match: {m.scope_target}") for m in fresh]

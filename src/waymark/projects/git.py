@@ -179,3 +179,26 @@ def _read_refs(read: Callable[[str], str | None], root: str | None) -> str | Non
         return read(root)
     except Exception:  # an odd repository layout: nothing known, no problem
         return None
+
+
+def applies_to_head(root: str, patch: bytes, *, reverse: bool = False) -> bool:
+    """True when `patch` (made with no context lines, `diff -U0`) applies to HEAD's tree
+    (checked on a scratch index: the user's own is never touched): HEAD holds every line the
+    patch removes (`reverse`: every line it adds), wherever they moved."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="waymark-git-") as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        try:
+            read = subprocess.run(["git", "-C", root, "read-tree", "HEAD"], env=env,
+                                  capture_output=True, timeout=TIMEOUT_S)  # fmt: skip
+            if read.returncode != 0:
+                return False
+            args = ["apply", "--check", "--cached", "--unidiff-zero", *(["-R"] if reverse else [])]
+            done = subprocess.run(["git", "-C", root, *args, "-"],
+                                  input=patch, env=env, capture_output=True,
+                                  timeout=TIMEOUT_S)  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return done.returncode == 0

@@ -124,11 +124,18 @@ def multipliers(
     now: float | None,
     branch: str | None = None,
     feedback: float = 0.0,
+    outcome: str | None = None,
 ) -> dict[str, float]:
     """Each bounded adjustment of a candidate's fused score; `branch` is the one checked out
     now (a decision written there is preferred); `feedback` is the memory's net feedback for
-    this query (`ranked._feedback`), within ±`feedback_boost`."""
+    this query (`ranked._feedback`), within ±`feedback_boost`; `outcome` what became of the
+    change it led to in git (held or reverted: `curation.outcomes`)."""
     return {
+        "outcome": s.reverted_factor
+        if outcome == "reverted"
+        else 1.0 + s.held_boost
+        if outcome == "held"
+        else 1.0,
         "recency": _recency(memory, s, now),
         "use": _use(uses, last_used, s, now),
         "priority": 1.0
@@ -155,6 +162,7 @@ def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:
         * scope
         * on_branch
         * (1.0 + s.feedback_boost)
+        * (1.0 + s.held_boost)
     )
 
 

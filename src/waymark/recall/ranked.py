@@ -29,6 +29,7 @@ from waymark.recall import fusion
 from waymark.recall import lexical as fts
 from waymark.recall.knobs import DEFAULT, FTS_WEIGHTS, Light, Settings
 from waymark.storage import memories as rows
+from waymark.storage import outcomes as outcome_rows
 from waymark.storage import search
 from waymark.storage.events import ranking_feedback as search_feedback
 from waymark.storage.match import tokens
@@ -67,6 +68,8 @@ class Hit(record("_Hit", "memory score explain")):
 
     def to_dict(self, *, with_explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"memory": self.memory.to_dict(), "score": round(self.score, 6)}
+        if "outcome" in self.explain:  # held or reverted in git: said with the result
+            out["outcome"] = self.explain["outcome"]
         if with_explain:
             out["explain"] = self.explain
         return out
@@ -142,17 +145,21 @@ def recall(
 
     # Candidates are scored on a few light columns; only the winners are read whole.
     words = set(tokens(query))
+    settled = outcome_rows.any_settled(conn, project.id)
+    outcomes: dict[int, tuple[str, str | None, int]] = {}
 
     def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
         rows = _light(conn, project, rowids, types, tags, include_inactive, now, agent)
         said = _feedback(conn, rowids, words)
+        if settled:
+            outcomes.update(outcome_rows.states(conn, [r for r in rowids if r in rows]))
         out = []
         for rowid in rowids:
             if rowid in rows:
                 light, uses, last_used = rows[rowid]
                 multipliers = fusion.multipliers(
                     light, uses, last_used, named, settings, now, current_branch,
-                    said.get(rowid, 0.0),
+                    said.get(rowid, 0.0), outcomes[rowid][0] if rowid in outcomes else None,
                 )  # fmt: skip
                 final = fused[rowid]["fused"]
                 for value in multipliers.values():
@@ -167,7 +174,7 @@ def recall(
         scored = scored[:limit]
     memories = rows.by_rowids(conn, [rowid for _, _, rowid, _ in scored])
     hits = [
-        _hit(memories[rowid], final, fused[rowid], multipliers)
+        _hit(memories[rowid], final, fused[rowid], multipliers, outcomes.get(rowid))
         for final, _, rowid, multipliers in scored
         if rowid in memories  # deleted by another connection since it was ranked
     ]
@@ -424,13 +431,21 @@ def _feedback(conn: Connection, rowids: list[int], words: set[str]) -> dict[int,
     return out
 
 
-def _hit(memory: Memory, score: float, fused: dict[str, Any], multipliers: dict[str, float]) -> Hit:
-    explain = {
+def _hit(
+    memory: Memory,
+    score: float,
+    fused: dict[str, Any],
+    multipliers: dict[str, float],
+    outcome: tuple[str, str | None, int] | None = None,
+) -> Hit:
+    explain: dict[str, Any] = {
         "tiers": fusion.explain(fused),
         "fused": fused["fused"],
         "multipliers": multipliers,
         "score": score,
     }
+    if outcome is not None:  # what became of the change it led to, in git
+        explain["outcome"] = {"state": outcome[0], "by": outcome[1], "later": outcome[2]}
     if "linked_from" in fused:
         explain["linked_from"] = fused["linked_from"]
     return Hit(memory=memory, score=score, explain=explain)

@@ -56,6 +56,8 @@ RECALLED_KEPT = 1000
 
 FIRST_MAP_TRIES = 10  # the project may appear with the client's SessionStart, just after
 FIRST_MAP_WAIT_S = 1.0
+OUTCOMES_FIRST_S = 5.0  # after the start: the tools and the first map go first
+OUTCOMES_S = 1800.0  # then every half hour while the server runs
 
 
 class State:
@@ -146,6 +148,7 @@ class State:
         threading.Thread(target=self._scheduled_sweep, name="waymark-sweep", daemon=True).start()
         threading.Thread(target=self._first_map, name="waymark-map", daemon=True).start()
         threading.Thread(target=self._team_sync, name="waymark-team", daemon=True).start()
+        threading.Thread(target=self._outcomes, name="waymark-outcomes", daemon=True).start()
 
     def _first_map(self) -> None:
         """A captured project's first code map, built here so no hook waits for it
@@ -194,6 +197,33 @@ class State:
                     )  # fmt: skip
         except Exception as exc:  # background work: log, never take the server down
             log.warning("scheduled sweep could not run: %s", exc)
+
+    def _outcomes(self) -> None:
+        """What became of the changes the project's decisions, lessons and checkpoints led
+        to (`curation.outcomes`), read from git at each start and every OUTCOMES_S after;
+        its own connection, at a lower priority than the tools and the hooks."""
+        from waymark.base.launch import behind_the_hooks
+        from waymark.curation import outcomes
+
+        behind_the_hooks()
+        wait = OUTCOMES_FIRST_S
+        while not self._stopping.wait(wait):
+            wait = OUTCOMES_S
+            conn = None
+            try:
+                conn = db.connect()
+                project = self.project(conn, None, create=False)
+                done = outcomes.refresh(conn, project)
+                if done["changed"]:
+                    log.info("outcomes: %d changed (%d held, %d reverted)",
+                             done["changed"], done["held"], done["reverted"])  # fmt: skip
+            except errors.NotFound:
+                wait = 30.0  # no project here yet
+            except Exception as exc:  # background work: log, never take the server down
+                log.warning("outcomes could not be read from git: %s", exc)
+            finally:
+                if conn is not None:
+                    conn.close()
 
     def _team_sync(self) -> None:
         """The team sync the user scheduled (`team.sync_minutes`), when it is due: its own

@@ -761,6 +761,27 @@ CREATE INDEX command_failures_unsigned ON command_failures (project_id) WHERE si
 CREATE INDEX command_failures_open ON command_failures (session_id) WHERE passed_at IS NULL;
 """
 
+M034_OUTCOMES = """
+-- Outcomes from git (curation/outcomes.py): a decision, lesson or checkpoint that cites
+-- files or commits, linked to the change that followed it (its session's commits touching
+-- them, or the commits it cites). `state` is linked, held (N later commits touched the same
+-- files and it stands) or reverted (`git revert`, or its lines restored); `set_by` is git,
+-- or person when someone settled it by hand (git then leaves it alone).
+CREATE TABLE outcomes (
+    item_id      TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    kind         TEXT NOT NULL,
+    commits      TEXT NOT NULL,
+    files        TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    later        INTEGER NOT NULL DEFAULT 0,
+    reverted_by  TEXT,
+    set_by       TEXT NOT NULL DEFAULT 'git',
+    checked_at   TEXT NOT NULL
+);
+CREATE INDEX outcomes_by_state ON outcomes (project_id, state);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -795,6 +816,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m031_events_by_session", M031_EVENTS_BY_SESSION),
     ("m032_memories_by_kind", M032_MEMORIES_BY_KIND),
     ("m033_error_signatures", M033_ERROR_SIGNATURES),
+    ("m034_outcomes", M034_OUTCOMES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -136,6 +136,7 @@ PROJECT_TABLES = (
     ("map_files", "snapshot_seq IN (SELECT seq FROM map_snapshots WHERE project_id = ?)"),
     ("map_snapshots", "project_id = ?"),
     ("observations", "project_id = ?"),
+    ("outcomes", "project_id = ?"),
     ("learned", "memory_id IN (SELECT id FROM memories WHERE project_id = ?)"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),

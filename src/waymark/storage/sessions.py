@@ -527,3 +527,16 @@ def shown_in(conn: Connection, session_id: str) -> list[str]:
         "SELECT memory_id FROM session_injected WHERE session_id = ? ORDER BY memory_id",
         (session_id,),
     )]  # fmt: skip
+
+
+def heads(conn: Connection, session_ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:
+    """session id -> (git HEAD at its start, at its end) for those recorded."""
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return {}
+    marks = ", ".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT id, git_head_start, git_head_end FROM sessions WHERE id IN ({marks})", ids
+    ).fetchall()
+    return {str(i): (None if s is None else str(s), None if e is None else str(e))
+            for i, s, e in rows}  # fmt: skip

@@ -40,6 +40,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("candidates", ("id",)),
     ("learned", ("memory_id",)),
     ("observations", ("id",)),
+    ("outcomes", ("item_id",)),
     ("memory_use", ("memory_id",)),
     ("memory_feedback", ()),
     ("settings", ("key",)),
@@ -88,6 +89,7 @@ SCOPED = {
     "candidates": "t.project_id = :p",
     "learned": f"t.memory_id IN ({_MEMS})",
     "observations": "t.project_id = :p",
+    "outcomes": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "memory_feedback": "m.project_id = :p OR m.project_id IS NULL",
     "settings": "0",  # machine-wide: only a full export carries them
