@@ -24,6 +24,13 @@ def handle(ctx: Context) -> None:
     )
     ledger.end_session(conn, event.session_id, str(event.reason or "other"), head(project.files))
     try:
+        from waymark.curation.use import refresh_sections, settle
+
+        settle(conn, project, event.session_id, event.last_message)
+        refresh_sections(conn, project)
+    except Exception as exc:  # measurement is extra: the session is closed already
+        log(NAME, f"measured use skipped: {exc!r}")
+    try:
         from waymark.curation.mistakes import propose_insights
 
         propose_insights(conn, project, event.session_id)

@@ -23,6 +23,12 @@ def handle(ctx: Context) -> str | None:
         _summarise(ctx)
     except Exception as exc:  # the summary is extra: the handoff decision still runs
         log(NAME, f"session summary skipped: {exc!r}")
+    try:
+        from waymark.curation.use import settle
+
+        settle(ctx.conn, ctx.project, event.session_id, event.last_message)
+    except Exception as exc:  # measurement is extra too
+        log(NAME, f"measured use skipped: {exc!r}")
     why = decide(
         ctx.conn,
         ctx.project,

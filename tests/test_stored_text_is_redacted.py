@@ -66,6 +66,9 @@ STRUCTURAL = {
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
+    # Shown items are ids and Waymark's keys; sections are its packets' own titles.
+    "injected_used": {"session_id", "item", "how", "at"},
+    "section_use": {"project_id", "section", "at"},
     # Commit ids and paths from git's own output, its states; a person's reason is in events.
     "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",
                  "set_by", "checked_at"},

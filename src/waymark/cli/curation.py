@@ -103,6 +103,16 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=bounded(1, 1000), default=50, help="lines shown (default 50)")
     p = add_command(
         commands,
+        "stats",
+        common,
+        handler=cmd_stats,
+        help="how much of what the packets inject the sessions use (per section, hook, type), "
+        "tokens per session, prompt, subagent and used item, and the MCP tools' cost",
+        example="waymark stats --days 7 --json",
+    )
+    p.add_argument("--days", type=float, default=30.0, help="how far back (default 30)")
+    p = add_command(
+        commands,
         "outcomes",
         common,
         handler=cmd_outcomes,
@@ -219,6 +229,38 @@ def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:
     if counts:
         lines.append("by category: " + ", ".join(f"{n} {c}" for c, n in sorted(counts.items())))
     emit({"entries": entries, "counts": counts}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.packets.stats import stats
+
+    project = ctx.project(create=False)
+    data = stats(ctx.conn, project, days=args.days)
+    t = data["tokens"]
+
+    def pct(rate: float | None) -> str:
+        return "-" if rate is None else f"{100 * rate:.0f}%"
+
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    lines = [
+        f"last {args.days:g} days: {data['sessions']} sessions, {data['shown']} items shown,"
+        f" {data['used']} used ({pct(data['use_rate'])})",
+        f"tokens injected: {num(t['total'])} in all; per session {num(t['per_session'])},"
+        f" per prompt {num(t['per_prompt'])}, per subagent {num(t['per_subagent'])},"
+        f" per used item {num(t['per_used_item'])}",
+        f"MCP tool definitions: {data['tool_definitions']['tokens']:,} tokens in every request",
+    ]
+    for key, title in (("by_section", "section"), ("by_hook", "hook"), ("by_type", "type")):
+        if data[key]:
+            lines.append(f"use by {title}:")
+            lines += [f"  {r[title]:<32} {r['used']:>5} of"
+                      f" {r['shown']:<5} {pct(r['rate'])}" for r in data[key]]  # fmt: skip
+    if data["by_how"]:
+        lines.append("used by: " + ", ".join(f"{n} {h}" for h, n in data["by_how"].items()))
+    emit(data, ctx.as_json, "\n".join(lines))
     return 0
 
 

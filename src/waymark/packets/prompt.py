@@ -128,6 +128,10 @@ def prompt_packet(
             [(h.memory.id, why_recalled(h)) for h in chosen],
         ),
     ]
+    from waymark.packets.render import shrunk
+    from waymark.storage.sessions import section_factors
+
+    parts = shrunk(parts, section_factors(conn, project.id))
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
     if not text:
         return None

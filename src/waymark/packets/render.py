@@ -44,6 +44,15 @@ def render(kind: str, sections: list[Section], budget: int) -> str:
     return ""
 
 
+def shrunk(sections: list[Section], factors: dict[str, float]) -> list[Section]:
+    """`sections` with the budget of each whose items go unused cut to its measured share
+    (`curation.use.refresh_sections`)."""
+    if not factors:
+        return sections
+    return [s._replace(budget=int(s.budget * factors[s.title])) if s.title in factors else s
+            for s in sections]  # fmt: skip
+
+
 LEFT_OUT = "left out (budget): "
 
 

@@ -160,6 +160,10 @@ def packet(
             code_section(conn, project, session_id, checkpoint.files),
         ]
     budget = settings.get(conn, "packet.session_start_tokens")
+    from waymark.packets.render import shrunk
+    from waymark.storage.sessions import section_factors
+
+    parts = shrunk(parts, section_factors(conn, project.id))
     text = render("session-start", parts, budget)
     return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
 

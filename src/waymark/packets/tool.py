@@ -127,6 +127,10 @@ def tool_packet(
             [(d[0], "the code map's static dependents") for d in impact],
         ),
     ]
+    from waymark.packets.render import shrunk
+    from waymark.storage.sessions import section_factors
+
+    parts = shrunk(parts, section_factors(conn, project.id))
     text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
     if not text:
         return None, ask

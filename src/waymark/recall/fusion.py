@@ -125,12 +125,16 @@ def multipliers(
     branch: str | None = None,
     feedback: float = 0.0,
     outcome: str | None = None,
+    measured: tuple[int, int] = (0, 0),
 ) -> dict[str, float]:
     """Each bounded adjustment of a candidate's fused score; `branch` is the one checked out
     now (a decision written there is preferred); `feedback` is the memory's net feedback for
     this query (`ranked._feedback`), within ±`feedback_boost`; `outcome` what became of the
-    change it led to in git (held or reverted: `curation.outcomes`)."""
+    change it led to in git (held or reverted: `curation.outcomes`); `measured` its
+    (shown, used) counts since use is measured (`curation.use`): shown often and never used,
+    it decays faster, to `unused_floor` at most."""
     return {
+        "unused": _unused(*measured, s),
         "outcome": s.reverted_factor
         if outcome == "reverted"
         else 1.0 + s.held_boost
@@ -150,6 +154,15 @@ def multipliers(
 
 
 BRANCH_TYPES = ("decision",)
+UNUSED_AFTER = 5  # showings with no use before a memory starts to decay faster
+
+
+def _unused(shown: int, used: int, s: Settings) -> float:
+    """1.0, or less for a memory shown UNUSED_AFTER times or more and never used: 5% per
+    showing past the fourth, down to `unused_floor`."""
+    if used or shown < UNUSED_AFTER:
+        return 1.0
+    return max(s.unused_floor, 1.0 - s.unused_step * (shown - UNUSED_AFTER + 1))
 
 
 def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:

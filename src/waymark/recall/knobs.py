@@ -33,13 +33,15 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   feedback_boost       net feedback on a memory moves it at most ±15% (tanh of net/2)
 #   held_boost           the change a decision or lesson led to held in git: +10%
 #   reverted_factor      ...or was reverted: x0.5 (shown with the flag)
+#   unused_step          a memory shown 5+ times and never used loses 5% a showing...
+#   unused_floor         ...down to x0.75 at most (curation/use.py measures the use)
 Settings = record(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
     " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows branch_boost"
-    " feedback_boost held_boost reverted_factor",
+    " feedback_boost held_boost reverted_factor unused_step unused_floor",
     defaults=[
         1.0,
         0.8,
@@ -68,6 +70,8 @@ Settings = record(
         0.15,
         0.10,
         0.5,
+        0.05,
+        0.75,
     ],
 )
 DEFAULT = Settings()

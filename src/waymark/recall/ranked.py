@@ -156,10 +156,11 @@ def recall(
         out = []
         for rowid in rowids:
             if rowid in rows:
-                light, uses, last_used = rows[rowid]
+                light, uses, last_used, shown, used = rows[rowid]
                 multipliers = fusion.multipliers(
                     light, uses, last_used, named, settings, now, current_branch,
                     said.get(rowid, 0.0), outcomes[rowid][0] if rowid in outcomes else None,
+                    (shown, used),
                 )  # fmt: skip
                 final = fused[rowid]["fused"]
                 for value in multipliers.values():
@@ -387,8 +388,9 @@ def _light(
     include_inactive: bool,
     now: float | None,
     agent: str | None,
-) -> dict[int, tuple[Light, int, str | None]]:
-    """The candidates that pass the filters: rowid -> (light columns, uses, last used)."""
+) -> dict[int, tuple[Light, int, str | None, int, int]]:
+    """The candidates that pass the filters: rowid -> (light columns, uses, last used, shown
+    and used since use is measured)."""
     if not rowids:
         return {}
     found = search.light_rows(
@@ -402,10 +404,17 @@ def _light(
         tags=tags,
         agent=agent,
     )
-    out: dict[int, tuple[Light, int, str | None]] = {}
+    out: dict[int, tuple[Light, int, str | None, int, int]] = {}
     for row in found:
         values: list[Any] = list(row)
-        out[int(values[0])] = (Light(*values[1:-2]), int(values[-2] or 0), values[-1])
+        uses, last_used, shown, used = values[-4:]
+        out[int(values[0])] = (
+            Light(*values[1:-4]),
+            int(uses or 0),
+            last_used,
+            int(shown or 0),
+            int(used or 0),
+        )
     return out
 
 

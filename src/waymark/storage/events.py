@@ -44,9 +44,9 @@ def count_use(conn: apsw.Connection, memory_ids: list[str], stamp: str) -> None:
     caller's transaction. Retrieval alone never counts: ranking must not depend on reads."""
     for memory_id in dict.fromkeys(memory_ids):
         conn.execute(
-            "INSERT INTO memory_use (memory_rowid, uses, last_used) SELECT rowid, 1, ?"
+            "INSERT INTO memory_use (memory_rowid, uses, last_used, shown) SELECT rowid, 1, ?, 1"
             " FROM memories WHERE id = ? ON CONFLICT (memory_rowid) DO UPDATE SET"
-            " uses = uses + 1, last_used = excluded.last_used",
+            " uses = uses + 1, shown = shown + 1, last_used = excluded.last_used",
             (stamp, memory_id),
         )
 
@@ -235,3 +235,27 @@ def team_authors(conn: apsw.Connection, project_id: str, limit: int) -> list[tup
         " WHERE author IS NOT NULL GROUP BY author ORDER BY 2 DESC, 1 LIMIT 20",
         (project_id, limit),
     )]  # fmt: skip
+
+
+def named_in_session(
+    conn: apsw.Connection, session_id: str, memory_ids: Sequence[str]
+) -> dict[str, str]:
+    """memory id -> how the session's agent named it: an audited change it made (`tool`)
+    or feedback it gave (`feedback`), among `memory_ids`."""
+    if not memory_ids:
+        return {}
+    marks = ", ".join("?" * len(memory_ids))
+    out: dict[str, str] = {}
+    for (memory_id,) in conn.execute(
+        f"SELECT DISTINCT memory_id FROM events WHERE session_id = ? AND memory_id IN ({marks})"
+        " AND actor = 'agent'",
+        (session_id, *memory_ids),
+    ):
+        out[str(memory_id)] = "tool"
+    for (memory_id,) in conn.execute(
+        "SELECT DISTINCT m.id FROM memory_feedback f JOIN memories m ON m.rowid = f.memory_rowid"
+        f" WHERE f.session_id = ? AND m.id IN ({marks})",
+        (session_id, *memory_ids),
+    ):
+        out[str(memory_id)] = "feedback"
+    return out

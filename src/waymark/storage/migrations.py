@@ -782,6 +782,35 @@ CREATE TABLE outcomes (
 CREATE INDEX outcomes_by_state ON outcomes (project_id, state);
 """
 
+M035_MEASURED_USE = """
+-- Measured use of what the packets show (curation/use.py): a shown item the session then
+-- used (its id cited in a tool call or the agent's last message, a file it names edited, a
+-- command it names run, feedback on it), one row per session and item with how. A memory's
+-- `shown` and `used` count since this migration (`uses` counted showings before): one shown
+-- often and never used decays faster in ranking.
+CREATE TABLE injected_used (
+    session_id  TEXT NOT NULL,
+    item        TEXT NOT NULL,
+    how         TEXT NOT NULL,
+    at          TEXT NOT NULL,
+    PRIMARY KEY (session_id, item)
+);
+ALTER TABLE memory_use ADD COLUMN shown INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memory_use ADD COLUMN used INTEGER NOT NULL DEFAULT 0;
+-- Per project and packet section, its measured use over the last 30 days and the share of
+-- its token budget it keeps (1.0; less for a section whose items are never used), refreshed
+-- at each SessionEnd; the packets read it with one probe.
+CREATE TABLE section_use (
+    project_id  TEXT NOT NULL,
+    section     TEXT NOT NULL,
+    shown       INTEGER NOT NULL,
+    used        INTEGER NOT NULL,
+    factor      REAL NOT NULL,
+    at          TEXT NOT NULL,
+    PRIMARY KEY (project_id, section)
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -817,6 +846,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m032_memories_by_kind", M032_MEMORIES_BY_KIND),
     ("m033_error_signatures", M033_ERROR_SIGNATURES),
     ("m034_outcomes", M034_OUTCOMES),
+    ("m035_measured_use", M035_MEASURED_USE),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

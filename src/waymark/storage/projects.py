@@ -125,6 +125,7 @@ def project_summaries(conn: Connection) -> list[dict]:
 PROJECT_TABLES = (
     # (table, how its rows belong to a project), children before parents
     ("session_injected", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
+    ("injected_used", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("session_ledger", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("session_steps", "session_id IN (SELECT id FROM sessions WHERE project_id = ?)"),
     ("command_failures", "project_id = ?"),
@@ -137,6 +138,7 @@ PROJECT_TABLES = (
     ("map_snapshots", "project_id = ?"),
     ("observations", "project_id = ?"),
     ("outcomes", "project_id = ?"),
+    ("section_use", "project_id = ?"),
     ("learned", "memory_id IN (SELECT id FROM memories WHERE project_id = ?)"),
     ("sessions", "project_id = ?"),
     ("handoff_markers", "project_id = ?"),

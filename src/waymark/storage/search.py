@@ -163,7 +163,8 @@ def light_rows(
     tags: Sequence[str],
     agent: str | None = None,
 ) -> list[tuple[Any, ...]]:
-    """(rowid, *columns, uses, last_used) of the candidates that pass the filters: the
+    """(rowid, *columns, uses, last_used, shown, used) of the candidates that pass the
+    filters (`shown` and `used`: measured since m035): the
     project's or global, everyone's or `agent`'s, active and not expired unless
     `include_inactive`, of `types`, with every one of `tags`."""
     whose, whose_params = agent_where(agent, "m.agent")
@@ -178,7 +179,8 @@ def light_rows(
     # CROSS JOIN: look the candidates up by rowid, never scan the project's index for them.
     return conn.execute(
         f"SELECT m.rowid, {', '.join('m.' + name for name in columns)}, u.uses,"
-        " u.last_used FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value"
+        " u.last_used, u.shown, u.used FROM json_each(?) j CROSS JOIN memories m"
+        " ON m.rowid = j.value"
         " LEFT JOIN memory_use u ON u.memory_rowid = m.rowid"
         f" WHERE {' AND '.join(where)}",
         params,

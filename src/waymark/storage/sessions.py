@@ -540,3 +540,105 @@ def heads(conn: Connection, session_ids: Iterable[str]) -> dict[str, tuple[str |
     ).fetchall()
     return {str(i): (None if s is None else str(s), None if e is None else str(e))
             for i, s, e in rows}  # fmt: skip
+
+
+def shown_unused(conn: Connection, session_id: str) -> list[tuple[str, str]]:
+    """(item, when first shown) of what the session's packets showed and it has not been
+    seen to use yet, oldest first."""
+    rows = conn.execute(
+        "SELECT j.item, min(j.at) FROM injections j WHERE j.session_id = ? AND j.item IS NOT"
+        " NULL AND j.tokens > 0 AND NOT EXISTS (SELECT 1 FROM injected_used u WHERE"
+        " u.session_id = j.session_id AND u.item = j.item) GROUP BY j.item ORDER BY min(j.at)",
+        (session_id,),
+    ).fetchall()
+    return [(str(i), str(a)) for i, a in rows]
+
+
+def session_activity(
+    conn: Connection, session_id: str
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """([(at, path edited)], [(at, program and subcommand of a command that ran)])."""
+    edits = conn.execute(
+        "SELECT at, path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
+        " AND path IS NOT NULL ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    steps = conn.execute(
+        "SELECT at, target FROM session_steps WHERE session_id = ? AND target IS NOT NULL"
+        " AND tool IN ('Bash', 'shell', 'exec_command', 'shell_command', 'local_shell')"
+        " ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [(str(a), str(p)) for a, p in edits], [(str(a), str(t)) for a, t in steps]
+
+
+def mark_used(
+    conn: Connection, session_id: str, used: Iterable[tuple[str, str]], stamp: str
+) -> None:
+    """(item, how) the session used; a memory's `used` count goes up once per session."""
+    for item, how in used:
+        conn.execute(
+            "INSERT OR IGNORE INTO injected_used (session_id, item, how, at) VALUES (?, ?, ?, ?)",
+            (session_id, item, how, stamp),
+        )
+        if conn.changes():
+            conn.execute(
+                "UPDATE memory_use SET used = used + 1 WHERE memory_rowid ="
+                " (SELECT rowid FROM memories WHERE id = ?)",
+                (item,),
+            )
+
+
+def use_rows(conn: Connection, project_id: str, since: str) -> list[tuple[Any, ...]]:
+    """Every receipt line of the project since `since` that showed a record: (session, hook,
+    kind, section, item, tokens, memory type or None, how it was used or None, packet)."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT j.session_id, j.hook, j.kind, j.section, j.item, j.tokens, m.type, u.how,"
+            " j.packet FROM injections j LEFT JOIN memories m ON m.id = j.item"
+            " LEFT JOIN injected_used u ON u.session_id = j.session_id AND u.item = j.item"
+            " WHERE j.project_id = ? AND j.at >= ? ORDER BY j.seq",
+            (project_id, since),
+        )
+    ]
+
+
+SECTION_ROWS = 20_000  # newest receipt lines a section's use is counted over
+
+
+def section_counts(conn: Connection, project_id: str, since: str) -> list[tuple[str, int, int]]:
+    """(section, items shown, items used) of the project's packets since `since`, each item
+    once per session."""
+    rows = conn.execute(
+        "SELECT section, count(*), sum(used) FROM (SELECT j.section, j.session_id, j.item,"
+        " max(u.item IS NOT NULL) AS used FROM (SELECT section, session_id, item FROM"
+        " injections WHERE project_id = ? AND at >= ? AND item IS NOT NULL AND tokens > 0"
+        " ORDER BY seq DESC LIMIT ?) j LEFT JOIN injected_used u"
+        " ON u.session_id = j.session_id AND u.item = j.item"
+        " GROUP BY j.section, j.session_id, j.item) GROUP BY section",
+        (project_id, since, SECTION_ROWS),
+    ).fetchall()
+    return [(str(s), int(str(n)), int(str(u or 0))) for s, n, u in rows]
+
+
+def put_section_use(
+    conn: Connection, project_id: str, rows: Iterable[tuple[str, int, int, float]], stamp: str
+) -> None:
+    conn.execute("DELETE FROM section_use WHERE project_id = ?", (project_id,))
+    conn.cursor().executemany(
+        "INSERT INTO section_use (project_id, section, shown, used, factor, at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(project_id, s, n, u, f, stamp) for s, n, u, f in rows],
+    )
+
+
+def section_factors(conn: Connection, project_id: str) -> dict[str, float]:
+    """section -> the share of its budget it keeps, for those that shrank."""
+    return {
+        str(s): float(f)
+        for s, f in conn.execute(
+            "SELECT section, factor FROM section_use WHERE project_id = ? AND factor < 1",
+            (project_id,),
+        )
+    }

@@ -43,6 +43,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("outcomes", ("item_id",)),
     ("memory_use", ("memory_id",)),
     ("memory_feedback", ()),
+    ("injected_used", ("session_id", "item")),
     ("settings", ("key",)),
     ("events", ()),
 )
@@ -50,7 +51,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 DERIVED = (
     "vectors", "memories_fts", "memories_fts_vocab", "schema_migrations",
     "map_snapshots", "map_files", "map_declarations", "map_references", "map_parsed",
-    "map_edges", "map_resolved", "team_sync",
+    "map_edges", "map_resolved", "team_sync", "section_use",
 )  # fmt: skip
 # Tables keyed by a memory's rowid: a row travels with the memory's id instead.
 BY_MEMORY_ROWID = ("memory_use", "memory_feedback")
@@ -92,6 +93,7 @@ SCOPED = {
     "outcomes": "t.project_id = :p",
     "memory_use": "m.project_id = :p OR m.project_id IS NULL",
     "memory_feedback": "m.project_id = :p OR m.project_id IS NULL",
+    "injected_used": f"t.session_id IN ({_SESSIONS})",
     "settings": "0",  # machine-wide: only a full export carries them
     "events": f"t.project_id = :p OR (t.project_id IS NULL AND t.memory_id IN ({_MEMS}))",
 }
