@@ -13,8 +13,9 @@ CLIENTS = ("claude-code", "codex")
 _Fields = record(
     "_Fields",
     "client name session_id cwd source prompt tool_name tool_input tool_response failed"
-    " exit_code error stop_hook_active reason agent_id agent_type last_message",
+    " exit_code error stop_hook_active reason agent_id agent_type last_message summary",
     defaults=(
+        None,
         None,
         None,
         None,
@@ -38,7 +39,8 @@ class Event(_Fields):
     """`name` is the hook event (SessionStart, ...); `failed` is True when the tool call
     failed, None when the client does not say; `error` is the failure text when known.
     `agent_id` is set inside a subagent (both clients send the parent's `session_id`);
-    `last_message` is the assistant's last message at Stop (both clients send it)."""
+    `last_message` is the assistant's last message at Stop (both clients send it);
+    `summary` the client's summary of a compacted session (Claude Code's PostCompact)."""
 
     __slots__ = ()
 
@@ -87,6 +89,7 @@ def from_payload(
         agent_id=stored_id(str(data["agent_id"])) if data.get("agent_id") else None,
         agent_type=str(data["agent_type"]) if data.get("agent_type") else None,
         last_message=last if isinstance(last := data.get("last_assistant_message"), str) else None,
+        summary=said if isinstance(said := data.get("compact_summary"), str) else None,
     )
 
 

@@ -33,6 +33,14 @@ def handle(ctx: Context) -> str | None:
         neighbours,
         record=ctx.records,
     )
+    if ctx.records:  # after a compaction whose summary dropped facts (Codex: said here)
+        from waymark.storage.sessions import compact_dropped
+
+        if compact_dropped(ctx.conn, event.session_id):
+            from waymark.packets.compaction import dropped_packet
+
+            dropped = dropped_packet(ctx.conn, ctx.project, event.session_id, NAME)
+            text = "\n".join(t for t in (text, dropped) if t) or None
     return context_output(NAME, text) if text else None
 
 

@@ -42,6 +42,7 @@ HOOKS = (
     HookSpec("PostToolUse", "post_tool_use", 5),
     HookSpec("PostToolUseFailure", "post_tool_use_failure", 5),
     HookSpec("PreCompact", "pre_compact", 10),
+    HookSpec("PostCompact", "post_compact", 5),
     HookSpec("Stop", "stop", 10),
     HookSpec("SessionEnd", "session_end", 2),
 )

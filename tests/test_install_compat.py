@@ -131,7 +131,7 @@ def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_in
         if str(old_install / rel) not in hooks:
             assert (old_install / rel).read_bytes() == before[rel]
     new_claude = claude_commands(old_install)
-    assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart"}
+    assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart", "PostCompact"}
     for event, command in old_claude.items():
         module = command.split("-m waymark.hooks.")[1].split()[0]
         assert new_claude[event] == command.replace(

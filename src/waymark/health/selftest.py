@@ -47,6 +47,7 @@ def payload(client: str, event: str, cwd: str) -> dict[str, Any]:
         "PostToolUseFailure": {**shell, "error": "Exit code 1\nwaymark self-test"},
         "SubagentStart": {"agent_id": "self-test", "agent_type": "general-purpose"},
         "PreCompact": {"trigger": "manual", "custom_instructions": ""},
+        "PostCompact": {"trigger": "manual", "compact_summary": "waymark self-test"},
         "Stop": {"stop_hook_active": False, "last_assistant_message": ""},
         "SessionEnd": {"reason": "other"},
     }

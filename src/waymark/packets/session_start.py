@@ -147,7 +147,10 @@ def packet(
         Section("Lessons", checkpoint.lessons, 300, 0, checkpoint.lesson_notes),
         Section("Rules", rules[0], 450, rules[2], rules[1]),
     ]
-    if not full:  # after a compaction: what this session already did and tried
+    if not full:  # after a compaction: what this session already did, tried and relied on
+        from waymark.packets.compaction import relied_on_section
+
+        parts.append(relied_on_section(conn, session_id))
         parts.append(Section("This session so far", sections.work_map(conn, session_id), 180))
     if full:
         parts += [

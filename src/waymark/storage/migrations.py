@@ -811,6 +811,13 @@ CREATE TABLE section_use (
 );
 """
 
+M036_COMPACTION = """
+-- After a compaction: the session's recorded facts (files edited, failures, decisions it
+-- relied on, the checkpoint's objective and next action) that the client's summary no
+-- longer mentions (handoff/compaction.py), JSON, until a packet has said them.
+ALTER TABLE sessions ADD COLUMN compact_dropped TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -847,6 +854,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m033_error_signatures", M033_ERROR_SIGNATURES),
     ("m034_outcomes", M034_OUTCOMES),
     ("m035_measured_use", M035_MEASURED_USE),
+    ("m036_compaction", M036_COMPACTION),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

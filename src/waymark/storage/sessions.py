@@ -5,7 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
     from waymark.storage.connection import Connection
@@ -642,3 +642,41 @@ def section_factors(conn: Connection, project_id: str) -> dict[str, float]:
             (project_id,),
         )
     }
+
+
+def relied_on(conn: Connection, session_id: str, types: Sequence[str], limit: int) -> list[str]:
+    """Memory ids of `types` the session's packets showed (not as the standing rules every
+    session start shows), those it used first, then in the order shown."""
+    marks = ", ".join("?" * len(types))
+    rows = conn.execute(
+        "SELECT j.item FROM injections j JOIN memories m ON m.id = j.item"
+        " LEFT JOIN injected_used u ON u.session_id = j.session_id AND u.item = j.item"
+        f" WHERE j.session_id = ? AND m.type IN ({marks}) AND m.status = 'active'"
+        " AND j.section <> 'Rules'"
+        " GROUP BY j.item ORDER BY max(u.item IS NOT NULL) DESC, min(j.seq) LIMIT ?",
+        (session_id, *types, limit),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def failed_commands(conn: Connection, session_id: str) -> list[str]:
+    """The commands the session saw fail (as stored: redacted), each once, oldest first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT command FROM session_ledger WHERE session_id = ? AND kind = 'failure'"
+            " AND command IS NOT NULL GROUP BY command ORDER BY min(seq)",
+            (session_id,),
+        )
+    ]
+
+
+def set_compact_dropped(conn: Connection, session_id: str, dropped: str | None) -> None:
+    conn.execute("UPDATE sessions SET compact_dropped = ? WHERE id = ?", (dropped, session_id))
+
+
+def compact_dropped(conn: Connection, session_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT compact_dropped FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
