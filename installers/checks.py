@@ -159,19 +159,11 @@ def hook_status() -> list[dict[str, Any]]:
 def installed_commands(client: str) -> list[tuple[str, str, float]]:
     """(event, command, timeout in seconds) of each Waymark hook in `client`'s config."""
     path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return []
     out = []
-    for event, groups in (doc.get("hooks") or {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_waymark_hook(handler) and isinstance(handler.get("command"), str):
-                    timeout = handler.get("timeout")
-                    seconds = float(timeout) if isinstance(timeout, int | float) else 60.0
-                    out.append((event, handler["command"], seconds))
+    for event, handler in _our_handlers(path):
+        timeout = handler.get("timeout")
+        seconds = float(timeout) if isinstance(timeout, int | float) else 60.0
+        out.append((event, handler["command"], seconds))
     return sorted(out)
 
 
@@ -194,18 +186,23 @@ def _snake(event: str) -> str:
 
 
 def _our_hooks(path: str) -> dict[str, str]:
+    return {event: handler["command"] for event, handler in _our_handlers(path)}
+
+
+def _our_handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) of each Waymark hook in a hooks file, in the file's order."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):
-        return {}
-    found: dict[str, str] = {}
+        return []
+    out = []
     for event, groups in (doc.get("hooks") or {}).items():
         for group in groups if isinstance(groups, list) else []:
             for handler in group.get("hooks", []) if isinstance(group, dict) else []:
                 if is_waymark_hook(handler):
-                    found[event] = handler.get("command", "")
-    return found
+                    out.append((event, handler))
+    return out
 
 
 def _python_of(command: str) -> str | None:

@@ -373,7 +373,7 @@ def test_usage_errors_are_exit_2_and_json_under_json(capsys):
     assert code == 2 and out["code"] == "usage"
     code, out = run_json(capsys, "map", "impact")
     assert code == 2 and out["code"] == "usage"
-    code, _, err = run(capsys, "stauts")
+    code, _, err = run(capsys, "statuss")
     assert code == 2 and "did you mean status?" in err
 
 

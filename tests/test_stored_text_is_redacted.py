@@ -28,7 +28,7 @@ FREE_TEXT = {
                  "git_branch"},
     "events": {"detail"},
     "session_ledger": {"path", "command", "error_tail"},
-    "sessions": {"end_reason", "git_branch_start"},
+    "sessions": {"end_reason", "git_branch_start", "compact_dropped"},
     "checkpoint_revisions": {"body", "git_branch"},
     "command_failures": {"head", "command", "error_tail", "fix", "signature", "tried"},
     "session_steps": {"target"},
@@ -121,9 +121,9 @@ def test_every_text_column_is_declared_free_text_or_structural(conn):
         assert FREE_TEXT.get(table, set()) & STRUCTURAL.get(table, set()) == set()
 
 
-def hook(event, module, data):
+def hook(event, module, data, client="claude-code"):
     done = subprocess.run(
-        [sys.executable, "-I", "-m", f"waymark.hooks.{module}", "claude-code"],
+        [sys.executable, "-I", "-m", f"waymark.hooks.{module}", client],
         input=json.dumps(data).encode(),
         capture_output=True,
         timeout=30,
@@ -226,6 +226,17 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         "tool_input": {"command": f"deploy --token {s['github']}"},
         "tool_response": {"stdout": "ok", "interrupted": False},
     })  # fmt: skip
+    hook(
+        "PostCompact",
+        "post_compact",
+        {  # a summary that names none of the session's facts
+            **base,
+            "hook_event_name": "PostCompact",
+            "trigger": "auto",
+            "compact_summary": f"<summary>we talked; key {s['openai']}</summary>",
+        },
+        client="codex",
+    )  # fmt: skip  (Codex: kept for the next prompt's packet)
     hook("SessionEnd", "session_end", {
         **base, "hook_event_name": "SessionEnd", "reason": f"x {s['slack']}"
     })  # fmt: skip

@@ -101,3 +101,15 @@ def remove_quietly(*paths: str) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+
+
+def tail_bytes(path: str, size: int) -> bytes | None:
+    """The last `size` bytes of a file (all of a smaller one), or None when it cannot be
+    read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - size))
+            return f.read()
+    except OSError:
+        return None

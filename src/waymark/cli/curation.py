@@ -288,7 +288,7 @@ def cmd_outcome(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.curation import outcomes
 
     project = ctx.project(create=False)
-    item = _full_id(ctx, project, args.id)
+    item = _full_id(ctx, args.id)
     row = outcomes.settle(ctx.conn, project, item, None if args.auto else args.state,
                           reason=args.reason)  # fmt: skip
     said = "back to git's judgement" if args.auto else f"set to {row['state']} by hand"
@@ -296,7 +296,7 @@ def cmd_outcome(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _full_id(ctx: Context, project: Any, given: str) -> str:
+def _full_id(ctx: Context, given: str) -> str:
     """A memory id from its prefix (as every command takes); a checkpoint's id as given."""
     from waymark.errors import NotFound
     from waymark.memories import store

@@ -14,10 +14,12 @@ command (to tell Waymark's from the others) and the time are kept; nothing is st
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable
 from typing import Any
+
+from waymark.base.files import tail_bytes
+from waymark.health.fired import rank
 
 FILES = 30  # newest transcripts read
 TAIL_BYTES = 2 * 1024 * 1024  # of each
@@ -44,13 +46,8 @@ def instances(folder: str) -> list[dict[str, Any]]:
 
 
 def _read(path: str) -> list[dict[str, Any]]:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - TAIL_BYTES))
-            tail = f.read()
-    except OSError:
+    tail = tail_bytes(path, TAIL_BYTES)
+    if tail is None:
         return []
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for line in tail.split(b"\n"):
@@ -101,17 +98,11 @@ def chains(found: list[dict[str, Any]], ours: Callable[[str], bool]) -> list[dic
         out.append({
             "event": event, "instances": len(insts), "hooks": len(commands),
             "others": sum(1 for c in commands if not ours(c)),
-            "chain_p50": _rank(chain, 0.5), "chain_p95": _rank(chain, 0.95),
-            "ours_p50": _rank(mine, 0.5), "ours_p95": _rank(mine, 0.95),
+            "chain_p50": rank(chain, 0.5), "chain_p95": rank(chain, 0.95),
+            "ours_p50": rank(mine, 0.5), "ours_p95": rank(mine, 0.95),
             "share": round(mine_total / sum(chain), 3) if sum(chain) else None,
         })  # fmt: skip
     return out
-
-
-def _rank(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    return values[max(0, math.ceil(q * len(values)) - 1)]
 
 
 def finding(rows: list[dict[str, Any]], timeouts: dict[str, float]) -> dict[str, str]:

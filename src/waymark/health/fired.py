@@ -32,12 +32,12 @@ def by_hook(runs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
             "client": client, "event": event, "runs": len(mine),
             "errors": sum(1 for r in mine if r[3] == "error"),
             "last_at": mine[-1][0], "last_outcome": mine[-1][3],
-            "p50": _rank(worked, 0.50), "p95": _rank(worked, 0.95),
+            "p50": rank(worked, 0.50), "p95": rank(worked, 0.95),
         })  # fmt: skip
     return out
 
 
-def _rank(values: list[float], q: float) -> float | None:
+def rank(values: list[float], q: float) -> float | None:
     """The nearest-rank percentile of sorted values."""
     if not values:
         return None
