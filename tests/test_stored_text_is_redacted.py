@@ -36,6 +36,7 @@ FREE_TEXT = {
     "candidates": {"fields", "evidence", "reason", "review_note"},
     "memory_feedback": {"terms"},
     "observations": {"links", "note"},
+    "notes": {"path", "heading"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -68,6 +69,7 @@ STRUCTURAL = {
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
     # Shown items are ids and Waymark's keys; sections are its packets' own titles.
     "injected_used": {"session_id", "item", "how", "at"},
+    "notes": {"project_id", "sha256", "file_sha256", "file_stat", "kind", "indexed_at"},
     "section_use": {"project_id", "section", "at"},
     # Commit ids and paths from git's own output, its states; a person's reason is in events.
     "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",
@@ -190,6 +192,12 @@ def test_secrets_written_through_every_path_never_reach_the_file(
         [{"role": "test", "path": "src/pkg/core.py", "locator": f"t-{s['github']}"}],
         f"passed with {s['openai']}",
     )  # fmt: skip
+    # The repository's notes, indexed: a secret in a file name, a heading and a body.
+    (repo / "docs").mkdir(exist_ok=True)
+    (repo / "docs" / f"keys-{s['aws']}.md").write_text(
+        f"# Rotate {s['github']}\n\nexport SLACK={s['slack']}\n", encoding="utf-8")  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, capture_output=True)
+    assert main(["notes", "refresh"]) == 0
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}

@@ -1,4 +1,5 @@
-"""The code map from the command line: waymark map refresh | status | changes."""
+"""The code map from the command line: waymark map refresh | status | changes; and the
+repository's notes: waymark notes list | refresh | show."""
 
 from __future__ import annotations
 
@@ -39,6 +40,47 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--quiet", action="store_true",
                    help="refresh: print nothing (what hooks start in the background)")  # fmt: skip
+    register_notes(commands, common)
+
+
+def register_notes(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "notes",
+        common,
+        handler=cmd_notes,
+        help="the repository's Markdown notes as cited knowledge (`[knowledge] paths`, default "
+        "docs/**/*.md, adr/**, *.md at the root): list them, refresh the index, show a section",
+        example="waymark notes show docs/adr/0003-queues.md#Decision",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "refresh", "show"), default="list")
+    p.add_argument("target", nargs="?", help="show: PATH or PATH#HEADING")
+
+
+def cmd_notes(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.codemap import notes
+
+    project = ctx.project(create=False)
+    if args.action == "refresh":
+        done = notes.refresh(ctx.conn, project)
+        emit(done, ctx.as_json, (
+            f"{done['files']} files, {done['sections']} sections: {done['added']} added,"
+            f" {done['changed']} changed, {done['removed']} removed, {done['unchanged']}"
+            f" unchanged ({done['seconds']:.2f} s)"))  # fmt: skip
+        return 0
+    if args.action == "show":
+        if not args.target:
+            raise UsageError("notes show needs PATH or PATH#HEADING")
+        found = notes.show(ctx.conn, project, args.target)
+        text = "\n\n".join(f"{s['cite']}  [{s['state']}]\n{s['text']}" for s in found)
+        emit({"sections": found}, ctx.as_json, text)
+        return 0
+    data = notes.listing(ctx.conn, project)
+    lines = [f"{f['path']}  {f['sections']} sections  [{f['state']}]" for f in data["files"]]
+    lines = lines or ["no notes indexed: `waymark notes refresh` reads "
+                      + ", ".join(data["configured"])]  # fmt: skip
+    emit(data, ctx.as_json, "\n".join(lines))
+    return 0
 
 
 def cmd_map(args: argparse.Namespace, ctx: Context) -> int:

@@ -70,6 +70,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="also superseded, archived and expired memories",
     )
     p.add_argument("--lexical", action="store_true", help="skip semantic search")
+    p.add_argument("--no-notes", dest="notes", action="store_false",
+                   help="leave out the repository's note sections (`waymark notes`)")  # fmt: skip
     p.add_argument(
         "--team", action="store_true",
         help="search the team store for this shared project (full text and meaning, on the "
@@ -195,10 +197,14 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
+    from waymark.codemap import notes
+
+    noted = notes.search(ctx.conn, project, args.query, NOTES_SHOWN) if args.notes else []
     data = {
         "semantic": near is not None,
         "results": results,
         "below_relevance_floor": below,
+        "notes": noted,
     }
     lines = [
         f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}"
@@ -217,12 +223,17 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
             if author:
                 result["explain"] = {**result["explain"], "team": author}
         lines = _with_explain(lines, hits, made)
+    lines += [f"note: {n['cite']}" + ("" if n["state"] == "FRESH" else f"  [{n['state']}]")
+              for n in noted]  # fmt: skip
     if near is None and not args.lexical:
         lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
     if below:
         lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+NOTES_SHOWN = 3  # the repository's own note sections beside the memories
 
 
 def outcome_mark(outcome: dict[str, Any] | None) -> str:

@@ -276,7 +276,7 @@ def note_git_changes(conn: Connection, project: Project, session_id: str) -> Non
         return
     shell_at, change_at = row["last_shell_at"], row["last_change_at"]
     before = json.loads(row["git_dirty_seen"]) if row["git_dirty_seen"] else None
-    now = git.dirty(project.files)
+    now = stored_dirty(git.dirty(project.files))
     if before is None or now is None or now == before:
         return
     from waymark.projects import ignore
@@ -295,6 +295,12 @@ def note_git_changes(conn: Connection, project: Project, session_id: str) -> Non
         if change_at is None or shell_at > change_at:
             sessions.update_session(conn, session_id, last_change_at=shell_at)
         sessions.update_session(conn, session_id, git_dirty_seen=json.dumps(now, sort_keys=True))
+
+
+def stored_dirty(dirty: dict[str, str] | None) -> dict[str, str] | None:
+    """git's dirty set as it may be stored: each path as the ledger stores paths (`_named`:
+    redacted where a part of it could be a credential)."""
+    return None if dirty is None else {_named(path): state for path, state in dirty.items()}
 
 
 def settle(conn: Connection, project: Project, session_id: str, client: str) -> str | None:

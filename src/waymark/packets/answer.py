@@ -49,6 +49,8 @@ def recall_answer(
     for hit in hits:
         view = briefing.memory_view(hit.memory, detail) | {"score": round(hit.score, 5)}
         view |= checks.get(hit.memory.id, {})
+        if isinstance(hit.explain, dict) and "outcome" in hit.explain:
+            view["outcome"] = hit.explain["outcome"]  # held or reverted in git
         if explain:
             view["explain"] = hit.explain
             made = store.authorship(conn, hit.memory.id)

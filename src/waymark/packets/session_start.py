@@ -81,7 +81,9 @@ def start_session(
             session_id,
             client,
             head=head,
-            dirty=json.dumps(seen, sort_keys=True) if seen is not None else None,
+            dirty=json.dumps(ledger.stored_dirty(seen), sort_keys=True)
+            if seen is not None
+            else None,
             branch=branch,
         )
     if source == "resume":

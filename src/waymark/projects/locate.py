@@ -240,6 +240,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "output": ("trim_over", "keep_days"),
     "summary": ("enabled",),
     "team": ("share", "promote"),
+    "knowledge": ("paths",),
 }
 
 

@@ -111,7 +111,16 @@ def recall_tool(
             include_session=include_session, paths=_many(paths), agent=agent,
             budget=token_budget,
         )  # fmt: skip
+        from waymark.codemap import notes
+
+        found = notes.search(conn, proj, query, NOTES_SHOWN)
+        if found:  # the repository's own notes, cited: read the file for the whole text
+            told["notes"] = [{k: n[k] for k in ("cite", "state", "snippet")} for n in found]
+            told["tokens"] = answer.cost(told)
         return cast(Recalled, told)
+
+
+NOTES_SHOWN = 3
 
 
 @tool_errors

@@ -77,6 +77,7 @@ class MemoryView(TypedDict):
     tokens: NotRequired[int]  # what this view costs in the answer
     full_tokens: NotRequired[int]  # what the full record would cost
     author: NotRequired[str]  # `team`: who sent it to the team store
+    outcome: NotRequired[dict[str, Any]]  # what became of its change in git: held, reverted
 
 
 class Project(TypedDict):
@@ -115,6 +116,7 @@ class Recalled(TypedDict):
     omitted_ids: NotRequired[dict[str, list[str]]]  # the ids of what the budget left out
     packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
     map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
+    notes: NotRequired[list[dict[str, Any]]]  # the repository's note sections, cited
     team: NotRequired[str]  # `team`: the shared project's key in the team store
 
 

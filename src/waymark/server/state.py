@@ -199,10 +199,12 @@ class State:
             log.warning("scheduled sweep could not run: %s", exc)
 
     def _outcomes(self) -> None:
-        """What became of the changes the project's decisions, lessons and checkpoints led
-        to (`curation.outcomes`), read from git at each start and every OUTCOMES_S after;
-        its own connection, at a lower priority than the tools and the hooks."""
+        """What the repository says, read at each start and every OUTCOMES_S after: what
+        became of the changes the project's decisions, lessons and checkpoints led to
+        (`curation.outcomes`), and its notes' index (`codemap.notes`); its own connection,
+        at a lower priority than the tools and the hooks."""
         from waymark.base.launch import behind_the_hooks
+        from waymark.codemap import notes
         from waymark.curation import outcomes
 
         behind_the_hooks()
@@ -217,6 +219,11 @@ class State:
                 if done["changed"]:
                     log.info("outcomes: %d changed (%d held, %d reverted)",
                              done["changed"], done["held"], done["reverted"])  # fmt: skip
+                read = notes.refresh(conn, project)
+                if read["added"] or read["changed"] or read["removed"]:
+                    log.info("notes: %d added, %d changed, %d removed (%d sections)",
+                             read["added"], read["changed"], read["removed"],
+                             read["sections"])  # fmt: skip
             except errors.NotFound:
                 wait = 30.0  # no project here yet
             except Exception as exc:  # background work: log, never take the server down

@@ -818,6 +818,30 @@ M036_COMPACTION = """
 ALTER TABLE sessions ADD COLUMN compact_dropped TEXT;
 """
 
+M037_NOTES = """
+-- The repository's own notes as knowledge (codemap/notes.py): each Markdown section of the
+-- files `[knowledge] paths` names, with its path, heading path, line span and SHA-256, and
+-- the file's hash and stat when it was read (a changed file is RECHECK on read). The text
+-- is searchable (redacted, in notes_fts, rowid = notes.id) and never copied into memories.
+CREATE TABLE notes (
+    id           INTEGER PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    path         TEXT NOT NULL,
+    heading      TEXT NOT NULL,
+    start_line   INTEGER NOT NULL,
+    end_line     INTEGER NOT NULL,
+    sha256       TEXT NOT NULL,
+    file_sha256  TEXT NOT NULL,
+    file_stat    TEXT NOT NULL,
+    kind         TEXT NOT NULL DEFAULT 'note',
+    indexed_at   TEXT NOT NULL
+);
+CREATE INDEX notes_by_path ON notes (project_id, path);
+CREATE VIRTUAL TABLE notes_fts USING fts5 (
+    heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -855,6 +879,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m034_outcomes", M034_OUTCOMES),
     ("m035_measured_use", M035_MEASURED_USE),
     ("m036_compaction", M036_COMPACTION),
+    ("m037_notes", M037_NOTES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

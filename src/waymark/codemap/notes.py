@@ -1,0 +1,279 @@
+"""What the repository already knows: its Markdown notes (ADRs, design notes, runbooks,
+CONTRIBUTING, ...) as cited knowledge, never copied into memories.
+
+The files are those git tracks that `[knowledge] paths` in `.waymark.toml` names (globs, `**`
+for any depth), by default DEFAULT_PATHS: `docs/**/*.md`, `adr/**` and the Markdown files at
+the root, but never the client instruction files (CLAUDE.md, AGENTS.md, ...), which the
+clients load themselves. Each file is split by heading (ATX `#` headings outside fenced code)
+into sections, each kept with its path, heading path (`Guide > Install > Linux`), line span
+and SHA-256, and its text searchable (redacted first, as every stored field). A refresh reads
+only files whose size or mtime moved, and of those re-indexes only what hashes differently.
+
+Recall cites a section as `path#heading (lines a-b)`; RECHECK when the file changed since it
+was read (its stat first, its hash when the stat moved).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from typing import Any
+
+from waymark.base import clock
+from waymark.errors import InvalidArgument
+from waymark.projects import git
+from waymark.projects.resolve import Project
+from waymark.storage import connection as db
+from waymark.storage import notes as rows
+from waymark.storage.connection import Connection
+
+DEFAULT_PATHS = ("docs/**/*.md", "adr/**", "*.md")
+# The clients load these themselves (projects/client_files.py): never indexed twice.
+CLIENT_FILES = frozenset(("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md",
+                          ".claude/CLAUDE.md"))  # fmt: skip
+TEXT_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst")
+MAX_FILE = 1024 * 1024
+MAX_FILES = 2000
+MAX_SECTION_CHARS = 8000  # of a section's text indexed (the file itself holds it whole)
+FRESH, RECHECK, MISSING = "FRESH", "RECHECK", "MISSING"
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def configured(project: Project) -> tuple[str, ...]:
+    """The globs `[knowledge] paths` names, else DEFAULT_PATHS."""
+    from waymark.projects.ignore import nearest_table
+
+    found = nearest_table(project.files, project.files, "knowledge")
+    if found is None or "paths" not in found[1]:
+        return DEFAULT_PATHS
+    path, table = found
+    value = table["paths"]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InvalidArgument(f"{path}: [knowledge] paths must be a list of globs")
+    return tuple(value)
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex: `**/` any folders (or none), `**` anything, `*` and `?`
+    within one name."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def candidates(project: Project) -> list[str]:
+    """The tracked files the globs name (POSIX paths from the root), the client files out."""
+    root = project.files
+    if not root:
+        return []
+    listed = git.output(root, "ls-files", "-z") or ""
+    globs = [_glob(p) for p in configured(project)]
+    out = []
+    for path in listed.split("\0"):
+        if not path or path in CLIENT_FILES or path.rsplit("/", 1)[-1] in CLIENT_FILES:
+            continue
+        if path.lower().endswith(TEXT_SUFFIXES) and any(g.match(path) for g in globs):
+            out.append(path)
+    return sorted(out)[:MAX_FILES]
+
+
+def split(text: str) -> list[tuple[str, int, int, str]]:
+    """(heading path, first line, last line, text) of each section with a body, 1-based
+    lines; the lines before the first heading are the section `(top)`."""
+    lines = text.splitlines()
+    sections: list[tuple[str, int, int, str]] = []
+    stack: list[tuple[int, str]] = []
+    start, heading, fenced = 1, "(top)", False
+
+    def close(end: int) -> None:
+        body = "\n".join(lines[start - 1 : end])
+        under = lines[start - 1 if heading == "(top)" else start : end]
+        if any(line.strip() for line in under):  # a heading alone is no section
+            sections.append((heading, start, end, body))
+
+    for n, line in enumerate(lines, 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(line)
+        if match is None:
+            continue
+        close(n - 1)
+        level, title = len(match.group(1)), match.group(2).strip()
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        heading, start = " > ".join(t for _, t in stack), n
+    close(len(lines))
+    return sections
+
+
+def _stat(path: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def refresh(conn: Connection, project: Project) -> dict[str, Any]:
+    """Index what changed: {files, sections, added, changed, removed, unchanged, seconds}."""
+    started = time.perf_counter()
+    root = project.files or ""
+    known = rows.files(conn, project.id)
+    wanted = candidates(project)
+    done = {"added": 0, "changed": 0, "removed": 0, "unchanged": 0}
+    from waymark import settings
+    from waymark.base import redact
+
+    contacts = bool(settings.get(conn, "capture.redact_contacts"))
+    stamp = clock.now()
+    with db.write(conn):
+        for path in sorted(set(known) - set(wanted)):
+            rows.drop_file(conn, project.id, path)
+            done["removed"] += 1
+        for path in wanted:
+            full = os.path.join(root, path)
+            stat = _stat(full)
+            if stat is None:  # tracked, but gone from the working tree
+                if path in known:
+                    rows.drop_file(conn, project.id, path)
+                    done["removed"] += 1
+                continue
+            if path in known and known[path][1] == stat:
+                done["unchanged"] += 1
+                continue
+            try:
+                with open(full, "rb") as f:
+                    data = f.read(MAX_FILE + 1)
+            except OSError:
+                continue
+            if len(data) > MAX_FILE or b"\0" in data:
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            if path in known and known[path][0] == digest:
+                rows.set_stat(conn, project.id, path, stat)  # touched, not changed
+                done["unchanged"] += 1
+                continue
+            text = data.decode("utf-8", "replace")
+            if path in known:
+                rows.drop_file(conn, project.id, path)
+            sections = [
+                (redact.scrub(heading)[0], a, b, hashlib.sha256(body.encode("utf-8")).hexdigest(),
+                 "note", redact.scrub_long(body[:MAX_SECTION_CHARS], contacts=contacts)[0])
+                for heading, a, b, body in split(text)
+            ]  # fmt: skip
+            stored = redact.scrub(path)[0]  # as every stored field: a path is no exception
+            if rows.add_sections(conn, project.id, stored, digest, stat, stamp, sections):
+                done["changed" if path in known else "added"] += 1
+            elif path in known:
+                done["removed"] += 1  # nothing left to say in it
+    return {**rows.counts(conn, project.id), **done,
+            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
+
+
+def state_of(root: str, path: str, file_sha: str, file_stat: str, cache: dict[str, str]) -> str:
+    """FRESH, RECHECK (the file changed since it was read) or MISSING."""
+    if path in cache:
+        return cache[path]
+    full = os.path.join(root, path)
+    stat = _stat(full)
+    if stat is None:
+        said = MISSING
+    elif stat == file_stat:
+        said = FRESH
+    else:
+        try:
+            with open(full, "rb") as f:
+                said = FRESH if hashlib.sha256(f.read()).hexdigest() == file_sha else RECHECK
+        except OSError:
+            said = MISSING
+    cache[path] = said
+    return said
+
+
+def cite(row: dict[str, Any]) -> str:
+    """`docs/adr/0003-queues.md#Decision (lines 12-30)`."""
+    return f"{row['path']}#{row['heading']} (lines {row['start_line']}-{row['end_line']})"
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
+_PLAIN = frozenset(("the", "and", "for", "with", "that", "this", "what", "how", "why", "when",
+                    "are", "was", "does", "our", "from", "into", "about", "should", "use"))  # fmt: skip
+
+
+def search(conn: Connection, project: Project, query: str, limit: int = 5) -> list[dict[str, Any]]:
+    """The sections that best match `query` (any of its words, bm25): {cite, path, heading,
+    lines, snippet, state}."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    words = [w for w in words if w not in _PLAIN][:12]
+    if not words:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words)
+    cache: dict[str, str] = {}
+    out = []
+    for row in rows.search(conn, project.id, match, limit):
+        out.append({
+            "cite": cite(row), "path": row["path"], "heading": row["heading"],
+            "lines": [row["start_line"], row["end_line"]], "sha256": row["sha256"],
+            "snippet": " ".join(str(row["snippet"]).split())[:300],
+            "state": state_of(project.files or "", row["path"], row["file_sha256"],
+                              row["file_stat"], cache),
+        })  # fmt: skip
+    return out
+
+
+def listing(conn: Connection, project: Project) -> dict[str, Any]:
+    """{files: [{path, sections, state}], sections, configured}."""
+    cache: dict[str, str] = {}
+    found = []
+    for path, (sha, stat, n) in sorted(rows.files(conn, project.id).items()):
+        found.append({"path": path, "sections": n,
+                      "state": state_of(project.files or "", path, sha, stat, cache)})  # fmt: skip
+    return {"files": found, "sections": sum(f["sections"] for f in found),
+            "configured": list(configured(project))}  # fmt: skip
+
+
+def show(conn: Connection, project: Project, target: str) -> list[dict[str, Any]]:
+    """The sections of `path` (or the one `path#heading` names), each with its state and its
+    text read from the file as it is now (the file is the source, never the index)."""
+    path, _, heading = target.partition("#")
+    found = rows.of_path(conn, project.id, path)
+    if heading:
+        found = [r for r in found if r["heading"] == heading or r["heading"].endswith(heading)]
+    if not found:
+        from waymark.errors import NotFound
+
+        raise NotFound(f"no indexed note section {target!r}: `waymark notes list` lists them")
+    cache: dict[str, str] = {}
+    full = os.path.join(project.files or "", path)
+    try:
+        with open(full, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    out = []
+    for r in found:
+        state = state_of(project.files or "", path, r["file_sha256"], r["file_stat"], cache)
+        out.append({"cite": cite(r), "heading": r["heading"],
+                    "lines": [r["start_line"], r["end_line"]], "state": state,
+                    "text": "\n".join(lines[r["start_line"] - 1 : r["end_line"]])})  # fmt: skip
+    return out

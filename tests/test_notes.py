@@ -1,0 +1,125 @@
+"""The repository's notes as knowledge: sections split by heading, indexed with path,
+heading path, lines and SHA-256, recalled cited `path#heading (lines)`, RECHECK when the file
+changed, never copied into memories; the CLI as a user runs it, in a real git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import git_env
+from waymark.cli import main
+from waymark.codemap import notes
+
+ADR = """# ADR 3: Background jobs
+
+## Context
+Webhook retries piled up in the web workers.
+
+## Decision
+All background work goes through Celery queues, never threads in web workers.
+
+```
+# not a heading: inside a fence
+```
+
+## Consequences
+Workers scale apart from the web tier.
+"""
+
+
+@pytest.fixture
+def docs(repo, tmp_path, monkeypatch):
+    monkeypatch.chdir(repo)
+    (repo / "docs" / "adr").mkdir(parents=True)
+    (repo / "docs" / "adr" / "0003-jobs.md").write_text(ADR, encoding="utf-8")
+    (repo / "CONTRIBUTING.md").write_text("# Contributing\n\nRun `make lint` first.\n")
+    (repo / "CLAUDE.md").write_text("# Claude\n\nThe client loads this itself.\n")
+    (repo / "src" / "notes.md").write_text("# Not configured\n\nOutside the globs.\n")
+    env = git_env(tmp_path)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "docs"], check=True, env=env)
+    return repo
+
+
+def cli(capsys, *args: str) -> dict:
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sections_by_heading_with_paths_lines_and_hashes():
+    sections = notes.split(ADR)
+    assert [(h, a, b) for h, a, b, _ in sections] == [
+        ("ADR 3: Background jobs > Context", 3, 5),
+        ("ADR 3: Background jobs > Decision", 6, 12),
+        ("ADR 3: Background jobs > Consequences", 13, 14),
+    ]
+    assert "not a heading" in sections[1][3]  # a fenced `#` line stays in its section
+
+
+def test_refresh_indexes_the_configured_files_and_recall_cites_a_section(
+    conn, enabled, docs, capsys
+):
+    done = cli(capsys, "notes", "refresh")
+    assert (done["files"], done["added"]) == (2, 2)  # the ADR and CONTRIBUTING, not CLAUDE.md
+    listed = {f["path"] for f in cli(capsys, "notes", "list")["files"]}
+    assert listed == {"docs/adr/0003-jobs.md", "CONTRIBUTING.md"}
+    found = cli(capsys, "recall", "should background work use celery queues or threads",
+                "--lexical")["notes"]  # fmt: skip
+    assert (
+        found[0]["cite"] == "docs/adr/0003-jobs.md#ADR 3: Background jobs > Decision (lines 6-12)"
+    )
+    assert found[0]["state"] == "FRESH" and "Celery" in found[0]["snippet"]
+    # Never copied into memories.
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    capsys.readouterr()
+    assert main(["recall", "celery queues background", "--lexical"]) == 0
+    assert "note: docs/adr/0003-jobs.md#ADR 3: Background jobs > Decision (lines 6-12)" in (
+        capsys.readouterr().out)  # fmt: skip
+
+
+def test_a_changed_file_is_recheck_until_refreshed_and_a_second_refresh_reads_nothing(
+    conn, enabled, docs, capsys
+):
+    cli(capsys, "notes", "refresh")
+    again = cli(capsys, "notes", "refresh")
+    assert (again["added"], again["changed"], again["unchanged"]) == (0, 0, 2)
+    path = docs / "docs" / "adr" / "0003-jobs.md"
+    path.write_text(ADR.replace("Celery queues", "RQ queues"), encoding="utf-8")
+    (hit,) = [n for n in cli(capsys, "recall", "celery queues", "--lexical")["notes"]
+              if "Decision" in n["cite"]]  # fmt: skip
+    assert hit["state"] == "RECHECK"
+    shown = cli(capsys, "notes", "show", "docs/adr/0003-jobs.md#Decision")["sections"]
+    assert shown[0]["state"] == "RECHECK" and "RQ queues" in shown[0]["text"]  # the file now
+    done = cli(capsys, "notes", "refresh")
+    assert done["changed"] == 1
+    assert cli(capsys, "recall", "celery", "--lexical")["notes"] == []
+    path.unlink()
+    assert cli(capsys, "notes", "refresh")["removed"] == 1
+
+
+def test_knowledge_paths_in_the_project_config_choose_the_files(conn, enabled, docs, capsys):
+    (docs / ".waymark.toml").write_text('[knowledge]\npaths = ["src/**/*.md"]\n')
+    done = cli(capsys, "notes", "refresh")
+    assert {f["path"] for f in cli(capsys, "notes", "list")["files"]} == {"src/notes.md"}
+    assert done["removed"] == 0 and done["files"] == 1
+    (docs / ".waymark.toml").write_text("[knowledge]\npaths = 3\n")
+    capsys.readouterr()
+    assert main(["notes", "refresh"]) != 0
+    assert "[knowledge] paths must be a list of globs" in capsys.readouterr().err
+
+
+def test_a_secret_in_a_note_is_redacted_in_the_index(conn, enabled, docs, capsys, tmp_path):
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (docs / "docs" / "setup.md").write_text(f"# Setup\n\nexport GITHUB_TOKEN={token}\n")
+    env = git_env(tmp_path)
+    subprocess.run(["git", "-C", str(docs), "add", "-A"], check=True, env=env)
+    cli(capsys, "notes", "refresh")
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    from waymark import home
+
+    for path in __import__("pathlib").Path(home.data_home()).glob("waymark.db*"):
+        assert token.encode() not in path.read_bytes()
