@@ -123,3 +123,79 @@ def test_a_secret_in_a_note_is_redacted_in_the_index(conn, enabled, docs, capsys
 
     for path in __import__("pathlib").Path(home.data_home()).glob("waymark.db*"):
         assert token.encode() not in path.read_bytes()
+
+
+SKILL = """---
+name: deploy
+description: Deploy the app to staging - build, migrate the database, smoke-test the API
+---
+
+# Deploy
+
+1. make build
+2. make migrate
+"""
+
+
+@pytest.fixture
+def procedures(docs, tmp_path):
+    (docs / ".claude" / "skills" / "deploy").mkdir(parents=True)
+    (docs / ".claude" / "skills" / "deploy" / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    (docs / ".claude" / "agents").mkdir(parents=True)
+    (docs / ".claude" / "agents" / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: |\n  Reviews a diff for missing tests\n  and unsafe"
+        " migrations\n---\nYou review diffs.\n", encoding="utf-8")  # fmt: skip
+    (docs / "procedures").mkdir()
+    (docs / "procedures" / "release.md").write_text(
+        "# Release\n\nTag the version, push the tag, publish the wheel.\n", encoding="utf-8"
+    )
+    env = git_env(tmp_path)
+    subprocess.run(["git", "-C", str(docs), "add", "-A"], check=True, env=env)
+    return docs
+
+
+def test_skills_agents_and_procedures_are_their_own_kind_with_their_trigger(
+    conn, enabled, procedures, capsys
+):
+    cli(capsys, "notes", "refresh")
+    kinds = {f["path"]: f["kind"] for f in cli(capsys, "notes", "list")["files"]}
+    assert kinds[".claude/skills/deploy/SKILL.md"] == "skill"
+    assert kinds[".claude/agents/reviewer.md"] == "agent"
+    assert kinds["procedures/release.md"] == "procedure"
+    assert kinds["docs/adr/0003-jobs.md"] == "note"
+    found = cli(capsys, "recall", "deploy the app to staging", "--lexical")["notes"]
+    (skill,) = [n for n in found if n["kind"] == "skill"]
+    assert skill["heading"] == "deploy" and skill["cite"] == ".claude/skills/deploy/SKILL.md"
+    assert skill["description"].startswith("Deploy the app to staging")
+    (agent,) = [n for n in cli(capsys, "recall", "review the diff for unsafe migrations",
+                               "--lexical")["notes"] if n["kind"] == "agent"]  # fmt: skip
+    assert agent["description"] == "Reviews a diff for missing tests and unsafe migrations"
+    release = notes.search(conn, enabled, "publish the wheel", 3, notes.ALL_KINDS)[0]
+    assert (release["kind"], release["heading"]) == ("procedure", "release")
+    assert release["description"] == "Tag the version, push the tag, publish the wheel."
+
+
+def test_the_prompt_packet_names_the_procedure_that_applies_in_one_line_once(
+    conn, enabled, procedures, capsys
+):
+    from test_hooks import hook, payload
+
+    cli(capsys, "notes", "refresh")
+
+    def ask(text: str) -> str:
+        done = hook("UserPromptSubmit", payload("claude-code", "UserPromptSubmit",
+                                                cwd=str(procedures), session_id="p1", prompt=text))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return (
+            json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+            if done.stdout
+            else ""
+        )
+
+    said = ask("Please deploy to staging after the migrate step")
+    line = next(x for x in said.splitlines() if x.startswith("- skill"))
+    assert line.startswith(
+        "- skill `deploy` applies (.claude/skills/deploy/SKILL.md): Deploy the app"
+    )
+    assert "deploy` applies" not in ask("deploy to staging again please")  # once a session
+    assert "applies" not in ask("what a lovely day for lunch")

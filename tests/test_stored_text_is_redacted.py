@@ -36,7 +36,7 @@ FREE_TEXT = {
     "candidates": {"fields", "evidence", "reason", "review_note"},
     "memory_feedback": {"terms"},
     "observations": {"links", "note"},
-    "notes": {"path", "heading"},
+    "notes": {"path", "heading", "description"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -196,6 +196,9 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     (repo / "docs").mkdir(exist_ok=True)
     (repo / "docs" / f"keys-{s['aws']}.md").write_text(
         f"# Rotate {s['github']}\n\nexport SLACK={s['slack']}\n", encoding="utf-8")  # fmt: skip
+    (repo / "procedures").mkdir(exist_ok=True)
+    (repo / "procedures" / "rotate.md").write_text(
+        f"---\nname: rotate\ndescription: use {s['openai']} to rotate\n---\nsteps\n")  # fmt: skip
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, capture_output=True)
     assert main(["notes", "refresh"]) == 0
     # The hooks, as the clients run them.

@@ -199,7 +199,8 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
     from waymark.codemap import notes
 
-    noted = notes.search(ctx.conn, project, args.query, NOTES_SHOWN) if args.notes else []
+    noted = (notes.search(ctx.conn, project, args.query, NOTES_SHOWN, notes.ALL_KINDS)
+             if args.notes else [])  # fmt: skip
     data = {
         "semantic": near is not None,
         "results": results,
@@ -223,8 +224,9 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
             if author:
                 result["explain"] = {**result["explain"], "team": author}
         lines = _with_explain(lines, hits, made)
-    lines += [f"note: {n['cite']}" + ("" if n["state"] == "FRESH" else f"  [{n['state']}]")
-              for n in noted]  # fmt: skip
+    lines += [(f"note: {n['cite']}" if n["kind"] == "note" else
+               f"{n['kind']}: {n['heading']} ({n['path']}): {n['description'] or ''}".rstrip(": "))
+              + ("" if n["state"] == "FRESH" else f"  [{n['state']}]") for n in noted]  # fmt: skip
     if near is None and not args.lexical:
         lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
     if below:

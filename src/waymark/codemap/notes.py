@@ -79,20 +79,77 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def candidates(project: Project) -> list[str]:
-    """The tracked files the globs name (POSIX paths from the root), the client files out."""
+# Procedures, skills, agent profiles and prompts: each file one entry of its own kind, its
+# trigger from its front matter (`description:`), wherever `[knowledge] paths` points.
+PROCEDURES = (
+    (".claude/skills/*/SKILL.md", "skill"),
+    (".agents/skills/*/SKILL.md", "skill"),
+    (".claude/agents/*.md", "agent"),
+    (".codex/prompts/*.md", "prompt"),
+    ("procedures/**/*.md", "procedure"),
+)
+PROCEDURE_KINDS = ("skill", "agent", "prompt", "procedure")
+ALL_KINDS = ("note", *PROCEDURE_KINDS)
+
+
+def candidates(project: Project) -> list[tuple[str, str]]:
+    """(path, kind) of the tracked files to index (POSIX paths from the root): procedures
+    by PROCEDURES, notes by the globs; never the client instruction files."""
     root = project.files
     if not root:
         return []
     listed = git.output(root, "ls-files", "-z") or ""
     globs = [_glob(p) for p in configured(project)]
+    kinds = [(_glob(p), kind) for p, kind in PROCEDURES]
     out = []
     for path in listed.split("\0"):
         if not path or path in CLIENT_FILES or path.rsplit("/", 1)[-1] in CLIENT_FILES:
             continue
-        if path.lower().endswith(TEXT_SUFFIXES) and any(g.match(path) for g in globs):
-            out.append(path)
+        if not path.lower().endswith(TEXT_SUFFIXES):
+            continue
+        kind = next((k for g, k in kinds if g.match(path)), None)
+        if kind is None and any(g.match(path) for g in globs):
+            kind = "note"
+        if kind is not None:
+            out.append((path, kind))
     return sorted(out)[:MAX_FILES]
+
+
+def front_matter(text: str) -> tuple[dict[str, str], int]:
+    """The `---` block's `key: value` lines (a `|` or `>` value's indented lines joined) and
+    the number of lines it takes; ({}, 0) without one."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    found: dict[str, str] = {}
+    key = None
+    for n, line in enumerate(lines[1:], 2):
+        if line.strip() == "---":
+            return {k: v.strip().strip("\"'") for k, v in found.items()}, n
+        if key and (line.startswith((" ", "\t")) or not line.strip()):
+            found[key] = (found[key] + " " + line.strip()).strip()
+            continue
+        name, sep, value = line.partition(":")
+        if sep and name.strip() and " " not in name.strip():
+            key = name.strip().lower()
+            value = value.strip()
+            found[key] = "" if value in ("|", ">", "|-", ">-") else value
+    return {}, 0
+
+
+def procedure(path: str, kind: str, text: str) -> tuple[str, str, str]:
+    """(name, trigger, body) of a procedure file: its front matter's name and description,
+    else the folder of a SKILL.md or the file's stem, and its first paragraph."""
+    meta, skip = front_matter(text)
+    body = "\n".join(text.splitlines()[skip:])
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if stem.upper() == "SKILL" and "/" in path:
+        stem = path.rsplit("/", 2)[-2]
+    name = meta.get("name") or stem
+    trigger = meta.get("description") or next(
+        (line.strip() for line in body.splitlines()
+         if line.strip() and not line.lstrip().startswith(("#", "---"))), "")  # fmt: skip
+    return name, " ".join(trigger.split())[:400], body
 
 
 def split(text: str) -> list[tuple[str, int, int, str]]:
@@ -147,10 +204,11 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     contacts = bool(settings.get(conn, "capture.redact_contacts"))
     stamp = clock.now()
     with db.write(conn):
-        for path in sorted(set(known) - set(wanted)):
+        kinds = dict(wanted)
+        for path in sorted(set(known) - set(kinds)):
             rows.drop_file(conn, project.id, path)
             done["removed"] += 1
-        for path in wanted:
+        for path, kind in wanted:
             full = os.path.join(root, path)
             stat = _stat(full)
             if stat is None:  # tracked, but gone from the working tree
@@ -176,11 +234,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
             text = data.decode("utf-8", "replace")
             if path in known:
                 rows.drop_file(conn, project.id, path)
-            sections = [
-                (redact.scrub(heading)[0], a, b, hashlib.sha256(body.encode("utf-8")).hexdigest(),
-                 "note", redact.scrub_long(body[:MAX_SECTION_CHARS], contacts=contacts)[0])
-                for heading, a, b, body in split(text)
-            ]  # fmt: skip
+            sections = _sections(path, kind, text, contacts)
             stored = redact.scrub(path)[0]  # as every stored field: a path is no exception
             if rows.add_sections(conn, project.id, stored, digest, stat, stamp, sections):
                 done["changed" if path in known else "added"] += 1
@@ -188,6 +242,28 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
                 done["removed"] += 1  # nothing left to say in it
     return {**rows.counts(conn, project.id), **done,
             "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
+
+
+def _sections(
+    path: str, kind: str, text: str, contacts: bool
+) -> list[tuple[str, int, int, str, str, str, str | None]]:
+    """What a file is indexed as: a note's sections by heading, or a procedure whole, with
+    its name and trigger; every text redacted."""
+    from waymark.base import redact
+
+    def clean(value: str, limit: int = MAX_SECTION_CHARS) -> str:
+        return redact.scrub_long(value[:limit], contacts=contacts)[0]
+
+    if kind != "note":
+        name, trigger, body = procedure(path, kind, text)
+        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return [(clean(name, 200), 1, max(1, len(text.splitlines())), sha, kind, clean(body),
+                 clean(trigger, 400) or None)]  # fmt: skip
+    return [
+        (clean(heading, 400), a, b, hashlib.sha256(body.encode("utf-8")).hexdigest(), "note",
+         clean(body), None)
+        for heading, a, b, body in split(text)
+    ]  # fmt: skip
 
 
 def state_of(root: str, path: str, file_sha: str, file_stat: str, cache: dict[str, str]) -> str:
@@ -220,19 +296,30 @@ _PLAIN = frozenset(("the", "and", "for", "with", "that", "this", "what", "how", 
                     "are", "was", "does", "our", "from", "into", "about", "should", "use"))  # fmt: skip
 
 
-def search(conn: Connection, project: Project, query: str, limit: int = 5) -> list[dict[str, Any]]:
-    """The sections that best match `query` (any of its words, bm25): {cite, path, heading,
-    lines, snippet, state}."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
-    words = [w for w in words if w not in _PLAIN][:12]
+def _terms(text: str) -> list[str]:
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    return [w for w in words if w not in _PLAIN][:12]
+
+
+def search(
+    conn: Connection,
+    project: Project,
+    query: str,
+    limit: int = 5,
+    kinds: tuple[str, ...] = ("note",),
+) -> list[dict[str, Any]]:
+    """The entries of `kinds` that best match `query` (any of its words, bm25): {cite, kind,
+    path, heading, description, lines, snippet, state}."""
+    words = _terms(query)
     if not words:
         return []
     match = " OR ".join(f'"{w}"' for w in words)
     cache: dict[str, str] = {}
     out = []
-    for row in rows.search(conn, project.id, match, limit):
+    for row in rows.search(conn, project.id, match, limit, kinds):
         out.append({
-            "cite": cite(row), "path": row["path"], "heading": row["heading"],
+            "cite": cite(row) if row["kind"] == "note" else row["path"], "kind": row["kind"],
+            "path": row["path"], "heading": row["heading"], "description": row["description"],
             "lines": [row["start_line"], row["end_line"]], "sha256": row["sha256"],
             "snippet": " ".join(str(row["snippet"]).split())[:300],
             "state": state_of(project.files or "", row["path"], row["file_sha256"],
@@ -241,12 +328,35 @@ def search(conn: Connection, project: Project, query: str, limit: int = 5) -> li
     return out
 
 
+APPLIES_WORDS = 2  # words of a procedure's name and trigger a prompt must share with it
+
+
+def applies(conn: Connection, project: Project, prompt: str) -> dict[str, Any] | None:
+    """The procedure, skill or agent profile whose name or trigger the prompt matches
+    (its name said, or APPLIES_WORDS of its trigger's words), the best; None when none does
+    or the repository holds none (one index probe)."""
+    if not rows.any_of_kinds(conn, project.id, PROCEDURE_KINDS):
+        return None
+    said = set(_terms(prompt))
+    for found in search(conn, project, prompt, 3, PROCEDURE_KINDS):
+        name = found["heading"].lower()
+        trigger = set(_terms(f"{found['heading']} {found['description'] or ''}"))
+        if (
+            name in said
+            or re.search(rf"\b{re.escape(name)}\b", prompt.lower())
+            or (len(trigger & said) >= APPLIES_WORDS)
+        ):
+            return found
+    return None
+
+
 def listing(conn: Connection, project: Project) -> dict[str, Any]:
     """{files: [{path, sections, state}], sections, configured}."""
     cache: dict[str, str] = {}
     found = []
+    kinds = rows.kinds(conn, project.id)
     for path, (sha, stat, n) in sorted(rows.files(conn, project.id).items()):
-        found.append({"path": path, "sections": n,
+        found.append({"path": path, "kind": kinds.get(path, "note"), "sections": n,
                       "state": state_of(project.files or "", path, sha, stat, cache)})  # fmt: skip
     return {"files": found, "sections": sum(f["sections"] for f in found),
             "configured": list(configured(project))}  # fmt: skip

@@ -57,7 +57,7 @@ def prompt_packet(
     from waymark.packets import sections
     from waymark.packets.briefing import file_memories
     from waymark.packets.lines import memory_line
-    from waymark.packets.render import Section, render
+    from waymark.packets.render import Section, fence_text, render
     from waymark.packets.seen import note_injected
     from waymark.projects import git, pathnames
     from waymark.recall import ranked
@@ -104,7 +104,23 @@ def prompt_packet(
 
     reverted = reverted_among(conn, project.id, [m.id for m in scoped + around + relevant])
     flag = lambda memory_id: "REVERTED" if memory_id in reverted else ""  # noqa: E731
+    from waymark.codemap.notes import applies
+
+    procedure = applies(conn, project, prompt)
+    if procedure is not None and f"note:{procedure['path']}" in seen:
+        procedure = None
+    said = (f"- {procedure['kind']} `{fence_text(procedure['heading'])}` applies"
+            f" ({procedure['path']}): {fence_text(procedure['description'] or '')[:240]}"
+            f"{'' if procedure['state'] == 'FRESH' else ' [' + procedure['state'] + ']'}"
+            if procedure else None)  # fmt: skip
     parts = [
+        Section(
+            "Procedure that applies",
+            [said] if said else [],
+            100,
+            0,
+            [(None, "its trigger matches the prompt")] if said else [],
+        ),
         Section(
             "For the files you named",
             [memory_line(m, flag(m.id)) for m in scoped],
@@ -139,7 +155,8 @@ def prompt_packet(
         note_injected(
             conn, session_id, [m.id for m in scoped + around + relevant if m.id in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
-            others=[k for k, line in impact if line in text],
+            others=[k for k, line in impact if line in text]
+            + ([f"note:{procedure['path']}"] if said and said in text else []),
         )  # fmt: skip
     return text
 

@@ -113,9 +113,10 @@ def recall_tool(
         )  # fmt: skip
         from waymark.codemap import notes
 
-        found = notes.search(conn, proj, query, NOTES_SHOWN)
-        if found:  # the repository's own notes, cited: read the file for the whole text
-            told["notes"] = [{k: n[k] for k in ("cite", "state", "snippet")} for n in found]
+        found = notes.search(conn, proj, query, NOTES_SHOWN, notes.ALL_KINDS)
+        if found:  # the repository's own notes and procedures, cited: read the file itself
+            keys = ("cite", "kind", "state", "snippet", "description")
+            told["notes"] = [{k: n[k] for k in keys if n[k]} for n in found]
             told["tokens"] = answer.cost(told)
         return cast(Recalled, told)
 

@@ -842,6 +842,13 @@ CREATE VIRTUAL TABLE notes_fts USING fts5 (
 );
 """
 
+M038_PROCEDURES = """
+-- Procedures, skills, agent profiles and prompts the repository holds (codemap/notes.py),
+-- indexed as notes of their own kind, with the trigger their front matter gives.
+ALTER TABLE notes ADD COLUMN description TEXT;
+CREATE INDEX notes_by_kind ON notes (project_id, kind);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -880,6 +887,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m035_measured_use", M035_MEASURED_USE),
     ("m036_compaction", M036_COMPACTION),
     ("m037_notes", M037_NOTES),
+    ("m038_procedures", M038_PROCEDURES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 KEYS = (
     "id", "path", "heading", "start_line", "end_line", "sha256", "file_sha256", "file_stat",
-    "kind", "indexed_at",
+    "kind", "indexed_at", "description",
 )  # fmt: skip
 
 
@@ -41,18 +41,22 @@ def add_sections(
     file_sha: str,
     file_stat: str,
     stamp: str,
-    sections: Iterable[tuple[str, int, int, str, str, str]],
+    sections: Iterable[tuple[str, int, int, str, str, str, str | None]],
 ) -> int:
-    """(heading, start, end, sha256, kind, searchable text) per section; how many."""
+    """(heading, start, end, sha256, kind, searchable text, description) per section; how
+    many. A description (a procedure's trigger) is searched with the heading."""
     n = 0
-    for heading, start, end, sha, kind, text in sections:
+    for heading, start, end, sha, kind, text, description in sections:
         conn.execute(
             "INSERT INTO notes (project_id, path, heading, start_line, end_line, sha256,"
-            " file_sha256, file_stat, kind, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project_id, path, heading, start, end, sha, file_sha, file_stat, kind, stamp),
-        )
+            " file_sha256, file_stat, kind, indexed_at, description)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (project_id, path, heading, start, end, sha, file_sha, file_stat, kind, stamp,
+             description),
+        )  # fmt: skip
+        titled = f"{heading} {description}" if description else heading
         conn.execute("INSERT INTO notes_fts (rowid, heading, body) VALUES (?, ?, ?)",
-                     (conn.last_insert_rowid(), heading, text))  # fmt: skip
+                     (conn.last_insert_rowid(), titled, text))  # fmt: skip
         n += 1
     return n
 
@@ -62,14 +66,18 @@ def set_stat(conn: Connection, project_id: str, path: str, file_stat: str) -> No
                  (file_stat, project_id, path))  # fmt: skip
 
 
-def search(conn: Connection, project_id: str, match: str, limit: int) -> list[dict[str, Any]]:
-    """The project's sections matching the FTS5 expression, best first (bm25, the heading
-    weighing four times the body), each with a snippet of its text."""
+def search(
+    conn: Connection, project_id: str, match: str, limit: int, kinds: Sequence[str] = ("note",)
+) -> list[dict[str, Any]]:
+    """The project's sections of `kinds` matching the FTS5 expression, best first (bm25, the
+    heading weighing four times the body), each with a snippet of its text."""
+    marks = ", ".join("?" * len(kinds))
     rows = conn.execute(
         f"SELECT {', '.join('n.' + k for k in KEYS)}, snippet(notes_fts, 1, '', '', ' … ', 24)"
         " FROM notes_fts f JOIN notes n ON n.id = f.rowid WHERE notes_fts MATCH ?"
-        " AND n.project_id = ? ORDER BY bm25(notes_fts, 4.0, 1.0) LIMIT ?",
-        (match, project_id, limit),
+        f" AND n.project_id = ? AND n.kind IN ({marks}) ORDER BY bm25(notes_fts, 4.0, 1.0)"
+        " LIMIT ?",
+        (match, project_id, *kinds, limit),
     ).fetchall()
     return [dict(zip((*KEYS, "snippet"), r, strict=True)) for r in rows]
 
@@ -81,6 +89,23 @@ def of_path(conn: Connection, project_id: str, path: str) -> list[dict[str, Any]
         (project_id, path),
     ).fetchall()
     return [dict(zip(KEYS, r, strict=True)) for r in rows]
+
+
+def kinds(conn: Connection, project_id: str) -> dict[str, str]:
+    """path -> its kind (note, skill, agent, prompt, procedure)."""
+    return {str(p): str(k) for p, k in conn.execute(
+        "SELECT DISTINCT path, kind FROM notes WHERE project_id = ?", (project_id,))}  # fmt: skip
+
+
+def any_of_kinds(conn: Connection, project_id: str, kinds: Sequence[str]) -> bool:
+    marks = ", ".join("?" * len(kinds))
+    return (
+        conn.execute(
+            f"SELECT 1 FROM notes WHERE project_id = ? AND kind IN ({marks}) LIMIT 1",
+            (project_id, *kinds),
+        ).fetchone()
+        is not None
+    )
 
 
 def counts(conn: Connection, project_id: str) -> dict[str, int]:
