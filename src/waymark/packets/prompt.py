@@ -156,7 +156,7 @@ def prompt_packet(
             conn, session_id, [m.id for m in scoped + around + relevant if m.id in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
             others=[k for k, line in impact if line in text]
-            + ([f"note:{procedure['path']}"] if said and said in text else []),
+            + ([f"note:{procedure['path']}"] if procedure and said and said in text else []),
         )  # fmt: skip
     return text
 
