@@ -31,6 +31,12 @@ def handle(ctx: Context) -> None:
     except Exception as exc:  # measurement is extra: the session is closed already
         log(NAME, f"measured use skipped: {exc!r}")
     try:
+        from waymark.curation.skills import extract
+
+        extract(conn, project, event.session_id)
+    except Exception as exc:  # extra work too
+        log(NAME, f"skills skipped: {exc!r}")
+    try:
         from waymark.curation.mistakes import propose_insights
 
         propose_insights(conn, project, event.session_id)

@@ -103,6 +103,18 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=bounded(1, 1000), default=50, help="lines shown (default 50)")
     p = add_command(
         commands,
+        "skills",
+        common,
+        handler=cmd_skills,
+        help="skills learned from work: numbered steps in checkpoints and memories, and command "
+        "sequences that made a failing check pass, proposed for review; approved ones are named "
+        "before a matching command or edit",
+        example="waymark skills extract",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "show", "extract"), default="list")
+    p.add_argument("id", nargs="?", help="show: the skill's memory id")
+    p = add_command(
+        commands,
         "stats",
         common,
         handler=cmd_stats,
@@ -229,6 +241,40 @@ def cmd_errors(args: argparse.Namespace, ctx: Context) -> int:
     if counts:
         lines.append("by category: " + ", ".join(f"{n} {c}" for c, n in sorted(counts.items())))
     emit({"entries": entries, "counts": counts}, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.curation import skills
+
+    project = ctx.project(create=False)
+    if args.action == "extract":
+        found = skills.extract(ctx.conn, project)
+        lines = [f"{c['id']}  {c['name'][:60]}  ({len(c['steps'])} steps, from {c['source']})"
+                 for c in found] or ["no procedure found to propose"]  # fmt: skip
+        if found:
+            lines.append("review them with `waymark candidates`")
+        emit({"candidates": found}, ctx.as_json, "\n".join(lines))
+        return 0
+    found = skills.listing(ctx.conn, project)
+    if args.action == "show":
+        if not args.id:
+            raise UsageError("skills show needs the skill's id")
+        from waymark.memories import store
+
+        wanted = store.full_id(ctx.conn, args.id)
+        chosen = [k for k in found if k["id"] == wanted]
+        if not chosen:
+            from waymark.errors import NotFound
+
+            raise NotFound(f"no approved skill {args.id!r}: `waymark skills` lists them")
+        k = chosen[0]
+        emit(k, ctx.as_json, f"{k['id']}  {k['title']}\n{k['content']}\ntrigger: "
+             + ", ".join(t for t in k["trigger"] if t))  # fmt: skip
+        return 0
+    lines = [f"{k['id']}  {k['title']}  (trigger: {', '.join(t for t in k['trigger'] if t)})"
+             for k in found] or ["no approved skills: `waymark skills extract` proposes some"]  # fmt: skip
+    emit({"skills": found}, ctx.as_json, "\n".join(lines))
     return 0
 
 

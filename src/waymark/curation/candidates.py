@@ -33,7 +33,7 @@ ACTIONS = ("add", "supersede", "archive", "share", "checkpoint")
 # revision of a memory this machine revised too (`team.sync`).
 KINDS = (
     "failure_fix", "import", "consolidation", "feedback", "summary", "insight", "agent",
-    "flagged", "conflict", "share",
+    "flagged", "conflict", "share", "skill",
 )  # fmt: skip
 STATUSES = ("pending", "approved", "rejected")
 REASON_MAX = 500

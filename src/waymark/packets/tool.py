@@ -83,7 +83,8 @@ def tool_packet(
     shown = {m.id for m in fresh}
     warnings = [m for m in naming if m.id not in seen and m.id not in shown]
     impact = [d for d in _dependents(conn, project, edited) if d[0] not in seen]
-    if not (fresh or approaches or failures or warnings or impact):
+    skills = [m for m in _skills(conn, project, command, rel) if m.id not in seen]
+    if not (fresh or approaches or failures or warnings or impact or skills):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
     from waymark.packets.lines import memory_line
@@ -96,6 +97,13 @@ def tool_packet(
     # command can hold a secret (each memory line carries its own target).
     target = "this file" if len(rel) == 1 else "these files"
     parts = [
+        Section(
+            "A skill for this",
+            [memory_line(m) for m in skills],
+            160,
+            0,
+            [(m.id, "its trigger matches") for m in skills],
+        ),
         Section(
             "Before you run this command",
             [f[1] for f in failures],
@@ -140,13 +148,33 @@ def tool_packet(
         note_injected(
             conn,
             session_id,
-            [m.id for m in fresh + warnings if m.id in text],
+            [m.id for m in fresh + warnings + skills if m.id in text],
             receipt=(project.id, "PreToolUse", "tool", text, parts),
             others=[k for k, line in approaches + failures + impact if line in text],
             new_session=None if sessions.session_exists(conn, session_id) else client,
             agent_id=agent_id,
         )
     return text, ask
+
+
+SKILLS_READ = 50
+
+
+def _skills(
+    conn: Connection, project: Project, command: str | None, rel: list[str]
+) -> list[Memory]:
+    """Approved skills (`curation.skills`: keyed `skill:`) whose trigger is the command's
+    program and subcommand or one of the files; one index range when there are none."""
+    from waymark.storage import memories as rows
+
+    said = shell.summary(command) if command else ""
+    found = []
+    for m in rows.by_key_prefix(conn, project.id, "skill:", SKILLS_READ):
+        commands = {e.get("command") for e in m.evidence}
+        paths = {e.get("path") for e in m.evidence}
+        if (said and said in commands) or any(p in paths for p in rel):
+            found.append(m)
+    return found[:2]
 
 
 def _dependents(conn: Connection, project: Project, edited: list[str]) -> list[tuple[str, str]]:

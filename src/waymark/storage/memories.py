@@ -571,3 +571,37 @@ def cited_since(
         (project_id, *types, since, limit),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]
+
+
+def with_steps_since(conn: Connection, project_id: str, since: str, limit: int) -> list[Memory]:
+    """The project's newest active memories written since `since` whose text may hold
+    numbered steps (a line starting `1.`, `1)` or `Step 1`)."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
+        " AND created_at >= ? AND (content LIKE '%1.%' OR content LIKE '%1)%'"
+        " OR content LIKE '%step 1%') ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project_id, since, limit),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]
+
+
+def tagged(conn: Connection, project_id: str, tag: str, limit: int) -> list[Memory]:
+    """The project's active memories carrying `tag`, newest first."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
+        " AND EXISTS (SELECT 1 FROM json_each(memories.tags) t WHERE t.value = ?)"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project_id, tag, limit),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]
+
+
+def by_key_prefix(conn: Connection, project_id: str, prefix: str, limit: int) -> list[Memory]:
+    """The project's active memories whose key starts with `prefix` (memories_by_key: an
+    index range, nothing read when there are none)."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND key >= ? AND key < ?"
+        " AND status = 'active' ORDER BY key LIMIT ?",
+        (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1), limit),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]
