@@ -199,3 +199,34 @@ def test_the_prompt_packet_names_the_procedure_that_applies_in_one_line_once(
     )
     assert "deploy` applies" not in ask("deploy to staging again please")  # once a session
     assert "applies" not in ask("what a lovely day for lunch")
+
+
+def test_a_vault_outside_the_repo_is_read_only_and_its_wiki_links_are_relations(
+    conn, enabled, docs, capsys, tmp_path
+):
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / ".obsidian" / "workspace.md").write_text("# not a note\n\nObsidian's own.\n")
+    (vault / "Queues.md").write_text(
+        "# Queues\n\nWe settled on Celery; see [[Retry policy]] and [[Workers|the workers]].\n"
+    )
+    (vault / "Retry policy.md").write_text("# Retry policy\n\nBack off exponentially, cap 1h.\n")
+    (vault / "Workers.md").write_text("# Workers\n\nFour per host.\n")
+    before = {p.name: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    added = cli(capsys, "notes", "add", str(vault))
+    assert added["folder"] == str(vault.resolve())
+    done = cli(capsys, "notes", "refresh")
+    assert done["added"] >= 3
+    listed = cli(capsys, "notes", "list")
+    assert str(vault.resolve()) in listed["folders"]
+    assert not any(".obsidian" in f["path"] for f in listed["files"])
+    (hit,) = [n for n in cli(capsys, "recall", "celery queues settled", "--lexical")["notes"]
+              if n["path"].endswith("Queues.md")]  # fmt: skip
+    assert sorted(c.split("#")[0].rsplit("/", 1)[-1] for c in hit["linked"]) == [
+        "Retry policy.md", "Workers.md"]  # fmt: skip
+    assert {p.name: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+    capsys.readouterr()
+    assert main(["notes", "add", str(docs / "docs")]) != 0  # inside the repo: its own globs
+    assert "inside the repository" in capsys.readouterr().err
+    cli(capsys, "notes", "remove", str(vault))
+    assert cli(capsys, "notes", "refresh")["removed"] >= 3

@@ -70,6 +70,9 @@ STRUCTURAL = {
     # Shown items are ids and Waymark's keys; sections are its packets' own titles.
     "injected_used": {"session_id", "item", "how", "at"},
     "notes": {"project_id", "sha256", "file_sha256", "file_stat", "kind", "indexed_at"},
+    # Folders and links are real paths Waymark resolved (a note's own path is free text).
+    "note_folders": {"project_id", "path", "added_at"},
+    "note_links": {"project_id", "src", "dst"},
     "section_use": {"project_id", "section", "at"},
     # Commit ids and paths from git's own output, its states; a person's reason is in events.
     "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",

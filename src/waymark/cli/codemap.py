@@ -53,8 +53,11 @@ def register_notes(commands: Any, common: argparse.ArgumentParser) -> None:
         "docs/**/*.md, adr/**, *.md at the root): list them, refresh the index, show a section",
         example="waymark notes show docs/adr/0003-queues.md#Decision",
     )
-    p.add_argument("action", nargs="?", choices=("list", "refresh", "show"), default="list")
-    p.add_argument("target", nargs="?", help="show: PATH or PATH#HEADING")
+    p.add_argument("action", nargs="?", choices=("list", "refresh", "show", "add", "remove"),
+                   default="list")  # fmt: skip
+    p.add_argument("target", nargs="?",
+                   help="show: PATH or PATH#HEADING; add, remove: a folder of Markdown outside "
+                   "the repository (an Obsidian vault), read-only")  # fmt: skip
 
 
 def cmd_notes(args: argparse.Namespace, ctx: Context) -> int:
@@ -68,6 +71,14 @@ def cmd_notes(args: argparse.Namespace, ctx: Context) -> int:
             f" {done['changed']} changed, {done['removed']} removed, {done['unchanged']}"
             f" unchanged ({done['seconds']:.2f} s)"))  # fmt: skip
         return 0
+    if args.action in ("add", "remove"):
+        if not args.target:
+            raise UsageError(f"notes {args.action} needs a folder")
+        change = notes.add_folder if args.action == "add" else notes.remove_folder
+        real = change(ctx.conn, project, args.target)
+        said = "added: `waymark notes refresh` reads it" if args.action == "add" else "removed"
+        emit({"folder": real, "action": args.action}, ctx.as_json, f"{real}: {said}")
+        return 0
     if args.action == "show":
         if not args.target:
             raise UsageError("notes show needs PATH or PATH#HEADING")
@@ -76,7 +87,8 @@ def cmd_notes(args: argparse.Namespace, ctx: Context) -> int:
         emit({"sections": found}, ctx.as_json, text)
         return 0
     data = notes.listing(ctx.conn, project)
-    lines = [f"{f['path']}  {f['sections']} sections  [{f['state']}]" for f in data["files"]]
+    lines = [f"{f['path']}  {f['kind']}, {f['sections']} sections  [{f['state']}]"
+             for f in data["files"]] + [f"folder: {p}" for p in data["folders"]]  # fmt: skip
     lines = lines or ["no notes indexed: `waymark notes refresh` reads "
                       + ", ".join(data["configured"])]  # fmt: skip
     emit(data, ctx.as_json, "\n".join(lines))

@@ -117,21 +117,49 @@ def register_share(commands: Any, common: argparse.ArgumentParser) -> None:
         common,
         handler=cmd_share,
         help="make a personal memory of a shared project the team's (through the review "
-        'queue, unless the project says `[team] promote = "direct"`)',
-        example="waymark share 01JD...",
+        'queue, unless the project says `[team] promote = "direct"`); or `share export` the '
+        "project's shared memories into the repository (.waymark/memories/, one file each) "
+        "and `share import` what a pull brought (`[repository] share = true` opts in)",
+        example="waymark share export && git add .waymark/memories",
     )
-    p.add_argument("id", help="the personal memory")
+    p.add_argument("id", help="the personal memory, or export / import")
+    p.add_argument("--dry-run", action="store_true", help="export, import: say, change nothing")
 
 
 def cmd_share(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.curation import agent_writes
 
+    if args.id in ("export", "import"):
+        return _share_repository(args, ctx)
     done = agent_writes.share(ctx.conn, ctx.project(create=False), args.id)
     if done["queued"]:
         said = (f"waiting for review as {done['queued']['id']}: "
                 f"waymark review {done['queued']['id']} --approve")  # fmt: skip
     else:
         said = f"{done['shared']} is the team's now: the next sync sends it"
+    emit(done, ctx.as_json, said)
+    return 0
+
+
+def _share_repository(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.team import repository
+
+    project = ctx.project(create=args.id == "import")
+    if args.id == "export":
+        done = repository.export(ctx.conn, project, dry_run=args.dry_run)
+        said = (f"{'would write' if args.dry_run else 'wrote'} {done['written']} memory files to"
+                f" {done['folder']} ({done['unchanged']} unchanged"
+                + (f", {done['personal']} personal kept here" if done["personal"] else "")
+                + (f", {done['newer_there']} newer in the repository: `waymark share import`"
+                   if done["newer_there"] else "") + ")")  # fmt: skip
+        emit(done, ctx.as_json, said)
+        return 0
+    done = repository.import_(ctx.conn, project, dry_run=args.dry_run)
+    said = (f"read {done['read']} memory files: "
+            + (f"{done['new']} new" if args.dry_run else
+               f"{done['applied']} applied, {done['unchanged']} unchanged")
+            + (f"; {done['conflict'] + done['overtaken']} conflicts wait in `waymark candidates"
+               " --kind conflict`" if done.get("conflicted") else ""))  # fmt: skip
     emit(done, ctx.as_json, said)
     return 0
 

@@ -115,6 +115,59 @@ def candidates(project: Project) -> list[tuple[str, str]]:
     return sorted(out)[:MAX_FILES]
 
 
+FOLDER_SKIP = (".obsidian", ".trash", ".git")
+_WIKI = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+
+
+def folder_files(conn: Connection, project: Project) -> list[tuple[str, str]]:
+    """(absolute path, "note") of the Markdown in the folders the project opted in to,
+    hidden folders (.obsidian, .trash) left out."""
+    out: list[tuple[str, str]] = []
+    for folder in rows.folders(conn, project.id):
+        for base, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in FOLDER_SKIP)
+            for name in sorted(names):
+                if name.lower().endswith((".md", ".markdown")):
+                    out.append((os.path.join(base, name), "note"))
+                    if len(out) >= MAX_FILES:
+                        return out
+    return out
+
+
+def add_folder(conn: Connection, project: Project, path: str) -> str:
+    """Opt a folder of Markdown outside the repository in (read-only); its real path."""
+    real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.isdir(real):
+        raise InvalidArgument(f"{path} is not a folder")
+    root = os.path.realpath(project.files) if project.files else None
+    if root and (real == root or real.startswith(root + os.sep)):
+        raise InvalidArgument(f"{path} is inside the repository: name it in `[knowledge] paths`")
+    with db.write(conn):
+        rows.add_folder(conn, project.id, real, clock.now())
+    return real
+
+
+def remove_folder(conn: Connection, project: Project, path: str) -> str:
+    real = os.path.realpath(os.path.expanduser(path))
+    with db.write(conn):
+        if not rows.remove_folder(conn, project.id, real):
+            from waymark.errors import NotFound
+
+            raise NotFound(f"{path} is not one of this project's note folders")
+    return real
+
+
+def _links(path: str, text: str, stems: dict[str, str]) -> list[str]:
+    """The notes of the same folders that `[[Wiki links]]` in `text` name, by file name."""
+    out = []
+    for target in _WIKI.findall(text):
+        name = target.strip().rsplit("/", 1)[-1].lower().removesuffix(".md")
+        found = stems.get(name)
+        if found and found != path and found not in out:
+            out.append(found)
+    return out
+
+
 def front_matter(text: str) -> tuple[dict[str, str], int]:
     """The `---` block's `key: value` lines (a `|` or `>` value's indented lines joined) and
     the number of lines it takes; ({}, 0) without one."""
@@ -196,7 +249,9 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     started = time.perf_counter()
     root = project.files or ""
     known = rows.files(conn, project.id)
-    wanted = candidates(project)
+    outside = folder_files(conn, project)
+    wanted = candidates(project) + outside
+    stems = {os.path.basename(p).lower().rsplit(".", 1)[0]: p for p, _ in outside}
     done = {"added": 0, "changed": 0, "removed": 0, "unchanged": 0}
     from waymark import settings
     from waymark.base import redact
@@ -207,6 +262,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
         kinds = dict(wanted)
         for path in sorted(set(known) - set(kinds)):
             rows.drop_file(conn, project.id, path)
+            rows.drop_links(conn, project.id, path)
             done["removed"] += 1
         for path, kind in wanted:
             full = os.path.join(root, path)
@@ -236,6 +292,8 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
                 rows.drop_file(conn, project.id, path)
             sections = _sections(path, kind, text, contacts)
             stored = redact.scrub(path)[0]  # as every stored field: a path is no exception
+            if os.path.isabs(path):  # a note of an opted-in folder: its wiki links
+                rows.set_links(conn, project.id, stored, _links(path, text, stems))
             if rows.add_sections(conn, project.id, stored, digest, stat, stamp, sections):
                 done["changed" if path in known else "added"] += 1
             elif path in known:
@@ -325,6 +383,8 @@ def search(
             "state": state_of(project.files or "", row["path"], row["file_sha256"],
                               row["file_stat"], cache),
         })  # fmt: skip
+        if os.path.isabs(row["path"]):  # a folder's note: the notes its wiki links join
+            out[-1]["linked"] = [cite(r) for r in rows.linked(conn, project.id, row["path"], 3)]
     return out
 
 
@@ -359,7 +419,8 @@ def listing(conn: Connection, project: Project) -> dict[str, Any]:
         found.append({"path": path, "kind": kinds.get(path, "note"), "sections": n,
                       "state": state_of(project.files or "", path, sha, stat, cache)})  # fmt: skip
     return {"files": found, "sections": sum(f["sections"] for f in found),
-            "configured": list(configured(project))}  # fmt: skip
+            "configured": list(configured(project)),
+            "folders": rows.folders(conn, project.id)}  # fmt: skip
 
 
 def show(conn: Connection, project: Project, target: str) -> list[dict[str, Any]]:

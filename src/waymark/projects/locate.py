@@ -241,6 +241,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "summary": ("enabled",),
     "team": ("share", "promote"),
     "knowledge": ("paths",),
+    "repository": ("share",),
 }
 
 

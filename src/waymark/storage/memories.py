@@ -605,3 +605,12 @@ def by_key_prefix(conn: Connection, project_id: str, prefix: str, limit: int) ->
         (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1), limit),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]
+
+
+def of_project(conn: Connection, project_id: str) -> list[Memory]:
+    """Every memory of the project, any status, oldest first (not the global ones)."""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories WHERE project_id = ? ORDER BY created_at, id",
+        (project_id,),
+    ).fetchall()
+    return [from_row(tuple(r)) for r in rows]

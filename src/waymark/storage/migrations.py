@@ -849,6 +849,24 @@ ALTER TABLE notes ADD COLUMN description TEXT;
 CREATE INDEX notes_by_kind ON notes (project_id, kind);
 """
 
+M039_NOTE_FOLDERS = """
+-- Folders of Markdown outside the repository (an Obsidian vault) a project opted in to
+-- (`waymark notes add PATH`), read-only; and the wiki links between their notes, followed
+-- as relations when a note is recalled.
+CREATE TABLE note_folders (
+    project_id  TEXT NOT NULL REFERENCES projects(id),
+    path        TEXT NOT NULL,
+    added_at    TEXT NOT NULL,
+    PRIMARY KEY (project_id, path)
+);
+CREATE TABLE note_links (
+    project_id  TEXT NOT NULL,
+    src         TEXT NOT NULL,
+    dst         TEXT NOT NULL,
+    PRIMARY KEY (project_id, src, dst)
+);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -888,6 +906,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m036_compaction", M036_COMPACTION),
     ("m037_notes", M037_NOTES),
     ("m038_procedures", M038_PROCEDURES),
+    ("m039_note_folders", M039_NOTE_FOLDERS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

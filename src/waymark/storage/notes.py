@@ -120,3 +120,44 @@ def paths(conn: Connection, project_id: str, kinds: Sequence[str] = ("note",)) -
     return [str(r[0]) for r in conn.execute(
         f"SELECT DISTINCT path FROM notes WHERE project_id = ? AND kind IN ({marks})"
         " ORDER BY path", (project_id, *kinds))]  # fmt: skip
+
+
+def folders(conn: Connection, project_id: str) -> list[str]:
+    return [str(r[0]) for r in conn.execute(
+        "SELECT path FROM note_folders WHERE project_id = ? ORDER BY path", (project_id,))]  # fmt: skip
+
+
+def add_folder(conn: Connection, project_id: str, path: str, stamp: str) -> bool:
+    conn.execute("INSERT OR IGNORE INTO note_folders (project_id, path, added_at) VALUES (?, ?, ?)",
+                 (project_id, path, stamp))  # fmt: skip
+    return conn.changes() == 1
+
+
+def remove_folder(conn: Connection, project_id: str, path: str) -> bool:
+    conn.execute("DELETE FROM note_folders WHERE project_id = ? AND path = ?", (project_id, path))
+    return conn.changes() == 1
+
+
+def set_links(conn: Connection, project_id: str, src: str, dsts: Iterable[str]) -> None:
+    conn.execute("DELETE FROM note_links WHERE project_id = ? AND src = ?", (project_id, src))
+    conn.cursor().executemany(
+        "INSERT OR IGNORE INTO note_links (project_id, src, dst) VALUES (?, ?, ?)",
+        [(project_id, src, d) for d in dsts],
+    )
+
+
+def drop_links(conn: Connection, project_id: str, src: str) -> None:
+    conn.execute("DELETE FROM note_links WHERE project_id = ? AND src = ?", (project_id, src))
+
+
+def linked(conn: Connection, project_id: str, path: str, limit: int) -> list[dict[str, Any]]:
+    """The first section of each note `path` links to (or that links to it)."""
+    rows = conn.execute(
+        f"SELECT {', '.join('n.' + k for k in KEYS)} FROM notes n WHERE n.project_id = ?"
+        " AND n.path IN (SELECT dst FROM note_links WHERE project_id = ? AND src = ?"
+        " UNION SELECT src FROM note_links WHERE project_id = ? AND dst = ?)"
+        " AND n.start_line = (SELECT min(start_line) FROM notes m WHERE m.project_id ="
+        " n.project_id AND m.path = n.path) ORDER BY n.path LIMIT ?",
+        (project_id, project_id, path, project_id, path, limit),
+    ).fetchall()
+    return [dict(zip(KEYS, r, strict=True)) for r in rows]

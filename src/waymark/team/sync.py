@@ -149,7 +149,7 @@ def _tend(pg: Any) -> str:
         return f"not tended: {' '.join(str(exc).split())}"
 
 
-def _blocked(memory: dict[str, Any]) -> bool:
+def blocked(memory: dict[str, Any]) -> bool:
     """True when the revision holds anything the redactor flagged: it never leaves."""
     content, title = memory.get("content") or "", memory.get("title") or ""
     if content.startswith(title.rstrip("…")):
@@ -217,7 +217,7 @@ def outgoing(
             counts["personal"] += 1
             continue  # personal: never leaves this machine
         record = memory.to_dict()
-        if _blocked(record):
+        if blocked(record):
             counts["blocked"] += 1
             continue
         revisions[memory.id] = record
@@ -245,7 +245,7 @@ def _outgoing_save(
         return
     values = dict(zip(team_checkpoints.COLUMNS, row, strict=True))
     values["body"] = json.loads(values["body"])
-    if _blocked({"content": json.dumps(values["body"]), "key": values["git_branch"]}):
+    if blocked({"content": json.dumps(values["body"]), "key": values["git_branch"]}):
         counts["blocked"] += 1
         return
     parent = saves.revision_at(conn, values["checkpoint_id"], values["seq"] - 1)
