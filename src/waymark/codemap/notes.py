@@ -15,10 +15,8 @@ was read (its stat first, its hash when the stat moved).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import time
 from typing import Any
 
 from waymark.base import clock
@@ -88,7 +86,7 @@ PROCEDURES = (
     (".codex/prompts/*.md", "prompt"),
     ("procedures/**/*.md", "procedure"),
 )
-PROCEDURE_KINDS = ("skill", "agent", "prompt", "procedure")
+PROCEDURE_KINDS = rows.PROCEDURE_KINDS
 ALL_KINDS = ("note", *PROCEDURE_KINDS)
 
 
@@ -246,6 +244,9 @@ def _stat(path: str) -> str | None:
 
 def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     """Index what changed: {files, sections, added, changed, removed, unchanged, seconds}."""
+    import hashlib
+    import time
+
     started = time.perf_counter()
     root = project.files or ""
     known = rows.files(conn, project.id)
@@ -307,6 +308,8 @@ def _sections(
 ) -> list[tuple[str, int, int, str, str, str, str | None]]:
     """What a file is indexed as: a note's sections by heading, or a procedure whole, with
     its name and trigger; every text redacted."""
+    import hashlib
+
     from waymark.base import redact
 
     def clean(value: str, limit: int = MAX_SECTION_CHARS) -> str:
@@ -335,6 +338,8 @@ def state_of(root: str, path: str, file_sha: str, file_stat: str, cache: dict[st
     elif stat == file_stat:
         said = FRESH
     else:
+        import hashlib  # OpenSSL costs a hook ~5 ms: only a moved stat pays for it
+
         try:
             with open(full, "rb") as f:
                 said = FRESH if hashlib.sha256(f.read()).hexdigest() == file_sha else RECHECK

@@ -104,9 +104,13 @@ def prompt_packet(
 
     reverted = reverted_among(conn, project.id, [m.id for m in scoped + around + relevant])
     flag = lambda memory_id: "REVERTED" if memory_id in reverted else ""  # noqa: E731
-    from waymark.codemap.notes import applies
+    from waymark.storage import notes as note_rows
 
-    procedure = applies(conn, project, prompt)
+    procedure = None
+    if note_rows.any_of_kinds(conn, project.id, note_rows.PROCEDURE_KINDS):  # else no import
+        from waymark.codemap.notes import applies
+
+        procedure = applies(conn, project, prompt)
     if procedure is not None and f"note:{procedure['path']}" in seen:
         procedure = None
     said = (f"- {procedure['kind']} `{fence_text(procedure['heading'])}` applies"

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
     from waymark.storage.connection import Connection
 
+PROCEDURE_KINDS = ("skill", "agent", "prompt", "procedure")
 KEYS = (
     "id", "path", "heading", "start_line", "end_line", "sha256", "file_sha256", "file_stat",
     "kind", "indexed_at", "description",
