@@ -38,11 +38,28 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "reject it (it is not proposed again)",
         example='waymark review cand_01JD... --approve --reason "seen it fail twice"',
     )
-    p.add_argument("id", help="the candidate (cand_..., or a unique start of it)")
+    p.add_argument("id", nargs="?", help="the candidate (cand_..., or a unique start of it)")
     decision = p.add_mutually_exclusive_group(required=True)
     decision.add_argument("--approve", action="store_true")
     decision.add_argument("--reject", action="store_true")
     p.add_argument("--reason", help="kept with the decision")
+    p.add_argument("--kind", choices=candidates.KINDS, dest="all_of_kind",
+                   help="without an id: every pending candidate of this kind (bulk)")  # fmt: skip
+    p = add_command(
+        commands,
+        "backfill",
+        common,
+        handler=cmd_backfill,
+        help="read the Claude Code and Codex transcripts already on this machine for this "
+        "project and propose candidates: decisions stated, failures and what fixed them, the "
+        "files each session edited (redacted; nothing active until reviewed)",
+        example="waymark backfill --since 2026-11-01 --dry-run",
+    )
+    p.add_argument("--client", choices=("claude", "codex"))
+    p.add_argument("--since", metavar="DATE", help="transcripts written since (YYYY-MM-DD)")
+    p.add_argument("--dry-run", action="store_true", help="count what would be proposed")
+    p.add_argument("--seconds", type=bounded(1, 3600), default=300,
+                   help="stop reading after this long (default 300)")  # fmt: skip
     _register_retention(commands, common)
 
 
@@ -484,8 +501,50 @@ def _text(found: list[dict], counts: dict[str, int], statuses: tuple[str, ...]) 
     return "\n".join(lines)
 
 
+def cmd_backfill(args: argparse.Namespace, ctx: Context) -> int:
+    import sys
+
+    from waymark.data import backfill
+    from waymark.installers import claude, codex
+
+    project = ctx.project(create=False)
+
+    def progress(n: int, total: int) -> None:
+        if sys.stderr.isatty():
+            width = 30
+            done = width * n // max(total, 1)
+            sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {n}/{total} transcripts")
+            sys.stderr.flush()
+
+    done = backfill.backfill(
+        ctx.conn, project, claude.config_dir(), codex.home(), client=args.client,
+        since=args.since, dry_run=args.dry_run, seconds=args.seconds, progress=progress,
+    )  # fmt: skip
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(done["by_kind"].items()) if n)
+    text = (f"read {done['read']} of {done['transcripts']} transcripts in {done['seconds']:.1f} s:"
+            f" {'would propose' if args.dry_run else 'proposed'} {done['proposed']}"
+            + (f" ({kinds})" if kinds else "") + f", {done['known']} known already"
+            + ("; stopped at the time limit: run it again to go on" if done["stopped"] else "")
+            + ("" if args.dry_run or not done["proposed"] else
+               "\nreview them: `waymark candidates --kind backfill`, or all at once:"
+               " `waymark review --kind backfill --approve`"))  # fmt: skip
+    emit(done, ctx.as_json, text)
+    return 0
+
+
 def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     project = ctx.project(create=False)
+    if args.id is None:
+        if not args.all_of_kind:
+            raise UsageError("review needs a candidate id, or --kind KIND for all of one kind")
+        done_all = candidates.decide_all(ctx.conn, project, args.all_of_kind,
+                                         approve_them=args.approve, note=args.reason)  # fmt: skip
+        verb = "approved" if args.approve else "rejected"
+        emit({"decided": len(done_all), "kind": args.all_of_kind}, ctx.as_json,
+             f"{verb} {len(done_all)} pending {args.all_of_kind} candidates")  # fmt: skip
+        return 0
     if args.approve:
         done = candidates.approve(ctx.conn, project, args.id, actor="user", note=args.reason)
         memory = done["memory"]

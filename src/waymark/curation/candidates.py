@@ -33,7 +33,7 @@ ACTIONS = ("add", "supersede", "archive", "share", "checkpoint")
 # revision of a memory this machine revised too (`team.sync`).
 KINDS = (
     "failure_fix", "import", "consolidation", "feedback", "summary", "insight", "agent",
-    "flagged", "conflict", "share", "skill",
+    "flagged", "conflict", "share", "skill", "backfill",
 )  # fmt: skip
 STATUSES = ("pending", "approved", "rejected")
 REASON_MAX = 500
@@ -195,6 +195,31 @@ def get(conn: Connection, project: Project, candidate_id: str) -> dict[str, Any]
     if found["project_id"] != project.id:
         raise NotFound(f"candidate {candidate_id} belongs to another project", id=candidate_id)
     return found
+
+
+def exists(conn: Connection, project_id: str, fingerprint: str) -> bool:
+    """Whether a candidate with this fingerprint was ever proposed (any status)."""
+    import hashlib
+
+    digest = hashlib.sha256(fingerprint.encode("utf-8", "replace")).hexdigest()
+    return rows.by_fingerprint(conn, project_id, digest) is not None
+
+
+def decide_all(
+    conn: Connection, project: Project, kind: str, *, approve_them: bool, note: str | None = None
+) -> list[dict[str, Any]]:
+    """Approve (or reject) every pending candidate of `kind`, one decision each, as a
+    person would one by one; the decisions."""
+    done: list[dict[str, Any]] = []
+    while True:
+        batch = pending(conn, project, kind=kind, limit=100)
+        if not batch:
+            return done
+        for c in batch:
+            if approve_them:
+                done.append(approve(conn, project, c["id"], actor="user", note=note))
+            else:
+                done.append(reject(conn, project, c["id"], actor="user", note=note))
 
 
 def pending(
