@@ -120,3 +120,63 @@ def test_a_broken_file_applies_nothing_and_says_which(shared, capsys, monkeypatc
     conn = db.connect()
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
     conn.close()
+
+
+def test_two_clones_exchange_memories_through_a_commit_and_a_merge(tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    from conftest import git_env
+
+    env = git_env(tmp_path)
+
+    def git(where, *args: str) -> str:
+        done = subprocess.run(["git", "-C", str(where), *args], env=env, check=True,
+                              capture_output=True, text=True)  # fmt: skip
+        return done.stdout
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], env=env, check=True)
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(origin), str(seed)], env=env, check=True)
+    (seed / ".waymark.toml").write_text("[repository]\nshare = true\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "opt in")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        subprocess.run(["git", "clone", "-q", str(origin), str(clone)], env=env, check=True)
+
+    def at(clone, home: str) -> None:
+        monkeypatch.chdir(clone)
+        machine(monkeypatch, tmp_path, home)
+
+    at(one, "a")
+    base = cli(capsys, "remember", "--type", "decision", "--content", "Releases are cut on Mondays")
+    cli(capsys, "share", "export")
+    git(one, "add", ".waymark")
+    git(one, "commit", "-qm", "share memories")
+    git(one, "push", "-q", "origin", "HEAD:main")
+    at(two, "b")
+    git(two, "pull", "-q", "--no-rebase", "origin", "main")
+    assert cli(capsys, "share", "import")["applied"] == 1
+    # Both revise the same memory and add one of their own, each on their clone.
+    cli(capsys, "supersede", base["memory"]["id"], "--content", "Releases are cut on Tuesdays")
+    theirs = cli(capsys, "remember", "--content", "Staging resets nightly at 02:00")
+    cli(capsys, "share", "export")
+    git(two, "add", ".waymark")
+    git(two, "commit", "-qm", "two's memories")
+    git(two, "push", "-q", "origin", "HEAD:main")
+    at(one, "a")
+    cli(capsys, "supersede", base["memory"]["id"], "--content", "Releases are cut on Wednesdays")
+    cli(capsys, "share", "export")
+    git(one, "add", ".waymark")
+    git(one, "commit", "-qm", "one's memories")
+    git(one, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")  # a real merge: clean
+    assert "Merge" in git(one, "log", "-1", "--format=%s")
+    assert not git(one, "diff", "--name-only", "--diff-filter=U")
+    got = cli(capsys, "share", "import")
+    assert (
+        cli(capsys, "show", theirs["memory"]["id"])["content"] == "Staging resets nightly at 02:00"
+    )
+    assert got["conflict"] + got["overtaken"] == 1  # two revisions of one memory: reviewed
+    assert len(cli(capsys, "candidates", "--kind", "conflict")["results"]) == 1

@@ -77,7 +77,7 @@ def export(conn: Connection, project: Project, *, dry_run: bool = False) -> dict
         path = os.path.join(folder, f"{memory.id}.json")
         text = record_text(record)
         there = _read(path)
-        if there is not None and there.get("updated_at", "") > record["updated_at"]:
+        if there is not None and there.get("updated_at", "") > memory.updated_at:
             counts["newer_there"] += 1
             continue
         if there is not None and record_text(there) == text:
@@ -102,12 +102,14 @@ def export(conn: Connection, project: Project, *, dry_run: bool = False) -> dict
     return {**counts, "folder": folder, "dry_run": dry_run}
 
 
-RETIRED_KEEPS = ("id", "type", "status", "superseded_by", "created_at", "updated_at", "key")
+RETIRED_KEEPS = ("id", "type", "status", "created_at")
 
 
 def _retired(record: dict[str, Any]) -> dict[str, Any]:
     """A superseded, archived or erased memory travels as its state only: no text (history
-    stays on the machines that had it; a newcomer has no use for it)."""
+    stays on the machines that had it; a newcomer has no use for it), and nothing that
+    differs between two clones that retired it alike (no time, no successor: that one's
+    own file names what it replaces), so their merge is clean."""
     out = {k: record.get(k) for k in RETIRED_KEEPS}
     return {**out, "title": "", "content": "", "tags": []}
 
@@ -126,7 +128,7 @@ def _read(path: str) -> dict[str, Any] | None:
     return found
 
 
-REQUIRED = ("id", "type", "title", "content", "status", "created_at", "updated_at")
+REQUIRED = ("id", "type", "title", "content", "status", "created_at")
 
 
 def import_(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[str, Any]:
@@ -146,11 +148,9 @@ def import_(conn: Connection, project: Project, *, dry_run: bool = False) -> dic
                                   f" ({'missing ' + ', '.join(missing) if missing else 'its name is not its id'});"
                                   " nothing was applied")  # fmt: skip
         records.append(record)
-    # New memories first, oldest first (a revision after what it replaces), then what
-    # retired, in the order it did: a state change never names a memory not here yet.
-    records.sort(key=lambda r: (r["status"] != "active",
-                                r["created_at"] if r["status"] == "active" else r["updated_at"],
-                                r["id"]))  # fmt: skip
+    # New memories first, oldest first (a revision after what it replaces), then the
+    # retired ones: a state change never names a memory not here yet.
+    records.sort(key=lambda r: (r["status"] != "active", r["created_at"], r["id"]))
     counts = {"read": len(records), "applied": 0, "unchanged": 0, "conflict": 0, "overtaken": 0}
     if dry_run:
         counts["new"] = sum(1 for r in records if local_memories.get_memory(conn, r["id"]) is None)
@@ -161,11 +161,8 @@ def import_(conn: Connection, project: Project, *, dry_run: bool = False) -> dic
     conflicted = []
     with db.write(conn):
         for record in records:
-            if (
-                record["status"] != "active"
-                and local_memories.get_memory(conn, record["id"]) is None
-            ):
-                counts["unchanged"] += 1  # retired before this machine ever had it
+            if record["status"] != "active":
+                counts[_retire(conn, project, record)] += 1
                 continue
             outcome = team_sync.apply_memory(
                 conn, project, {**record, "_author": "repository", "_machine": "repository"},
@@ -175,3 +172,23 @@ def import_(conn: Connection, project: Project, *, dry_run: bool = False) -> dic
             if outcome in ("conflict", "overtaken"):
                 conflicted.append(record["id"])
     return {**counts, "conflicted": conflicted, "at": clock.now()}
+
+
+def _retire(conn: Connection, project: Project, record: dict[str, Any]) -> str:
+    """A retired memory's state, applied here: archived or erased as the file says; a
+    superseded one only through its successor's file (which names it)."""
+    from waymark.storage.events import log_event
+
+    local = local_memories.get_memory(conn, record["id"])
+    if local is None or local.status != "active" or record["status"] == "superseded":
+        return "unchanged"  # retired before this machine had it, or already, or by its successor
+    stamp = clock.now()
+    if record["status"] == "archived":
+        local_memories.mark_archived(conn, local.id, stamp)
+    elif record["status"] == "erased":
+        local_memories.erase_payload(conn, local.id, "erased in the repository", stamp)
+    else:
+        return "unchanged"
+    log_event(conn, "team.pull", project_id=project.id, memory_id=local.id, actor="import",
+              team_op=f"repository.{record['status']}", author="repository")  # fmt: skip
+    return "applied"
