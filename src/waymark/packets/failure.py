@@ -53,12 +53,9 @@ def failure_packet(
     signature = str(failure["signature"])
     raw = signature.encode("utf-8")
     key = f"error:{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
-    seen = sessions.injected(conn, session_id)
-    if agent_id:
-        from waymark.packets.seen import seen_prefix
+    from waymark.packets.seen import seen_by
 
-        prefix = seen_prefix(agent_id)
-        seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
+    seen = seen_by(conn, session_id, agent_id)
     if key in seen:
         return None
     earlier = sessions.failures_by_signature(

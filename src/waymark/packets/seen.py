@@ -26,6 +26,16 @@ def seen_prefix(agent_id: str | None) -> str:
     return scrub(agent_id)[0] + ":"
 
 
+def seen_by(conn: Connection, session_id: str, agent_id: str | None = None) -> set[str]:
+    """What the session has been shown; inside a subagent, that subagent's own (its context
+    is not the parent's: what it was shown carries its id)."""
+    seen = sessions.injected(conn, session_id)
+    if not agent_id:
+        return seen
+    prefix = seen_prefix(agent_id)
+    return {k[len(prefix) :] for k in seen if k.startswith(prefix)}
+
+
 def note_injected(
     conn: Connection,
     session_id: str,

@@ -64,12 +64,9 @@ def tool_packet(
     rel = normalise(project, [os.path.join(where or "", p) for p in named])
     if not rel and not command:
         return None, None
-    seen = sessions.injected(conn, session_id)
-    if agent_id:  # a subagent's context is its own: what it was shown carries its id
-        from waymark.packets.seen import seen_prefix
+    from waymark.packets.seen import seen_by
 
-        prefix = seen_prefix(agent_id)
-        seen = {k[len(prefix) :] for k in seen if k.startswith(prefix)}
+    seen = seen_by(conn, session_id, agent_id)
     guarded = _configured(cwd, project)
     # A guard's reason names a memory even when it was shown: only then are the seen read.
     scoped = _scoped(conn, project, rel, frozenset() if guarded else seen) if rel else []
