@@ -8,7 +8,8 @@ with varied prompts, PreToolUse before Bash and before Write, PostToolUse after 
 Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
 each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
-(`python -m waymark mcp`) is started and UserPromptSubmit measured again on the warm path.
+(`python -m waymark mcp`) is started and UserPromptSubmit and PostToolUseFailure measured again
+on the warm path (the server embeds the prompt; it records the failure and makes its hint).
 Targets (p95 / floor p95): UserPromptSubmit and SessionStart 4x at 10k and 6x at 100k,
 PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x, PostToolUseFailure 2x. PreToolUse (Bash) and (Write) run
 in a fresh session each time: everything known is new, so each run injects and records, the
@@ -256,6 +257,10 @@ MODULES = {
 }
 
 
+# The hooks the warm MCP server answers: the prompt's semantic recall, a failed command.
+WARM = ("UserPromptSubmit", "PostToolUseFailure (Bash)")
+
+
 def timed(argv: list[str], data: bytes | None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     done = subprocess.run(argv, input=data, capture_output=True, timeout=60)
@@ -410,11 +415,11 @@ def measure(size: int, tmp: pathlib.Path, args: argparse.Namespace) -> dict:
     hooks = [h for h in MODULES if not args.hooks or h.split(" (")[0] in args.hooks.split(",")]
     lexical = run_hooks(env, hooks, args.runs, rng)
     if args.profile:
-        profile(env, ["SessionStart", "UserPromptSubmit"], rng)
+        profile(env, hooks, rng)
     with open(tmp / f"mcp-{size}.log", "w", encoding="utf-8") as log:
         proc, ready_s = start_server(env["project"].id, log)
         try:
-            warm_runs = run_hooks(env, ["UserPromptSubmit"], args.runs, rng)
+            warm_runs = run_hooks(env, [h for h in WARM if h in hooks] or WARM[:1], args.runs, rng)
             asks = ask_times(env, args.asks)
         finally:
             how = stop_server(proc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .event import Event, from_payload
+from .event import Event, exit_code_after, from_payload
 
 
 def normalise(data: dict, name: str) -> Event:
@@ -12,12 +12,10 @@ def normalise(data: dict, name: str) -> Event:
     error = data.get("error") if isinstance(data.get("error"), str) else None
     if name == "PostToolUseFailure":
         failed = True
-        import re  # only a failure pays for it (~6 ms in a hook)
-
-        match = re.match(r"^Exit code (\d+)", error or "")
-        exit_code = int(match.group(1)) if match else None
-        if match and error:
-            error = error[match.end() :].lstrip("\n")
+        found = exit_code_after(error or "", ("exit code ",), at_start=True)
+        exit_code = found[0] if found and found[0] >= 0 else None
+        if found and found[0] >= 0 and error:
+            error = error[found[1] :].lstrip("\n")
     elif isinstance(tool_response, dict) and name == "PostToolUse":
         failed = bool(tool_response.get("interrupted"))  # a failed call is PostToolUseFailure
     return from_payload("claude-code", data, name, failed=failed, exit_code=exit_code, error=error)

@@ -9,9 +9,9 @@ completed item, so a failure is known without parsing the output.
 
 from __future__ import annotations
 
-from .event import Event, from_payload
+from .event import Event, exit_code_after, from_payload
 
-_EXIT_PATTERN = r"(?:exit code|exited with code|Exit code:?)\s*(-?\d+)"
+EXIT_PHRASES = ("exit code", "exited with code")  # then an optional colon and the code
 
 
 def normalise(data: dict, name: str) -> Event:
@@ -23,14 +23,9 @@ def normalise(data: dict, name: str) -> Event:
             exit_code, failed = code, code != 0
             error = response.get("stderr") or response.get("output")
     elif isinstance(response, str):
-        tail = response[-2000:]
-        match = None
-        if "code" in tail.lower():  # every pattern says "code": most outputs skip `re` (~6 ms)
-            import re
-
-            match = re.search(_EXIT_PATTERN, tail, re.IGNORECASE)
-        if match and match.group(1) != "0":
-            exit_code, failed, error = int(match.group(1)), True, response
+        found = exit_code_after(response[-2000:], EXIT_PHRASES)
+        if found and found[0] != 0:
+            exit_code, failed, error = found[0], True, response
         elif name == "PostToolUse" and data.get("tool_name") == "Bash":
             exit_code = rollout_exit_code(data.get("transcript_path"), data.get("tool_use_id"))
             if exit_code is not None:

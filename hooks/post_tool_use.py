@@ -19,15 +19,21 @@ NAME = "PostToolUse"
 
 def handle(ctx: Context) -> str | None:
     event = ctx.event
-    if not event.tool_name or not ctx.capturing() or not ctx.records:
-        return None  # read-only: this session or project is never recorded
-    from waymark.handoff.ledger import record_tool
-
+    if not event.tool_name:
+        return None
     given = {
         "paths": edited_paths(event), "command": shell_command(event), "failed": event.failed,
         "tool_name": event.tool_name, "exit_code": event.exit_code, "error": event.error,
         "cwd": event.cwd, "looked_at": _looked_at(event),
     }  # fmt: skip
+    if event.failed and given["command"] and ctx.key:
+        answered = _warm_failure(ctx, given)
+        if answered is not None:
+            return answered[0]
+    if not ctx.capturing() or not ctx.records:
+        return None  # read-only: this session or project is never recorded
+    from waymark.handoff.ledger import record_tool
+
     try:
         kept = record_tool(ctx.conn, ctx.project, event.session_id, event.client, **given)
     except BaseException as exc:
@@ -43,6 +49,36 @@ def handle(ctx: Context) -> str | None:
     if kept and _long_shell_output(event):
         return _trimmed(ctx)
     return None
+
+
+WARM_FAILURE_S = 0.3  # then the hook records it itself; the delivery key keeps it single
+
+
+def _warm_failure(ctx: Context, given: dict) -> tuple[str | None] | None:
+    """A failed command recorded, and its packet made, by the warm MCP server, which has
+    everything loaded (a process of its own pays ~10 ms of imports, the redactor's `re`
+    among them): (the output,), or None when no server answered. A request that reached the
+    server carries the event's delivery key on to the local fallback (`given["key"]`), so
+    a reply that missed the deadline never means the failure is recorded twice."""
+    from waymark.recall import warm
+
+    event = ctx.event
+    request = {
+        "op": "failure", "given": {**given, "key": ctx.key},
+        "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
+                  "client": event.client, "name": event.name, "agent_id": event.agent_id},
+    }  # fmt: skip
+    pending = warm.send(request, WARM_FAILURE_S)
+    if pending is None:
+        return None  # no server: nothing of this event reached one
+    given["key"] = ctx.key
+    reply = pending.reply()
+    if reply is None or not reply.get("ok"):
+        if reply is not None:
+            log(NAME, f"warm failure request refused: {reply.get('error')}")
+        return None
+    text = reply.get("text")
+    return (context_output(event.name, text) if isinstance(text, str) and text else None,)
 
 
 def _failure_context(ctx: Context) -> str | None:

@@ -43,6 +43,7 @@ class Context:
         self._conn: Connection | None = None
         self._project: Project | None = None
         self.records = False  # may this event be recorded (capture mode on), or only read
+        self.key: str | None = None  # the delivery key (`delivery_key`) of this event
 
     @property
     def conn(self) -> Connection:
@@ -61,22 +62,17 @@ class Context:
         """True where hooks capture: every git repository by default, or only the projects
         the user enabled (capture.all_git_repos off). Finds the project without writing
         where capture is off, and creates no database outside a git repository."""
-        from waymark.errors import NotFound
-        from waymark.projects.capture import all_git_repos, policy
+        from waymark.projects.capture import all_git_repos, hook_project
         from waymark.projects.locate import locate
-        from waymark.projects.resolve import resolve
 
         cwd = self.event.cwd or os.getcwd()
         no_store = not os.path.exists(home.db_path())
         if no_store and (not all_git_repos(None) or locate(cwd).how == "directory"):
             return False
-        try:
-            self._project = resolve(self.conn, None, cwd=cwd, bind=False)
-        except NotFound:
-            if not all_git_repos(self.conn) or locate(cwd).how == "directory":
-                return False
-            self._project = resolve(self.conn, None, cwd=cwd)
-        chosen = policy(self.conn, self._project, self.event.session_id)
+        found = hook_project(self.conn, cwd, self.event.session_id)
+        if found is None:
+            return False
+        self._project, chosen = found
         self.records = bool(chosen["records"])
         return bool(chosen["enabled"])
 
@@ -96,10 +92,12 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         data = parse_payload(raw)
         if data is not None:
             outcome = "repeat"
-        if data is not None and first_delivery(name, raw):
+        key = delivery_key(name, raw)
+        if data is not None and first_delivery(key):
             outcome = "ok"
             _replay_spool()
             ctx = Context(normalise(client, data, name))
+            ctx.key = key
             out = handler(ctx)
             if out:
                 sys.stdout.write(out)
@@ -224,16 +222,21 @@ DEDUPE_DIR = "hookruns"
 DEDUPE_WINDOW_S = 30.0
 
 
-def first_delivery(name: str, raw: bytes) -> bool:
+def delivery_key(name: str, raw: bytes) -> str:
+    """What names one delivery of one event: its name and its payload's length and checksums
+    (payloads carry unique ids: a tool call's, a prompt's)."""
+    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
+
+    return f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+
+
+def first_delivery(key: str) -> bool:
     """False when this exact event was already delivered to Waymark: the plugin route and
     the `waymark install` route may both be registered, and each event must run once."""
     if not os.path.isdir(home.data_home()):
         return True
-    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
-
     from .markers import mark
 
-    key = f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
     try:
         return not mark(DEDUPE_DIR, key, DEDUPE_WINDOW_S)
     except OSError:

@@ -7,6 +7,7 @@ PostToolUseFailure, Codex's PostToolUse with a non-zero exit), over a real datab
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
@@ -193,3 +194,109 @@ def test_the_packet_stays_within_its_budget(conn, enabled, repo):
 
     assert estimate(said) <= 200
     assert 1 <= len([line for line in said.splitlines() if line.startswith("- ")]) <= 3
+
+
+def _rows(conn, session: str) -> tuple[int, int]:
+    """(command_failures rows, ledger failure rows) of one session."""
+    cf = conn.execute("SELECT count(*) FROM command_failures WHERE session_id = ?", (session,))
+    ledger = conn.execute(
+        "SELECT count(*) FROM session_ledger WHERE session_id = ? AND kind = 'failure'", (session,)
+    )
+    return cf.fetchone()[0], ledger.fetchone()[0]
+
+
+@pytest.mark.parametrize("client", ["claude-code", "codex"])
+def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_hint(
+    conn, enabled, repo, client
+):
+    from test_server_process import start_server, wait_for
+    from waymark.recall import warm
+
+    server = start_server(repo)
+    try:
+        refused = {"op": "failure", "event": {}, "given": {}}  # answered without the model
+        assert wait_for(lambda: warm.ask(refused, 0.5) is not None), "the server never answered"
+        first, second = f"w1-{uuid.uuid4().hex[:6]}", f"w2-{uuid.uuid4().hex[:6]}"
+        assert fail(client, repo, first, "python -m pytest", TRACE.format(n=3)) is None
+        succeed(client, repo, first, "pip install requests-mock")
+        succeed(client, repo, first, "python -m pytest")
+        said = fail(client, repo, second, "python -m pytest -x", TRACE.format(n=9))
+        assert said is not None and "`pip install requests-mock`" in said
+        assert _rows(conn, first) == (1, 1) and _rows(conn, second) == (1, 1)
+        # The server's own answer to the same request shape, straight from the socket.
+        event, data = failed(client, repo, "w3", "python -m pytest", TRACE.format(n=2))
+        request = {
+            "op": "failure",
+            "event": {"cwd": str(repo), "session_id": "w3", "client": client, "name": event},
+            "given": {"command": "python -m pytest", "failed": True, "tool_name": "Bash",
+                      "exit_code": 1, "error": TRACE.format(n=2), "cwd": str(repo),
+                      "key": "test-w3"},
+        }  # fmt: skip
+        reply = warm.ask(request, 5.0)
+        assert reply is not None and reply["ok"] and reply["recorded"] is True
+        assert "`pip install requests-mock`" in reply["text"]
+        again = warm.ask(request, 5.0)  # the same delivery key: recorded once
+        assert again == {"ok": True, "recorded": False, "text": None}
+        assert _rows(conn, "w3") == (1, 1)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+        for stream in (server.stdout, server.stderr):
+            stream.close()
+
+
+def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure_twice(
+    conn, enabled, repo
+):
+    from waymark.packets import failure
+    from waymark.recall import warm
+
+    def slow(request):  # records it, then answers after the hook stopped waiting
+        own = db.connect()
+        try:
+            reply = failure.answer(own, request)
+        finally:
+            own.close()
+        time.sleep(1.0)
+        return reply
+
+    server = warm.start(slow)
+    assert server is not None
+    try:
+        started = time.monotonic()
+        assert (
+            fail("claude-code", repo, "late", "make build", "fatal: missing header foo.h") is None
+        )
+        assert time.monotonic() - started < 5
+    finally:
+        server.stop()
+    assert _rows(conn, "late") == (1, 1)
+    (key,) = conn.execute("SELECT key FROM hook_deliveries").fetchone()
+    assert key.startswith("PostToolUseFailure-")
+
+
+def test_a_server_that_refuses_leaves_the_failure_to_the_hook(conn, enabled, repo):
+    from waymark.recall import warm
+
+    server = warm.start(lambda request: {"ok": False, "error": "unknown op"})
+    assert server is not None
+    try:
+        assert fail("claude-code", repo, "r1", "make build", "fatal: missing header foo.h") is None
+        said = fail("claude-code", repo, "r2", "make build", "fatal: missing header foo.h")
+    finally:
+        server.stop()
+    assert said is not None and "never passed on a later run" in said
+    assert _rows(conn, "r1") == (1, 1) and _rows(conn, "r2") == (1, 1)
+
+
+def test_a_malformed_failure_request_is_refused_and_records_nothing(conn, enabled, repo):
+    from waymark.packets import failure
+
+    event = {"cwd": str(repo), "session_id": "m", "client": "codex", "name": "PostToolUse"}
+    for given in ({}, {"key": "k", "command": 3}, {"key": "k", "paths": "a.py"},
+                  {"key": "k", "exit_code": True}, {"key": "k", "sql": "x"}):  # fmt: skip
+        reply = failure.answer(conn, {"op": "failure", "event": event, "given": given})
+        assert reply["ok"] is False and reply["error"]
+    reply = failure.answer(conn, {"op": "failure", "event": {"cwd": 1}, "given": {"key": "k"}})
+    assert reply["ok"] is False
+    assert _rows(conn, "m") == (0, 0)

@@ -874,3 +874,31 @@ def test_an_invalid_project_name_is_logged_redacted(enabled, repo, name):
     log = pathlib.Path(home.data_home(), "hooks.log").read_text(encoding="utf-8")
     assert "is invalid" in log and "[REDACTED:" in log
     assert name.split()[0].split("=")[-1] not in log
+
+
+@pytest.mark.parametrize(
+    ("output", "code"),
+    [
+        ("Process exited with code 2\nOutput:\nboom", 2),
+        ("Exit code: 127\nbash: nope: command not found", 127),
+        ("exit code -1 (killed)", -1),
+        ("the exit code was unknown; later: Exit code 3", 3),
+        ("Process exited with code 0\nOutput:\nfine", None),
+        ("no code here", None),
+    ],
+)
+def test_a_codex_shell_output_says_its_exit_code_without_a_regex(output, code):
+    from waymark.hooks.codex import normalise
+
+    event = normalise({"tool_name": "Bash", "tool_response": output, "session_id": "s"},
+                      "PostToolUse")  # fmt: skip
+    assert event.exit_code == code and event.failed is (True if code else None)
+
+
+def test_claude_codes_failure_error_loses_its_exit_code_line():
+    from waymark.hooks.claude import normalise
+
+    event = normalise({"error": "Exit code 2\nE   boom", "session_id": "s"}, "PostToolUseFailure")
+    assert (event.failed, event.exit_code, event.error) == (True, 2, "E   boom")
+    event = normalise({"error": "Command timed out", "session_id": "s"}, "PostToolUseFailure")
+    assert (event.failed, event.exit_code, event.error) == (True, None, "Command timed out")

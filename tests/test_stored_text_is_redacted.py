@@ -73,6 +73,7 @@ STRUCTURAL = {
     # Folders and links are real paths Waymark resolved (a note's own path is free text).
     "note_folders": {"project_id", "path", "added_at"},
     "note_links": {"project_id", "src", "dst"},
+    "hook_deliveries": {"key", "at"},  # an event name and its payload's length and checksums
     "section_use": {"project_id", "section", "at"},
     # Commit ids and paths from git's own output, its states; a person's reason is in events.
     "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",

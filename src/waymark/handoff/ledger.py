@@ -63,11 +63,14 @@ def record_tool(
     error: str | None = None,
     cwd: str | None = None,
     looked_at: str | None = None,
+    key: str | None = None,
 ) -> bool:
     """Files an edit tool changed; a failed command with a bounded, redacted error tail; and
     the call as one step of the session's work map (`looked_at`: the file a read names).
     What the project's capture rules ignore (`projects.ignore`) is dropped before any write:
-    an ignored edit or command never enters storage. True when the event was recorded."""
+    an ignored edit or command never enters storage. `key` is the hook event's delivery key:
+    an event already recorded under it (by the warm server, for a hook that then missed its
+    deadline) is not recorded again. True when the event was recorded."""
     from waymark.base import shell
     from waymark.projects import ignore
 
@@ -93,6 +96,8 @@ def record_tool(
         else []
     )
     with db.write(conn):
+        if key is not None and not sessions.claim_delivery(conn, key, stamp, _day_before()):
+            return False
         sessions.add_edits(conn, session_id, stamp, dict.fromkeys(edited))
         if edited:  # only the project's own files are work to hand off
             sessions.update_session(conn, session_id, last_change_at=stamp)
@@ -128,6 +133,15 @@ def record_tool(
         with db.write(conn):  # its own transaction: a failed proposal loses no ledger write
             propose_lesson(conn, project.id, session_id, earlier_failures(conn, project, command))
     return True
+
+
+def _day_before() -> str:
+    import time
+
+    return clock.second(time.time() - DELIVERY_KEPT_S)
+
+
+DELIVERY_KEPT_S = 86400  # a delivery key outlives any hook's deadline by far
 
 
 def _step_target(

@@ -187,3 +187,49 @@ def _words(text: str) -> list[str]:
     import re
 
     return [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)]
+
+
+# What a hook hands over with a failed command (`ledger.record_tool`'s arguments).
+GIVEN = {
+    "paths": list, "command": str, "failed": bool, "tool_name": str, "exit_code": int,
+    "error": str, "cwd": str, "looked_at": str, "key": str,
+}  # fmt: skip
+EVENT = ("cwd", "session_id", "client", "name")
+
+
+def answer(conn: Connection, request: dict) -> dict:
+    """The warm server's reply to a `failure` request: a hook's failed command recorded
+    (once, by its delivery key) where hooks record, and the packet to inject, if any.
+    `{"ok": true, "recorded": bool, "text": str | None}`."""
+    event, given = request.get("event"), request.get("given")
+    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in EVENT):
+        return {"ok": False, "error": f"event must carry {', '.join(EVENT)} as strings"}
+    if not isinstance(given, dict) or not isinstance(given.get("key"), str):
+        return {"ok": False, "error": "given must be an object with the delivery key"}
+    wrong = [k for k, v in given.items() if v is not None and not _typed(k, v)]
+    if wrong:
+        return {"ok": False, "error": f"unexpected or mistyped fields: {', '.join(sorted(wrong))}"}
+    from waymark.handoff.ledger import record_tool
+    from waymark.projects.capture import hook_project
+
+    found = hook_project(conn, event["cwd"], event["session_id"])
+    if found is None or not (found[1]["enabled"] and found[1]["records"]):
+        return {"ok": True, "recorded": False, "text": None}
+    project, session = found[0], event["session_id"]
+    if not record_tool(conn, project, session, event["client"], **given):
+        return {"ok": True, "recorded": False, "text": None}
+    agent = event.get("agent_id") if isinstance(event.get("agent_id"), str) else None
+    text = None
+    if given.get("failed") and given.get("command"):
+        text = failure_packet(conn, project, session, event["client"], hook=event["name"],
+                              agent_id=agent)  # fmt: skip
+    return {"ok": True, "recorded": True, "text": text}
+
+
+def _typed(key: str, value: object) -> bool:
+    kind = GIVEN.get(key)
+    if kind is None or (kind is int and isinstance(value, bool)):
+        return False
+    if kind is list:
+        return isinstance(value, list) and all(isinstance(p, str) for p in value)
+    return isinstance(value, kind)

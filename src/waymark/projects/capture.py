@@ -46,6 +46,26 @@ def policy(conn: Connection, project: Project, session_id: str | None = None) ->
     return _mode("off", why)
 
 
+def hook_project(
+    conn: Connection, cwd: str, session_id: str | None
+) -> tuple[Project, dict[str, Any]] | None:
+    """The project a hook event in `cwd` belongs to and its `policy`, or None where hooks
+    never capture (a plain folder, or any repository while capture is per project and
+    this one was never enabled). Creates the project of a git repository only when every
+    repository is captured."""
+    from waymark.errors import NotFound
+    from waymark.projects.locate import locate
+    from waymark.projects.resolve import resolve
+
+    try:
+        project = resolve(conn, None, cwd=cwd, bind=False)
+    except NotFound:
+        if not all_git_repos(conn) or locate(cwd).how == "directory":
+            return None
+        project = resolve(conn, None, cwd=cwd)
+    return project, policy(conn, project, session_id)
+
+
 def _mode(mode: str, why: str) -> dict[str, Any]:
     return {
         "enabled": mode != "off",

@@ -313,6 +313,11 @@ class State:
             conn.close()
 
     def _answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "failure":  # a hook's failed command: needs no model
+            from waymark.packets import failure
+
+            with self.conn() as conn:
+                return failure.answer(conn, request)
         if self.embedder is None:
             return {"ok": False, "error": f"semantic recall not ready: {self.model_note}"}
         with self.conn() as conn:

@@ -867,6 +867,15 @@ CREATE TABLE note_links (
 );
 """
 
+# A hook event the warm server recorded for a hook, by the hook's delivery key: the hook's own
+# fallback after a missed deadline then finds it claimed and records nothing twice.
+M040_HOOK_DELIVERIES = """
+CREATE TABLE hook_deliveries (
+    key  TEXT PRIMARY KEY,
+    at   TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -907,6 +916,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m037_notes", M037_NOTES),
     ("m038_procedures", M038_PROCEDURES),
     ("m039_note_folders", M039_NOTE_FOLDERS),
+    ("m040_hook_deliveries", M040_HOOK_DELIVERIES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -83,6 +83,15 @@ def add_failure(
     )
 
 
+def claim_delivery(conn: Connection, key: str, stamp: str, forget_before: str) -> bool:
+    """Claim a hook event's delivery key (inside the write that records it): False when it
+    was claimed already, so the event is recorded once whoever got there first. Keys older
+    than `forget_before` are let go."""
+    conn.execute("DELETE FROM hook_deliveries WHERE at < ?", (forget_before,))
+    conn.execute("INSERT OR IGNORE INTO hook_deliveries (key, at) VALUES (?, ?)", (key, stamp))
+    return bool(conn.changes())
+
+
 def edited(conn: Connection, session_id: str) -> set[str]:
     """Every path the session's ledger records as edited."""
     return {
