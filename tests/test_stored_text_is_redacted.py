@@ -37,6 +37,7 @@ FREE_TEXT = {
     "memory_feedback": {"terms"},
     "observations": {"links", "note"},
     "notes": {"path", "heading", "description"},
+    "dbt_nodes": {"description", "message"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.
@@ -73,7 +74,15 @@ STRUCTURAL = {
     # Folders and links are real paths Waymark resolved (a note's own path is free text).
     "note_folders": {"project_id", "path", "added_at"},
     "note_links": {"project_id", "src", "dst"},
-    "hook_deliveries": {"key", "at"},  # an event name and its payload's length and checksums
+    "hook_deliveries": {"key", "at"},
+    # Names and paths parsed from a dbt project's own files, dbt's statuses, stats and times.
+    "dbt_projects": {"project_id", "root", "name", "target", "manifest_stat", "manifest_at",
+                     "dbt_version", "results_stat", "results_at", "sources_stat", "sources_at",
+                     "read_at"},
+    "dbt_nodes": {"project_id", "unique_id", "root", "kind", "name", "path", "checksum",
+                  "materialized", "attached", "column_name", "status", "result_at",
+                  "freshness", "loaded_at", "checked_at"},
+    "dbt_edges": {"project_id", "root", "parent", "child"},  # an event name and its payload's length and checksums
     "section_use": {"project_id", "section", "at"},
     # Commit ids and paths from git's own output, its states; a person's reason is in events.
     "outcomes": {"item_id", "project_id", "kind", "commits", "files", "state", "reverted_by",
@@ -203,8 +212,25 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     (repo / "procedures").mkdir(exist_ok=True)
     (repo / "procedures" / "rotate.md").write_text(
         f"---\nname: rotate\ndescription: use {s['openai']} to rotate\n---\nsteps\n")  # fmt: skip
+    # A dbt project's artifacts: a secret in a model's description and in a test's message.
+    (repo / "dbt_project.yml").write_text("name: shop\n", encoding="utf-8")
+    (repo / "target").mkdir()
+    (repo / "target" / "manifest.json").write_text(json.dumps({"nodes": {
+        "model.shop.m": {"unique_id": "model.shop.m", "resource_type": "model", "name": "m",
+                         "package_name": "shop", "original_file_path": "models/m.sql",
+                         "description": f"reads with {s['aws']}"},
+        "test.shop.t": {"unique_id": "test.shop.t", "resource_type": "test", "name": "t",
+                        "package_name": "shop", "attached_node": "model.shop.m"}},
+        "parent_map": {"test.shop.t": ["model.shop.m"]}}), encoding="utf-8")  # fmt: skip
+    (repo / "target" / "run_results.json").write_text(json.dumps({"results": [
+        {"unique_id": "test.shop.t", "status": "error",
+         "message": f"Database Error: password authentication failed for {s['slack']}"}]}),
+        encoding="utf-8")  # fmt: skip
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, capture_output=True)
     assert main(["notes", "refresh"]) == 0
+    assert main(["dbt", "refresh"]) == 0
+    assert conn.execute("SELECT count(*) FROM dbt_nodes WHERE message LIKE '%REDACTED%'"
+                        " OR description LIKE '%REDACTED%'").fetchone()[0] == 2  # fmt: skip
     # The hooks, as the clients run them.
     capture.set_enabled(conn, project, True)
     base = {"session_id": "hooked", "cwd": str(repo), "transcript_path": None}

@@ -19,6 +19,7 @@ from waymark.cli import (
     codemap,
     curation,
     data,
+    dbt,
     memory,
     observe,
     project,
@@ -31,7 +32,7 @@ from waymark.cli.common import Context, emit_error
 from waymark.errors import InternalError, UsageError, WaymarkError
 
 COMMAND_MODULES = (
-    memory, observe, recall, checkpoint, curation, codemap, project, data, team, setup, ui,
+    memory, observe, recall, checkpoint, curation, codemap, dbt, project, data, team, setup, ui,
 )  # fmt: skip
 
 

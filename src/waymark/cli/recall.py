@@ -71,7 +71,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--lexical", action="store_true", help="skip semantic search")
     p.add_argument("--no-notes", dest="notes", action="store_false",
-                   help="leave out the repository's note sections (`waymark notes`)")  # fmt: skip
+                   help="leave out the repository's note sections (`waymark notes`) and the "
+                   "dbt models the query names (`waymark dbt`)")  # fmt: skip
     p.add_argument(
         "--team", action="store_true",
         help="search the team store for this shared project (full text and meaning, on the "
@@ -201,11 +202,15 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
 
     noted = (notes.search(ctx.conn, project, args.query, NOTES_SHOWN, notes.ALL_KINDS)
              if args.notes else [])  # fmt: skip
+    from waymark.codemap import lineage
+
+    models = lineage.search(ctx.conn, project, args.query) if args.notes else []
     data = {
         "semantic": near is not None,
         "results": results,
         "below_relevance_floor": below,
         "notes": noted,
+        "dbt": models,
     }
     lines = [
         f"{i}. {h.memory.id}  {h.memory.type:<10} {h.memory.title}"
@@ -227,6 +232,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     lines += [(f"note: {n['cite']}" if n["kind"] == "note" else
                f"{n['kind']}: {n['heading']} ({n['path']}): {n['description'] or ''}".rstrip(": "))
               + ("" if n["state"] == "FRESH" else f"  [{n['state']}]") for n in noted]  # fmt: skip
+    lines += [m["line"] for m in models]
     if near is None and not args.lexical:
         lines.append("(lexical only: no embedding model on this machine; see `waymark index`)")
     if below:

@@ -113,7 +113,10 @@ def hash_paths(
         digest, size, why = _hash(os.path.join(root, rel), budget)
         entry: dict[str, Any] = {k: v for k, v in item.items() if k not in HASHED}
         entry.update(path=rel, size=size)
-        entry.update({"sha256": digest} if digest else {"unhashed": why})
+        if digest:
+            entry["sha256"] = digest
+        else:
+            entry["unhashed"] = why
         out.append(entry)
     return out
 

@@ -81,7 +81,8 @@ def tool_packet(
     warnings = [m for m in naming if m.id not in seen and m.id not in shown]
     impact = [d for d in _dependents(conn, project, edited) if d[0] not in seen]
     skills = [m for m in _skills(conn, project, command, rel) if m.id not in seen]
-    if not (fresh or approaches or failures or warnings or impact or skills):
+    models = [d for d in _dbt(conn, project, edited) if d[0] not in seen]
+    if not (fresh or approaches or failures or warnings or impact or skills or models):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
     from waymark.packets.lines import memory_line
@@ -131,6 +132,13 @@ def tool_packet(
             0,
             [(d[0], "the code map's static dependents") for d in impact],
         ),
+        Section(
+            "The dbt lineage",
+            [d[1] for d in models],
+            200,
+            0,
+            [(d[0], "dbt's manifest and latest results") for d in models],
+        ),
     ]
     from waymark.packets.render import shrunk
     from waymark.storage.sessions import section_factors
@@ -147,7 +155,7 @@ def tool_packet(
             session_id,
             [m.id for m in fresh + warnings + skills if m.id in text],
             receipt=(project.id, "PreToolUse", "tool", text, parts),
-            others=[k for k, line in approaches + failures + impact if line in text],
+            others=[k for k, line in approaches + failures + impact + models if line in text],
             new_session=None if sessions.session_exists(conn, session_id) else client,
             agent_id=agent_id,
         )
@@ -185,6 +193,19 @@ def _dependents(conn: Connection, project: Project, edited: list[str]) -> list[t
         if found:
             out.append((f"map:{found['snapshot']}:{path}", facts.dependents_line(path, found)))
     return out
+
+
+def _dbt(conn: Connection, project: Project, edited: list[str]) -> list[tuple[str, str]]:
+    """(seen key, line) of the dbt models the edited files define: their downstream models
+    and exposures and their failing tests (`codemap.lineage`); one index probe without dbt."""
+    from waymark.storage.dbt import any_project
+
+    if not edited or not any_project(conn, project.id):
+        return []
+    from waymark.codemap.lineage import edit_lines
+    from waymark.packets.render import fence_text
+
+    return [(key, fence_text(line)) for key, line in edit_lines(conn, project, edited)]
 
 
 def _scoped(

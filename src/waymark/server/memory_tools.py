@@ -117,6 +117,12 @@ def recall_tool(
         if found:  # the repository's own notes and procedures, cited: read the file itself
             keys = ("cite", "kind", "state", "snippet", "description")
             told["notes"] = [{k: n[k] for k in keys if n[k]} for n in found]
+        from waymark.codemap import lineage
+
+        models = lineage.search(conn, proj, query)
+        if models:  # dbt models the query names: their downstream and failing tests
+            told["dbt"] = [m["line"] for m in models]
+        if found or models:
             told["tokens"] = answer.cost(told)
         return cast(Recalled, told)
 

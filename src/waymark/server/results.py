@@ -117,6 +117,7 @@ class Recalled(TypedDict):
     packets: NotRequired[list[dict[str, Any]]]  # `packet`: past injections, line by line
     map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
     notes: NotRequired[list[dict[str, Any]]]  # the repository's note sections, cited
+    dbt: NotRequired[list[str]]  # dbt models the query names: downstream, failing tests
     team: NotRequired[str]  # `team`: the shared project's key in the team store
 
 

@@ -58,6 +58,7 @@ FIRST_MAP_TRIES = 10  # the project may appear with the client's SessionStart, j
 FIRST_MAP_WAIT_S = 1.0
 OUTCOMES_FIRST_S = 5.0  # after the start: the tools and the first map go first
 OUTCOMES_S = 1800.0  # then every half hour while the server runs
+DBT_S = 60.0  # how soon a dbt run's results reach the packets
 
 
 class State:
@@ -149,6 +150,7 @@ class State:
         threading.Thread(target=self._first_map, name="waymark-map", daemon=True).start()
         threading.Thread(target=self._team_sync, name="waymark-team", daemon=True).start()
         threading.Thread(target=self._outcomes, name="waymark-outcomes", daemon=True).start()
+        threading.Thread(target=self._dbt, name="waymark-dbt", daemon=True).start()
 
     def _first_map(self) -> None:
         """A captured project's first code map, built here so no hook waits for it
@@ -228,6 +230,35 @@ class State:
                 wait = 30.0  # no project here yet
             except Exception as exc:  # background work: log, never take the server down
                 log.warning("outcomes could not be read from git: %s", exc)
+            finally:
+                if conn is not None:
+                    conn.close()
+
+    def _dbt(self) -> None:
+        """What dbt last wrote (`codemap.dbt`): read at start and again within DBT_S of each
+        dbt run (a stat of each artifact when nothing changed), so the packets name the
+        failing tests of the latest run. Its own connection, behind the hooks."""
+        from waymark.base.launch import behind_the_hooks
+        from waymark.codemap import dbt
+
+        behind_the_hooks()
+        wait = OUTCOMES_FIRST_S
+        while not self._stopping.wait(wait):
+            wait = DBT_S
+            conn = None
+            try:
+                conn = db.connect()
+                project = self.project(conn, None, create=False)
+                done = dbt.refresh(conn, project)
+                for found in done["projects"]:
+                    if found["read"] or found["problems"]:
+                        log.info("dbt %s: read %s%s", found["root"] or ".",
+                                 ", ".join(found["read"]) or "nothing",
+                                 "; " + "; ".join(found["problems"]) if found["problems"] else "")  # fmt: skip
+            except errors.NotFound:
+                pass  # no project here yet
+            except Exception as exc:  # background work: log, never take the server down
+                log.warning("dbt artifacts could not be read: %s", exc)
             finally:
                 if conn is not None:
                     conn.close()

@@ -876,6 +876,60 @@ CREATE TABLE hook_deliveries (
 ) WITHOUT ROWID;
 """
 
+# A dbt project's artifacts (codemap/dbt.py): what its manifest says (models, sources, tests,
+# seeds, snapshots, exposures and the edges between them) and the latest results and source
+# freshness, read from target/ (dbt itself never runs). `root` is the dbt project's folder
+# from the repository's root ('' at the root). Each artifact's stat says when to read again.
+M041_DBT = """
+CREATE TABLE dbt_projects (
+    project_id      TEXT NOT NULL,
+    root            TEXT NOT NULL,
+    name            TEXT,
+    target          TEXT NOT NULL,
+    manifest_stat   TEXT,
+    manifest_at     TEXT,
+    dbt_version     TEXT,
+    results_stat    TEXT,
+    results_at      TEXT,
+    sources_stat    TEXT,
+    sources_at      TEXT,
+    read_at         TEXT NOT NULL,
+    PRIMARY KEY (project_id, root)
+) WITHOUT ROWID;
+CREATE TABLE dbt_nodes (
+    project_id      TEXT NOT NULL,
+    unique_id       TEXT NOT NULL,
+    root            TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    path            TEXT,
+    checksum        TEXT,
+    description     TEXT,
+    materialized    TEXT,
+    attached        TEXT,
+    column_name     TEXT,
+    status          TEXT,
+    message         TEXT,
+    result_at       TEXT,
+    freshness       TEXT,
+    loaded_at       TEXT,
+    age_s           REAL,
+    checked_at      TEXT,
+    PRIMARY KEY (project_id, unique_id)
+) WITHOUT ROWID;
+CREATE INDEX dbt_nodes_by_path ON dbt_nodes (project_id, path);
+CREATE INDEX dbt_nodes_by_name ON dbt_nodes (project_id, name);
+CREATE INDEX dbt_nodes_by_attached ON dbt_nodes (project_id, attached);
+CREATE TABLE dbt_edges (
+    project_id      TEXT NOT NULL,
+    root            TEXT NOT NULL,
+    parent          TEXT NOT NULL,
+    child           TEXT NOT NULL,
+    PRIMARY KEY (project_id, parent, child)
+) WITHOUT ROWID;
+CREATE INDEX dbt_edges_by_child ON dbt_edges (project_id, child, parent);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -917,6 +971,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m038_procedures", M038_PROCEDURES),
     ("m039_note_folders", M039_NOTE_FOLDERS),
     ("m040_hook_deliveries", M040_HOOK_DELIVERIES),
+    ("m041_dbt", M041_DBT),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

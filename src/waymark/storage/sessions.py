@@ -427,7 +427,7 @@ def steps(conn: Connection, session_id: str, limit: int) -> list[tuple[str, str 
         " ORDER BY seq DESC LIMIT ?",
         (session_id, limit),
     ).fetchall()
-    return [(str(t), g, str(o)) for t, g, o in reversed(rows)]
+    return [(str(t), None if g is None else str(g), str(o)) for t, g, o in reversed(rows)]
 
 
 def put_output(conn: Connection, row: dict[str, Any]) -> None:
@@ -527,7 +527,7 @@ def injected_per_session(
         " GROUP BY session_id ORDER BY min(at) DESC LIMIT ?",
         (project_id, limit),
     ).fetchall()
-    return [(str(s), str(at), int(t)) for s, at, t in reversed(found)]
+    return [(str(s), str(at), int(t or 0)) for s, at, t in reversed(found)]
 
 
 def shown_in(conn: Connection, session_id: str) -> list[str]:
