@@ -25,7 +25,10 @@ FOLDERS = {
 }
 # The storage seam: SQLite (`storage`) and its PostgreSQL sibling for the team store.
 SEAM = ("waymark.storage", "waymark.teamstore")
-ADAPTERS = ("waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server", "waymark.web")
+ADAPTERS = (
+    "waymark.hooks", "waymark.installers", "waymark.cli", "waymark.server", "waymark.web",
+    "waymark.proxy",
+)  # fmt: skip
 SEAM_MAY_IMPORT = ("waymark.base", "waymark.errors", "waymark.home")
 HEAVY = (
     "pydantic", "mcp", "fastembed", "numpy", "sqlite_vec", "onnxruntime", "onnx", "tree_sitter",
@@ -271,6 +274,7 @@ FLOORS = (
         "waymark.installers",
         "waymark.cli",
         "waymark.web",
+        "waymark.proxy",
         "waymark.__main__",
     ),
 )
@@ -309,7 +313,9 @@ def test_imports_run_down_the_wings_never_up_or_across():
     sorted(
         m
         for m in MODULES
-        if inside(m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web"))
+        if inside(
+            m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web", "waymark.proxy")
+        )
     ),
 )
 def test_the_faces_open_no_transaction(name):

@@ -62,3 +62,24 @@ def ensure_home() -> str:
 
 def db_path() -> str:
     return os.path.join(data_home(), DB_NAME)
+
+
+def secret(name: str) -> str:
+    """The secret in file `name` of the data home, made on first use (owner-only)."""
+    path = os.path.join(ensure_home(), name)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            token = handle.read().strip()
+        if len(token) >= 32:
+            return token
+    except FileNotFoundError:
+        pass
+    import secrets
+
+    token = secrets.token_urlsafe(32)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token)
+    os.replace(temporary, path)
+    return token

@@ -23,6 +23,7 @@ from waymark.cli import (
     memory,
     observe,
     project,
+    proxy,
     recall,
     setup,
     team,
@@ -32,7 +33,7 @@ from waymark.cli.common import Context, emit_error
 from waymark.errors import InternalError, UsageError, WaymarkError
 
 COMMAND_MODULES = (
-    memory, observe, recall, checkpoint, curation, codemap, dbt, project, data, team, setup, ui,
+    memory, observe, recall, checkpoint, curation, codemap, dbt, project, data, team, setup, ui, proxy,
 )  # fmt: skip
 
 

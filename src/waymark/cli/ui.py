@@ -8,10 +8,8 @@ import os
 from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
-from waymark.errors import InvalidArgument
 
 RUNNING_FILE = "ui.json"  # {pid, host, port} of the dashboard that runs now
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -49,53 +47,30 @@ def cmd_ui(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _serve(args: argparse.Namespace, ctx: Context, token: str) -> int:
-    import socket
-
-    import uvicorn
+    import sys
 
     from waymark import home
+    from waymark.cli import serving
     from waymark.web import app
 
     host = args.host
-    if host not in LOOPBACK and host != "0.0.0.0" and not host.replace(".", "").isdigit():
-        raise InvalidArgument(f"--host takes an address to listen on, not {host!r}")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # Accepted connections inherit it: a page's headers and body go out at once, not 40 ms
-    # apart (Nagle's wait for the delayed ACK of a kept-alive connection).
-    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        listener.bind((host, args.port))
-    except OSError as exc:
-        listener.close()
-        raise InvalidArgument(f"cannot listen on {host}:{args.port}: {exc.strerror}") from None
-    listener.listen(128)  # connections wait in the backlog from the moment the address shows
-    port = listener.getsockname()[1]
+    listener, port = serving.listen(host, args.port)
     shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
     url = _url(shown, port, token)
     marker = os.path.join(home.ensure_home(), RUNNING_FILE)
     _write_running(marker, {"pid": os.getpid(), "host": shown, "port": port})
-    emit({"url": url, "running": False, "pid": os.getpid()}, ctx.as_json,
-         f"the dashboard: {url}\n(Ctrl-C stops it)")  # fmt: skip
-    import sys
 
-    sys.stdout.flush()  # whoever started it reads the address now
-    _log(f"start pid={os.getpid()} {shown}:{port}")
-    try:
+    def announce() -> None:
+        emit({"url": url, "running": False, "pid": os.getpid()}, ctx.as_json,
+             f"the dashboard: {url}\n(Ctrl-C stops it)")  # fmt: skip
+        sys.stdout.flush()  # whoever started it reads the address now
         _open(url, args.no_open)
-        config = uvicorn.Config(app.build(shown, port, token=token), log_level="warning",
-                                access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=2)  # an open feed must not hold it  # fmt: skip
-        server = uvicorn.Server(config)
-        server.run(sockets=[listener])
-    except Exception as exc:
-        _log(f"crash: {type(exc).__name__}: {exc}")
-        raise
+
+    try:
+        serving.run(app.build(shown, port, token=token), listener, "ui", f"{shown}:{port}",
+                    announce)  # fmt: skip
     finally:
-        listener.close()
         _drop_running(marker)
-        _log(f"exit pid={os.getpid()}")
     return 0
 
 
@@ -149,9 +124,3 @@ def _drop_running(path: str) -> None:
         os.unlink(path)
     except (OSError, ValueError):
         pass
-
-
-def _log(message: str) -> None:
-    from waymark.base import logfile
-
-    logfile.append("server.log", "ui", message)

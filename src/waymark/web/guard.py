@@ -13,8 +13,6 @@ refused), and a write must come from the same origin with the CSRF token of its 
 from __future__ import annotations
 
 import hmac
-import os
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -39,21 +37,7 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 def install_token() -> str:
     """This install's secret (made on first use, owner-only)."""
-    path = os.path.join(home.ensure_home(), TOKEN_FILE)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            token = handle.read().strip()
-        if len(token) >= 32:
-            return token
-    except FileNotFoundError:
-        pass
-    token = secrets.token_urlsafe(32)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token)
-    os.replace(temporary, path)
-    return token
+    return home.secret(TOKEN_FILE)
 
 
 def csrf_token(token: str) -> str:

@@ -1,0 +1,84 @@
+"""`waymark proxy`: the memory proxy for agents without hooks, on loopback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from waymark.cli.common import Context, add_command, bounded, emit
+from waymark.errors import InvalidArgument
+
+TOKEN_FILE = "proxy.token"
+DEFAULT_PORT = 8795
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    p = add_command(
+        commands,
+        "proxy",
+        common,
+        handler=cmd_proxy,
+        help="the memory proxy: point an agent's base URL here (Anthropic Messages, OpenAI "
+        "Responses and Chat Completions) and its requests carry this project's memory, its "
+        "tool calls are recorded; loopback only, Ctrl-C stops it",
+        example="waymark proxy --upstream http://127.0.0.1:11434/v1",
+    )
+    p.add_argument("--port", type=bounded(0, 65535), default=DEFAULT_PORT,
+                   help=f"the port (default {DEFAULT_PORT}; 0: a free one)")  # fmt: skip
+    p.add_argument("--upstream", metavar="URL",
+                   help="where every request goes (default: api.anthropic.com for /v1/messages, "
+                   "api.openai.com for the rest)")  # fmt: skip
+    p.add_argument("--anthropic-upstream", metavar="URL", help="where /v1/messages goes")
+    p.add_argument("--openai-upstream", metavar="URL",
+                   help="where /v1/responses, /v1/chat/completions and the rest go")  # fmt: skip
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="the environment variable holding the key for requests that carry "
+                   "none (read at start, never stored)")  # fmt: skip
+    p.add_argument(
+        "--require-token",
+        action="store_true",
+        help="every request must carry x-waymark-token (`--print-token` shows it)",
+    )
+    p.add_argument("--print-token", action="store_true", help="print the token and exit")
+
+
+def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark import home
+
+    if args.print_token:
+        emit({"token": home.secret(TOKEN_FILE)}, ctx.as_json, home.secret(TOKEN_FILE))
+        return 0
+    from waymark.proxy import app
+
+    settings = app.Settings(cwd=os.path.abspath(args.project or os.getcwd()))
+    for name, value in (("anthropic", args.anthropic_upstream or args.upstream),
+                        ("openai", args.openai_upstream or args.upstream)):  # fmt: skip
+        if value:
+            if not value.startswith(("http://", "https://")):
+                raise InvalidArgument(f"an upstream is an http(s) URL, not {value!r}")
+            setattr(settings, name, value.rstrip("/"))
+    if args.api_key_env:
+        settings.api_key = os.environ.get(args.api_key_env) or None
+        if settings.api_key is None:
+            raise InvalidArgument(f"--api-key-env: {args.api_key_env} is not set")
+    if args.require_token:
+        settings.token = home.secret(TOKEN_FILE)
+    import sys
+
+    from waymark.cli import serving
+
+    listener, port = serving.listen("127.0.0.1", args.port)
+    url = f"http://127.0.0.1:{port}"
+
+    def announce() -> None:
+        emit({"url": url, "pid": os.getpid(), "anthropic": settings.anthropic,
+              "openai": settings.openai, "token": bool(settings.token), "cwd": settings.cwd},
+             ctx.as_json,
+             f"the memory proxy: {url} (Anthropic base URL), {url}/v1 (OpenAI base URL)\n"
+             f"upstream: {settings.anthropic} (Messages), {settings.openai} (the rest)\n"
+             f"project: from x-waymark-project, else {settings.cwd}\n(Ctrl-C stops it)")  # fmt: skip
+        sys.stdout.flush()  # whoever started it reads the address now
+
+    serving.run(app.build(settings), listener, "proxy", f"127.0.0.1:{port}", announce)
+    return 0

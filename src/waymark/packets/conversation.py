@@ -1,0 +1,88 @@
+"""A conversation that reaches Waymark through the memory proxy rather than through hooks:
+which project it belongs to, what to inject at its start and at each new user turn, and what
+its tool calls did.
+
+The same library the hooks call, under the same rules: the session packet
+(`packets.session_start`) at a conversation's first request, the prompt packet
+(`packets.prompt`) for each new user turn, each with its receipt; the tool calls the model
+made and their results (read from the next request, which carries them) recorded as the
+PostToolUse hook records them (`handoff.ledger.record_tool`: redacted before anything is
+written, once per call by its delivery key). The prompt is used for ranking and never stored.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from waymark.projects.resolve import Project
+from waymark.storage.connection import Connection
+
+CLIENT = "proxy"
+
+
+def bind(
+    conn: Connection, spec: str | None, cwd: str, session_id: str | None
+) -> tuple[Project, dict[str, Any]] | None:
+    """The project a conversation belongs to and its capture policy, or None where hooks would
+    not capture (then it passes through untouched). `spec` is the `x-waymark-project` header
+    (a path or a named project); else the proxy's working directory."""
+    from waymark.projects.capture import hook_project, policy
+
+    if spec and not os.path.isabs(spec) and os.sep not in spec:
+        from waymark.errors import NotFound
+        from waymark.projects.resolve import resolve
+
+        try:
+            project = resolve(conn, spec, create=False)
+        except NotFound:
+            return None
+        return project, policy(conn, project, session_id)
+    return hook_project(conn, spec or cwd, session_id)
+
+
+def turn(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    *,
+    first: bool,
+    prompt: str | None,
+    record: bool,
+) -> tuple[str | None, str | None]:
+    """(session packet, prompt packet) for one request: the session packet on the
+    conversation's first request, the prompt packet when it carries a new user turn."""
+    from waymark.packets import prompt as prompts
+    from waymark.packets.session_start import start_session
+
+    opening = (
+        start_session(conn, project, session_id, CLIENT, "startup", record=record)
+        if first
+        else None
+    )
+    said = None
+    if prompt and prompt.strip():
+        neighbours = prompts.ask_neighbours(prompt, project.files or os.getcwd())
+        said = prompts.prompt_packet(conn, project, session_id, CLIENT, prompt, neighbours,
+                                     record=record)  # fmt: skip
+    return opening, said
+
+
+def record_calls(
+    conn: Connection, project: Project, session_id: str, calls: list[dict[str, Any]]
+) -> int:
+    """Record tool calls with their results: each {id, tool, command, paths, failed,
+    exit_code, error}; once each (a call's id is its delivery key). How many were new."""
+    from waymark.handoff.ledger import record_tool
+
+    done = 0
+    for call in calls:
+        kept = record_tool(
+            conn, project, session_id, CLIENT,
+            paths=call.get("paths") or (), command=call.get("command"),
+            failed=call.get("failed"), tool_name=call.get("tool"),
+            exit_code=call.get("exit_code"), error=call.get("error"),
+            cwd=project.files, key=f"proxy-{session_id}-{call['id']}",
+        )  # fmt: skip
+        done += kept
+    return done

@@ -1,0 +1,1 @@
+"""The memory proxy: Waymark for agents without hooks, through their base URL."""

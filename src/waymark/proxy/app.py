@@ -1,0 +1,261 @@
+"""The memory proxy: an agent without hooks points its base URL here; each model request
+goes upstream with Waymark's packets in it, and the answer comes back as the upstream sent
+it, streamed byte for byte.
+
+Per request: the path says the protocol (`wire.PATHS`); other paths, and every request of a
+conversation that belongs to no captured project, go upstream untouched. A conversation is
+named by `x-waymark-session`, else by its protocol, system text and first prompt; it is bound
+to `x-waymark-project` (a path or a project's name), else to the folder the proxy was started
+in. What was injected into a conversation is kept, so every later request carries the same
+bytes in the same places and the upstream's prompt cache stays warm. The tool calls a
+request's history holds are recorded after the answer has gone back, never before its
+first byte. Any failure of Waymark's (a store it cannot open, a packet that fails) is a line
+in server.log and the original request goes upstream: the agent never waits on Waymark.
+
+Guarded: Host must be a loopback name (DNS rebinding), an Origin must be loopback too (a web
+page cannot drive it), and with `--require-token` every request carries `x-waymark-token`.
+The API key travels from the request (or the environment variable named at start) to the
+upstream only; no body is kept, and no header is logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from waymark.proxy import wire
+
+ANTHROPIC = "https://api.anthropic.com"
+OPENAI = "https://api.openai.com"
+DROPPED = frozenset(("host", "content-length", "connection", "keep-alive", "transfer-encoding",
+                     "te", "trailer", "upgrade", "proxy-authorization", "proxy-connection",
+                     "accept-encoding"))  # fmt: skip
+BACK_DROPPED = frozenset(("connection", "keep-alive", "transfer-encoding", "te", "trailer",
+                          "upgrade", "proxy-authenticate"))  # fmt: skip
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
+KEPT_CONVERSATIONS = 500
+BUSY_MS = 200  # a locked store: the request goes on without memory rather than wait
+
+
+@dataclass
+class Conversation:
+    session: str
+    opening: str | None = None
+    packets: dict[int, str] = field(default_factory=dict)
+    asked: set[int] = field(default_factory=set)
+    answered: bool = False
+
+
+@dataclass
+class Settings:
+    cwd: str
+    anthropic: str = ANTHROPIC
+    openai: str = OPENAI
+    token: str | None = None  # required in `x-waymark-token` when set
+    api_key: str | None = None  # used when a request carries none
+
+
+class Memory:
+    """Waymark's side of the proxy: conversations, and one store connection per thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.conversations: OrderedDict[str, Conversation] = OrderedDict()
+        self.lock = threading.Lock()
+        self.local = threading.local()
+        self.passed: set[str] = set()  # conversations already logged as passed through
+
+    def conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            from waymark.storage import connection as db
+
+            conn = self.local.conn = db.connect(busy_ms=BUSY_MS, checkpoint_on_close=False)
+        return conn
+
+    def conversation(
+        self, key: str, session: str | None, seen: dict[str, Any]
+    ) -> tuple[Conversation, bool]:
+        """The conversation this request continues, or a new one; True when it starts now."""
+        opening = len(seen["turns"]) == 1 and not seen["answered"] and not seen["continued"]
+        with self.lock:
+            found = self.conversations.get(key)
+            if found is not None and opening and (found.answered or len(found.asked) > 1):
+                found = None  # the same first words again: a new conversation
+            if found is None:
+                count = sum(k.startswith(key) for k in self.conversations)
+                named = session or f"proxy-{key[:16]}" + (f"-{count}" if count else "")
+                found = Conversation(named)
+                self.conversations[key if not count else f"{key}-{count}"] = found
+                while len(self.conversations) > KEPT_CONVERSATIONS:
+                    self.conversations.popitem(last=False)
+                return found, opening
+            self.conversations.move_to_end(key)
+            return found, False
+
+    def prepare(self, api: str, body: bytes, headers: dict[str, str]) -> tuple[bytes, Any]:
+        """The body to send upstream, and what to record once the answer is back (or None)."""
+        from waymark.packets import conversation as library
+
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            return body, None
+        seen = wire.read(api, data)
+        session = headers.get("x-waymark-session") or None
+        key = session or hashlib.sha256(seen["opening"].encode("utf-8", "replace")).hexdigest()
+        conn = self.conn()
+        bound = library.bind(conn, headers.get("x-waymark-project"), self.settings.cwd, session)
+        if bound is None or not bound[1]["enabled"]:
+            self._passed(key, headers.get("x-waymark-project") or self.settings.cwd, bound)
+            return body, None
+        project, policy = bound
+        talk, first = self.conversation(key, session, seen)
+        last = len(seen["turns"]) - 1
+        new_turn = seen["last_is_prompt"] and last not in talk.asked
+        if first or new_turn:
+            opening, said = library.turn(
+                conn, project, talk.session, first=first,
+                prompt=seen["turns"][last] if new_turn else None, record=policy["records"],
+            )  # fmt: skip
+            if first:
+                talk.opening = opening
+            if new_turn:
+                talk.asked.add(last)
+                if said:
+                    talk.packets[last] = said
+        talk.answered = talk.answered or seen["answered"]
+        shown = dict(talk.packets) if not seen["continued"] else (
+            {last: talk.packets[last]} if new_turn and last in talk.packets else {})  # fmt: skip
+        opening = talk.opening if not seen["continued"] or first else None
+        if not opening and not shown:
+            sent = body
+        else:
+            sent = json.dumps(wire.inject(api, data, opening, shown), ensure_ascii=False).encode()
+        after = (
+            (project, talk.session, seen["calls"]) if policy["records"] and seen["calls"] else None
+        )
+        return sent, after
+
+    def record(self, after: Any) -> None:
+        from waymark.packets import conversation as library
+
+        project, session, calls = after
+        library.record_calls(self.conn(), project, session, calls)
+
+    def _passed(self, key: str, where: str, bound: Any) -> None:
+        if key in self.passed:
+            return
+        self.passed.add(key)
+        why = "capture is off there" if bound is not None else "no Waymark project there"
+        log(f"passed through untouched: {why} ({where})")
+
+
+def log(message: str) -> None:
+    from waymark.base import logfile
+
+    logfile.append("server.log", "proxy", message)
+
+
+def upstream_for(settings: Settings, request: Request) -> str:
+    chosen = request.headers.get("x-waymark-upstream")
+    if chosen and chosen.startswith(("http://", "https://")):
+        return chosen.rstrip("/")
+    path = request.url.path
+    anthropic = path.startswith("/v1/messages") or "anthropic-version" in request.headers
+    return (settings.anthropic if anthropic else settings.openai).rstrip("/")
+
+
+def target(base: str, request: Request) -> str:
+    path = request.url.path
+    if base.endswith("/v1") and path.startswith("/v1/"):
+        path = path[3:]
+    query = request.url.query
+    return f"{base}{path}" + (f"?{query}" if query else "")
+
+
+def outgoing(settings: Settings, request: Request) -> dict[str, str]:
+    headers = {k: v for k, v in request.headers.items()
+               if k not in DROPPED and not k.startswith("x-waymark-")}  # fmt: skip
+    headers["accept-encoding"] = "identity"  # the bytes pass through as the upstream sent them
+    if settings.api_key and "authorization" not in headers and "x-api-key" not in headers:
+        if request.url.path.startswith("/v1/messages"):
+            headers["x-api-key"] = settings.api_key
+        else:
+            headers["authorization"] = f"Bearer {settings.api_key}"
+    return headers
+
+
+def refused(request: Request, settings: Settings) -> str | None:
+    named = request.headers.get("host") or ""
+    host = named.split("]")[0] + "]" if named.startswith("[") else named.split(":")[0]
+    if host not in LOOPBACK:
+        return f"Host {host or '(none)'} is not this machine's loopback address"
+    origin = request.headers.get("origin")
+    if origin and not any(origin.startswith((f"http://{h}", f"https://{h}")) for h in LOOPBACK):
+        return "a request from a web page is refused"
+    if settings.token:
+        given = request.headers.get("x-waymark-token") or ""
+        if not hmac.compare_digest(given.encode(), settings.token.encode()):
+            return "x-waymark-token is missing or wrong (`waymark proxy --print-token`)"
+    return None
+
+
+def build(settings: Settings) -> Starlette:
+    memory = Memory(settings)
+    client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=15.0), follow_redirects=False)
+
+    async def forward(request: Request) -> Response:
+        why = refused(request, settings)
+        if why is not None:
+            status = 401 if why.startswith("x-waymark-token") else 403
+            return JSONResponse({"error": {"type": "waymark_proxy", "message": why}}, status)
+        body = await request.body()
+        api = wire.PATHS.get(request.url.path) if request.method == "POST" else None
+        sent, after = body, None
+        if api is not None:
+            lowered = {k.lower(): v for k, v in request.headers.items()}
+            try:
+                sent, after = await anyio.to_thread.run_sync(memory.prepare, api, body, lowered)
+            except Exception as exc:  # fail open: the request goes as the agent sent it
+                log(f"{api}: sent without memory: {type(exc).__name__}: {exc}")
+                sent, after = body, None
+        upstream = client.build_request(
+            request.method, target(upstream_for(settings, request), request),
+            headers=outgoing(settings, request), content=sent,
+        )  # fmt: skip
+        try:
+            answer = await client.send(upstream, stream=True)
+        except httpx.HTTPError as exc:
+            log(f"upstream unreachable: {type(exc).__name__}: {exc}")
+            return JSONResponse(
+                {"error": {"type": "waymark_proxy", "message": f"upstream unreachable: {exc}"}},
+                502,
+            )
+        headers = {k: v for k, v in answer.headers.items() if k.lower() not in BACK_DROPPED}
+
+        async def done() -> None:
+            await answer.aclose()
+            if after is not None:
+                try:
+                    await anyio.to_thread.run_sync(memory.record, after)
+                except Exception as exc:  # a failed capture is a log line, never an error
+                    log(f"{api}: tool calls not recorded: {type(exc).__name__}: {exc}")
+
+        return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code,
+                                 headers=headers, background=BackgroundTask(done))  # fmt: skip
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    return Starlette(routes=[Route("/{path:path}", forward, methods=methods)])

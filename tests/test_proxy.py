@@ -1,0 +1,317 @@
+"""The memory proxy as a user runs it: `waymark proxy` a real process in the repository, a
+scripted upstream on loopback (tests/upstream.py: Anthropic Messages, OpenAI Responses, Chat
+Completions, streaming and not), requests from httpx as an agent sends them. The packet
+reaches the upstream, the answer reaches the agent byte for byte, later requests carry the
+same packets in the same places, tool calls are recorded (redacted), a secret in a prompt is
+never written, and a broken store or a foreign folder never stops a request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from upstream import TEXT, Upstream
+from waymark.handoff import checkpoints
+from waymark.memories import store
+from waymark.memories.draft import make_draft
+
+SECRET = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"
+PROMPT = "How should the webhook retries run?"
+
+
+@pytest.fixture
+def upstream():
+    server = Upstream()
+    yield server
+    server.stop()
+
+
+class Proxy:
+    def __init__(self, cwd, upstream_url: str, *extra: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "waymark", "proxy", "--port", "0", "--upstream", upstream_url,
+             "--json", *extra],
+            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        lines = []
+        while not lines or lines[-1].rstrip() != "}":
+            line = self.proc.stdout.readline()
+            assert line, f"the proxy exited: {''.join(lines)} {self.proc.stderr.read()}"
+            lines.append(line)
+        self.url = json.loads("".join(lines))["url"]
+
+    def post(self, path: str, body: dict, **headers: str) -> httpx.Response:
+        return httpx.post(self.url + path, content=json.dumps(body).encode(), timeout=30,
+                          headers={"content-type": "application/json", **headers})  # fmt: skip
+
+    def stop(self) -> str:
+        if self.proc.stderr.closed:
+            return ""  # stopped already
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        err = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return err
+
+
+@pytest.fixture
+def remembered(conn, enabled):
+    store.remember(conn, enabled, make_draft(
+        enabled, type="fact",
+        content="Webhook retries run through the Celery retry queue with exponential backoff.",
+    ))  # fmt: skip
+    for other in (
+        "Lunch orders go in the kitchen channel",
+        "The office plants need water",
+        "Parking permits renew in March",
+        "Run ruff format before committing",
+    ):
+        store.remember(conn, enabled, make_draft(enabled, type="fact", content=other))
+    checkpoints.create(
+        conn,
+        enabled,
+        {
+            "objective": "Harden webhook retries",
+            "next_action": "add a dead-letter queue for retries",
+        },
+    )
+    return enabled
+
+
+@pytest.fixture
+def proxy(repo, upstream, remembered):
+    running = Proxy(repo, upstream.url)
+    yield running
+    running.stop()
+
+
+def first_request(api: str, stream: bool, prompt: str = PROMPT) -> tuple[str, dict]:
+    if api == "anthropic":
+        return "/v1/messages", {"model": "m", "max_tokens": 100, "stream": stream,
+                                "system": "You are a coding agent.",
+                                "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+    if api == "responses":
+        return "/v1/responses", {"model": "m", "stream": stream,
+                                 "instructions": "You are a coding agent.",
+                                 "input": [{"role": "user", "content": [
+                                     {"type": "input_text", "text": prompt}]}]}  # fmt: skip
+    return "/v1/chat/completions", {"model": "m", "stream": stream, "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": prompt}]}  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("api", ["anthropic", "responses", "chat"])
+def test_the_packet_reaches_the_upstream_and_the_answer_comes_back_unchanged(
+    proxy, upstream, api, stream
+):
+    path, body = first_request(api, stream)
+    answer = proxy.post(path, body, authorization="Bearer sk-test-key")
+    assert answer.status_code == 200
+    assert answer.content == upstream.sent[-1]  # byte for byte, streamed or not
+    assert answer.headers["x-request-id"] == f"req_{len(upstream.sent)}"
+    if stream:
+        assert TEXT in answer.text and answer.headers["content-type"] == "text/event-stream"
+    got = upstream.requests[-1]
+    assert got["path"] == path and got["headers"]["authorization"] == "Bearer sk-test-key"
+    assert not any(k.lower().startswith("x-waymark") for k in got["headers"])
+    sent = json.loads(got["raw"])
+    text = json.dumps(sent)
+    assert text.count('<waymark-memory kind=\\"session-start\\"') == 1
+    assert "add a dead-letter queue for retries" in text  # the checkpoint's next action
+    assert text.count('<waymark-memory kind=\\"prompt\\"') == 1
+    assert "Celery retry queue" in text
+    assert sent["model"] == "m" and sent["stream"] is stream
+    if api == "anthropic":
+        assert sent["system"][0] == {"type": "text", "text": "You are a coding agent."}
+        assert sent["system"][1]["text"].startswith('<waymark-memory kind="session-start"')
+        user = sent["messages"][0]["content"]
+        assert user[0] == {"type": "text", "text": PROMPT}
+        assert user[1]["text"].startswith('<waymark-memory kind="prompt"')
+    elif api == "responses":
+        assert sent["instructions"] == "You are a coding agent."
+        assert [i["role"] for i in sent["input"]] == ["developer", "user", "developer"]
+    else:
+        assert [m["role"] for m in sent["messages"]] == ["system", "system", "user", "system"]
+        assert sent["messages"][0]["content"] == "You are a coding agent."
+
+
+@pytest.mark.parametrize("api", ["anthropic", "responses", "chat"])
+def test_later_requests_carry_the_same_packets_in_the_same_places(proxy, upstream, api):
+    path, body = first_request(api, False)
+    proxy.post(path, body)
+    first = json.loads(upstream.requests[-1]["raw"])
+    key = "messages" if api != "responses" else "input"
+    answer = {"role": "assistant", "content": TEXT}
+    follow = "And where do failed webhooks go after the last retry?"
+    later = {**body, key: [*body[key], answer, {"role": "user", "content": follow}]}
+    proxy.post(path, later)
+    second = json.loads(upstream.requests[-1]["raw"])
+    shared = len(first[key])
+    assert second[key][:shared] == first[key]  # the cached prefix, unchanged
+    if api == "anthropic":
+        assert second["system"] == first["system"]
+    assert second[key][shared] == answer
+    # The new turn's packet, if anything new was relevant, sits after the new prompt only.
+    assert json.dumps(second).count('kind=\\"session-start\\"') == 1
+    # A retry of the same request sends the same bytes again.
+    proxy.post(path, later)
+    assert upstream.requests[-1]["raw"] == upstream.requests[-2]["raw"]
+
+
+def test_tool_calls_are_recorded_redacted_and_the_prompt_never_is(
+    proxy, upstream, conn, repo, waymark_home
+):
+    prompt = f"Use the token {SECRET} to run the tests"
+    calls = [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+             "input": {"command": f"GITHUB_TOKEN={SECRET} pytest -x tests/test_api.py"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "Edit",
+             "input": {"file_path": str(repo / "src" / "pkg" / "core.py"), "old_string": "a",
+                       "new_string": "b"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+             "content": "Exit code 1\nE   ModuleNotFoundError: No module named 'requests_mock'"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "edited"}]},
+    ]  # fmt: skip
+    body = {"model": "m", "max_tokens": 50, "messages": calls}
+    headers = {"x-waymark-session": "proxy-tools-1"}
+    assert proxy.post("/v1/messages", body, **headers).status_code == 200
+    assert proxy.post("/v1/messages", body, **headers).status_code == 200  # twice: once recorded
+
+    def recorded() -> tuple:
+        failures = conn.execute(
+            "SELECT command, error_tail FROM command_failures WHERE session_id = 'proxy-tools-1'"
+        ).fetchall()
+        edits = conn.execute("SELECT path FROM session_ledger WHERE session_id = 'proxy-tools-1'"
+                             " AND kind = 'edit'").fetchall()  # fmt: skip
+        return failures, edits
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(recorded()):
+        time.sleep(0.05)
+    failures, edits = recorded()
+    assert edits == [("src/pkg/core.py",)]
+    ((command, tail),) = failures
+    assert "pytest -x tests/test_api.py" in command and SECRET not in command
+    assert "requests_mock" in tail
+    (client,) = conn.execute("SELECT client FROM sessions WHERE id = 'proxy-tools-1'").fetchone()
+    assert client == "proxy"
+    proxy.stop()
+    for path in waymark_home.glob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path.name
+    for path in (waymark_home / "logs").glob("*") if (waymark_home / "logs").is_dir() else ():
+        assert SECRET.encode() not in path.read_bytes(), path.name
+
+
+def test_receipts_show_what_the_proxy_injected(proxy, repo):
+    proxy.post(*first_request("anthropic", False), **{"x-waymark-session": "proxy-receipts"})
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "log", "--injected", "--session", "proxy-receipts"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "SessionStart" in done.stdout and "UserPromptSubmit" in done.stdout
+
+
+def test_other_paths_and_upstream_errors_pass_through_as_sent(proxy, upstream):
+    models = httpx.get(proxy.url + "/v1/models", headers={"x-api-key": "k"}, timeout=10)
+    assert models.status_code == 200 and models.content == upstream.sent[-1]
+    counted = proxy.post("/v1/messages/count_tokens", {"model": "m", "messages": []})
+    assert counted.json() == {"input_tokens": 42}
+    assert upstream.requests[-1]["raw"] == json.dumps({"model": "m", "messages": []}).encode()
+    _, body = first_request("anthropic", True)
+    limited = proxy.post("/v1/messages", {**body, "model": "rate-limited"})
+    assert limited.status_code == 429 and limited.content == upstream.sent[-1]
+
+
+def test_a_folder_outside_any_project_passes_through_untouched(tmp_path, upstream, waymark_home):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    running = Proxy(plain, upstream.url)
+    try:
+        path, body = first_request("chat", False)
+        raw = json.dumps(body).encode()
+        answer = httpx.post(running.url + path, content=raw, timeout=30)
+        assert answer.status_code == 200
+        assert upstream.requests[-1]["raw"] == raw
+    finally:
+        running.stop()
+    log = (waymark_home / "server.log").read_text(encoding="utf-8")
+    assert "passed through untouched: no Waymark project there" in log
+
+
+def test_with_the_store_broken_every_request_still_goes_through(
+    repo, upstream, waymark_home, remembered, conn
+):
+    conn.close()
+    database = waymark_home / "waymark.db"
+    for extra in ("-wal", "-shm"):
+        (waymark_home / f"waymark.db{extra}").unlink(missing_ok=True)
+    database.write_bytes(b"this is not a database " * 100)
+    running = Proxy(repo, upstream.url)
+    try:
+        for api in ("anthropic", "responses", "chat"):
+            path, body = first_request(api, True)
+            answer = running.post(path, body)
+            assert answer.status_code == 200 and answer.content == upstream.sent[-1]
+            assert upstream.requests[-1]["raw"] == json.dumps(body).encode()
+    finally:
+        running.stop()
+    log = (waymark_home / "server.log").read_text(encoding="utf-8")
+    assert "sent without memory" in log
+
+
+def test_only_this_machine_and_the_token_get_in(repo, upstream, remembered):
+    running = Proxy(repo, upstream.url, "--require-token")
+    try:
+        path, body = first_request("anthropic", False)
+        assert running.post(path, body).status_code == 401
+        token = subprocess.run(
+            [sys.executable, "-m", "waymark", "proxy", "--print-token"], cwd=repo,
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        assert running.post(path, body, **{"x-waymark-token": token}).status_code == 200
+        headers = {"x-waymark-token": token}
+        assert running.post(path, body, host="evil.example", **headers).status_code == 403
+        assert running.post(path, body, origin="https://evil.example", **headers).status_code == 403
+        assert len(upstream.requests) == 1
+    finally:
+        running.stop()
+
+
+def test_a_named_project_header_binds_the_conversation(tmp_path, upstream, conn, remembered):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    running = Proxy(elsewhere, upstream.url)
+    try:
+        path, body = first_request("responses", False)
+        headers = {"x-waymark-project": remembered.files, "x-waymark-session": "bound-1"}
+        running.post(path, body, **headers)
+        assert "Celery retry queue" in upstream.requests[-1]["raw"].decode()
+        (project_id,) = conn.execute(
+            "SELECT project_id FROM sessions WHERE id = 'bound-1'"
+        ).fetchone()
+        assert project_id == remembered.id
+    finally:
+        running.stop()
+
+
+def test_the_server_log_says_start_and_exit(repo, upstream, waymark_home, remembered):
+    running = Proxy(repo, upstream.url)
+    running.stop()
+    lines = (waymark_home / "server.log").read_text(encoding="utf-8").splitlines()
+    assert any(" proxy " in line and "start pid=" in line for line in lines)
+    assert any(" proxy " in line and "exit pid=" in line for line in lines)
+    assert os.environ.get("WAYMARK_HOME")  # the fixture's home, never the user's
