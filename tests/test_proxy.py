@@ -315,3 +315,15 @@ def test_the_server_log_says_start_and_exit(repo, upstream, waymark_home, rememb
     assert any(" proxy " in line and "start pid=" in line for line in lines)
     assert any(" proxy " in line and "exit pid=" in line for line in lines)
     assert os.environ.get("WAYMARK_HOME")  # the fixture's home, never the user's
+
+
+def test_an_agent_header_reads_that_agents_memories_too(proxy, upstream, conn, remembered):
+    store.remember(conn, remembered, make_draft(
+        remembered, type="convention", agent="reviewer",
+        content="Reviewers check webhook retries for idempotency keys before approving.",
+    ))  # fmt: skip
+    path, body = first_request("chat", False, "How do reviewers check the webhook retries?")
+    proxy.post(path, body, **{"x-waymark-session": "plain-1"})
+    assert "idempotency keys" not in upstream.requests[-1]["raw"].decode()
+    proxy.post(path, body, **{"x-waymark-session": "agent-1", "x-waymark-agent": "reviewer"})
+    assert "idempotency keys" in upstream.requests[-1]["raw"].decode()

@@ -49,9 +49,11 @@ def turn(
     first: bool,
     prompt: str | None,
     record: bool,
+    agent: str | None = None,
 ) -> tuple[str | None, str | None]:
     """(session packet, prompt packet) for one request: the session packet on the
-    conversation's first request, the prompt packet when it carries a new user turn."""
+    conversation's first request, the prompt packet when it carries a new user turn (with
+    `agent`'s own memories too, as a subagent's recall reads them)."""
     from waymark.packets import prompt as prompts
     from waymark.packets.session_start import start_session
 
@@ -64,7 +66,7 @@ def turn(
     if prompt and prompt.strip():
         neighbours = prompts.ask_neighbours(prompt, project.files or os.getcwd())
         said = prompts.prompt_packet(conn, project, session_id, CLIENT, prompt, neighbours,
-                                     record=record)  # fmt: skip
+                                     record=record, agent=agent)  # fmt: skip
     return opening, said
 
 

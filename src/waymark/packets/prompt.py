@@ -49,9 +49,10 @@ def prompt_packet(
     neighbours: Callable[[], list[list[tuple[int, float]]] | None] | None = None,
     *,
     record: bool = True,
+    agent: str | None = None,
 ) -> str | None:
     """The packet for `prompt`, or None when nothing new is relevant enough; with `record`
-    False (capture read-only) nothing is written."""
+    False (capture read-only) nothing is written. `agent` reads that agent's tiers too."""
     from waymark import settings
     from waymark.handoff import ledger
     from waymark.packets import sections
@@ -80,6 +81,7 @@ def prompt_packet(
         scan_paths=False,  # `named` holds the paths the prompt mentions
         current_branch=git.branch(project.files),
         semantic=(lambda: _first(neighbours())) if neighbours else None,
+        agent=agent,
         settings=ranked.settings_for(conn)._replace(
             query_max_share=PROMPT_MAX_SHARE,
             fuzzy_below=PROMPT_FUZZY_BELOW,

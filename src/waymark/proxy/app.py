@@ -129,6 +129,7 @@ class Memory:
             opening, said = library.turn(
                 conn, project, talk.session, first=first,
                 prompt=seen["turns"][last] if new_turn else None, record=policy["records"],
+                agent=headers.get("x-waymark-agent") or None,
             )  # fmt: skip
             if first:
                 talk.opening = opening
