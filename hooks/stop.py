@@ -16,19 +16,13 @@ def handle(ctx: Context) -> str | None:
         return None  # a subagent never asks: its edits are the parent session's to hand off
     if not ctx.capturing() or not ctx.records:
         return None  # nothing recorded, nothing to hand off
+    from waymark.handoff.closing import turn_ended
     from waymark.handoff.stop import decide
 
     event = ctx.event
-    try:
-        _summarise(ctx)
-    except Exception as exc:  # the summary is extra: the handoff decision still runs
-        log(NAME, f"session summary skipped: {exc!r}")
-    try:
-        from waymark.curation.use import settle
-
-        settle(ctx.conn, ctx.project, event.session_id, event.last_message)
-    except Exception as exc:  # measurement is extra too
-        log(NAME, f"measured use skipped: {exc!r}")
+    for problem in turn_ended(ctx.conn, ctx.project, event.session_id, event.cwd,
+                              event.last_message):  # fmt: skip
+        log(NAME, problem)  # the summary and measured use are extra: the decision still runs
     why = decide(
         ctx.conn,
         ctx.project,
@@ -43,14 +37,6 @@ def handle(ctx: Context) -> str | None:
         if said.startswith("failed"):
             log(NAME, f"code map refresh {said}")
     return block_output(why) if why else None
-
-
-def _summarise(ctx: Context) -> None:
-    """The opt-in session summary, refreshed as a candidate at each Stop."""
-    from waymark.curation import summary
-
-    event = ctx.event
-    summary.refresh(ctx.conn, ctx.project, event.session_id, event.cwd, event.last_message)
 
 
 def main() -> None:

@@ -327,3 +327,66 @@ def test_an_agent_header_reads_that_agents_memories_too(proxy, upstream, conn, r
     assert "idempotency keys" not in upstream.requests[-1]["raw"].decode()
     proxy.post(path, body, **{"x-waymark-session": "agent-1", "x-waymark-agent": "reviewer"})
     assert "idempotency keys" in upstream.requests[-1]["raw"].decode()
+
+
+@pytest.mark.parametrize("api", ["anthropic", "chat"])
+def test_an_answer_ends_the_turn_and_stopping_the_proxy_ends_the_session(
+    repo, upstream, conn, remembered, api
+):
+    from waymark.curation import candidates
+
+    (repo / ".waymark.toml").write_text("[summary]\nenabled = true\n", encoding="utf-8")
+    running = Proxy(repo, upstream.url)
+    target = str(repo / "src" / "pkg" / "core.py")
+    if api == "anthropic":
+        history = [
+            {"role": "user", "content": "Make core.run return 1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Write",
+                                               "input": {"file_path": target, "content": "x"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                          "content": "written"}]},
+        ]  # fmt: skip
+        path, body = "/v1/messages", {"model": "m", "max_tokens": 50, "stream": True,
+                                      "messages": history}  # fmt: skip
+    else:
+        history = [
+            {"role": "user", "content": "Make core.run return 1"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+             "function": {"name": "write_file",
+                          "arguments": json.dumps({"path": target, "content": "x"})}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "written"},
+        ]  # fmt: skip
+        path, body = "/v1/chat/completions", {"model": "m", "stream": True, "messages": history}
+    try:
+        answer = running.post(path, body, **{"x-waymark-session": f"ending-{api}"})
+        assert answer.status_code == 200
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not candidates.pending(conn, remembered):
+            time.sleep(0.05)
+        (note,) = candidates.pending(conn, remembered)
+        assert note["kind"] == "summary"
+        assert "Files changed: src/pkg/core.py." in note["fields"]["content"]
+        assert f"Last message: {TEXT}" in note["fields"]["content"]
+    finally:
+        running.stop()
+    ended, reason = conn.execute(
+        "SELECT ended_at, end_reason FROM sessions WHERE id = ?", (f"ending-{api}",)
+    ).fetchone()
+    assert ended and reason == "proxy stopped"
+    marked = conn.execute("SELECT count(*) FROM handoff_markers WHERE session_id = ?"
+                          " AND cleared_at IS NULL", (f"ending-{api}",)).fetchone()[0]  # fmt: skip
+    assert marked == 1  # files changed and no checkpoint saved: the next session is told
+
+
+def test_the_answer_is_read_from_every_protocol_streamed_or_not(upstream):
+    from upstream import ANSWERS
+
+    from waymark.proxy import wire
+
+    for path, api in (("/v1/messages", "anthropic"), ("/v1/responses", "responses"),
+                      ("/v1/chat/completions", "chat")):  # fmt: skip
+        for stream in (False, True):
+            _, data = ANSWERS[path]({"model": "m", "stream": stream})
+            assert wire.answer_of(api, data, stream) == (TEXT, False), (api, stream)
+    assert wire.answer_of("anthropic", b'{"type": "error"}', False) == ("", False)
+    assert wire.answer_of("chat", b"not json", False) is None

@@ -80,5 +80,17 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
              f"project: from x-waymark-project, else {settings.cwd}\n(Ctrl-C stops it)")  # fmt: skip
         sys.stdout.flush()  # whoever started it reads the address now
 
-    serving.run(app.build(settings), listener, "proxy", f"127.0.0.1:{port}", announce)
+    import threading
+
+    built = app.build(settings)
+    memory = built.state.memory
+    stopping = threading.Event()
+    threading.Thread(target=app.watch, args=(memory, stopping), daemon=True).start()
+    try:
+        serving.run(built, listener, "proxy", f"127.0.0.1:{port}", announce)
+    finally:
+        stopping.set()
+        ended = memory.end_quiet(0)  # every conversation ends with the proxy
+        if ended:
+            serving.log("proxy", f"{ended} conversations ended at exit")
     return 0

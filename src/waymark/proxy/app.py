@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ BACK_DROPPED = frozenset(("connection", "keep-alive", "transfer-encoding", "te",
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 KEPT_CONVERSATIONS = 500
 BUSY_MS = 200  # a locked store: the request goes on without memory rather than wait
+IDLE_S = 1800.0  # a conversation this long without a request has ended (SessionEnd)
+ANSWER_MAX = 4 * 1024 * 1024  # of an answer's bytes kept in memory to read its text
 
 
 @dataclass
@@ -57,6 +60,19 @@ class Conversation:
     packets: dict[int, str] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
     answered: bool = False
+    project: Any = None  # where its ledger is kept, while it records
+    last_seen: float = 0.0
+    last_answer: str | None = None
+
+
+@dataclass
+class After:
+    """What to record once an answer has gone back."""
+
+    talk: Conversation
+    api: str
+    calls: list[dict[str, Any]]
+    streamed: bool
 
 
 @dataclass
@@ -138,6 +154,9 @@ class Memory:
                 if said:
                     talk.packets[last] = said
         talk.answered = talk.answered or seen["answered"]
+        talk.last_seen = time.monotonic()
+        if policy["records"]:
+            talk.project = project
         shown = dict(talk.packets) if not seen["continued"] else (
             {last: talk.packets[last]} if new_turn and last in talk.packets else {})  # fmt: skip
         opening = talk.opening if not seen["continued"] or first else None
@@ -145,16 +164,43 @@ class Memory:
             sent = body
         else:
             sent = json.dumps(wire.inject(api, data, opening, shown), ensure_ascii=False).encode()
-        after = (
-            (project, talk.session, seen["calls"]) if policy["records"] and seen["calls"] else None
-        )
+        streamed = bool(data.get("stream"))
+        after = After(talk, api, seen["calls"], streamed) if policy["records"] else None
         return sent, after
 
-    def record(self, after: Any) -> None:
+    def record(self, after: After, answer: bytes | None) -> None:
+        """The history's tool calls; and, when the answer asked for no tool (the agent's
+        turn is over, where a client would run Stop), the summary candidate and measured use."""
+        from waymark.handoff.closing import turn_ended
         from waymark.packets import conversation as library
 
-        project, session, calls = after
-        library.record_calls(self.conn(), project, session, calls)
+        talk, conn = after.talk, self.conn()
+        if after.calls:
+            library.record_calls(conn, talk.project, talk.session, after.calls)
+        said = wire.answer_of(after.api, answer, after.streamed) if answer is not None else None
+        if said is None or said[1]:
+            return
+        talk.last_answer = said[0]
+        for problem in turn_ended(conn, talk.project, talk.session, talk.project.files, said[0]):
+            log(problem)
+
+    def end_quiet(self, idle_s: float = IDLE_S) -> int:
+        """End the conversations no request came for in `idle_s` (all of them with 0), as
+        SessionEnd would: the ledger closed, a handoff marker where work changed unsaved."""
+        from waymark.handoff.closing import session_ended
+
+        now = time.monotonic()
+        with self.lock:
+            quiet = [(k, c) for k, c in self.conversations.items()
+                     if c.project is not None and now - c.last_seen >= idle_s]  # fmt: skip
+            for key, _ in quiet:
+                del self.conversations[key]
+        for _, talk in quiet:
+            why = "proxy stopped" if idle_s <= 0 else "quiet"
+            for problem in session_ended(self.conn(), talk.project, talk.session, "proxy", why,
+                                         talk.last_answer):  # fmt: skip
+                log(problem)
+        return len(quiet)
 
     def _passed(self, key: str, where: str, bound: Any) -> None:
         if key in self.passed:
@@ -247,16 +293,38 @@ def build(settings: Settings) -> Starlette:
             )
         headers = {k: v for k, v in answer.headers.items() if k.lower() not in BACK_DROPPED}
 
+        kept: list[bytes] | None = [] if after is not None and answer.status_code == 200 else None
+
+        async def relay() -> Any:
+            size = 0
+            async for chunk in answer.aiter_raw():
+                if kept is not None and size < ANSWER_MAX:
+                    kept.append(chunk)
+                    size += len(chunk)
+                yield chunk
+
         async def done() -> None:
             await answer.aclose()
             if after is not None:
+                whole = b"".join(kept) if kept is not None else None
                 try:
-                    await anyio.to_thread.run_sync(memory.record, after)
+                    await anyio.to_thread.run_sync(memory.record, after, whole)
                 except Exception as exc:  # a failed capture is a log line, never an error
-                    log(f"{api}: tool calls not recorded: {type(exc).__name__}: {exc}")
+                    log(f"{api}: not recorded: {type(exc).__name__}: {exc}")
 
-        return StreamingResponse(answer.aiter_raw(), status_code=answer.status_code,
-                                 headers=headers, background=BackgroundTask(done))  # fmt: skip
+        return StreamingResponse(relay(), status_code=answer.status_code, headers=headers,
+                                 background=BackgroundTask(done))  # fmt: skip
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
-    return Starlette(routes=[Route("/{path:path}", forward, methods=methods)])
+    app = Starlette(routes=[Route("/{path:path}", forward, methods=methods)])
+    app.state.memory = memory
+    return app
+
+
+def watch(memory: Memory, stopping: threading.Event, every_s: float = 60.0) -> None:
+    """End quiet conversations every `every_s` until `stopping` is set (a thread of its own)."""
+    while not stopping.wait(every_s):
+        try:
+            memory.end_quiet()
+        except Exception as exc:  # background work: a log line, never the proxy's end
+            log(f"quiet conversations not ended: {type(exc).__name__}: {exc}")

@@ -258,3 +258,68 @@ def _after_turns(api: str, items: list[Any], packets: dict[int, str]) -> list[An
         if said:
             out.append({"role": "developer" if api == "responses" else "system", "content": said})
     return out
+
+
+def answer_of(api: str, raw: bytes, streamed: bool) -> tuple[str, bool] | None:
+    """(the assistant's text, whether it asked for tools) from an answer's bytes, JSON or
+    server-sent events; None when they say neither (an error, a cut stream)."""
+    try:
+        if not streamed:
+            return _final(api, json.loads(raw))
+        return _streamed(api, raw.decode("utf-8", "replace"))
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return None
+
+
+def _final(api: str, data: dict[str, Any]) -> tuple[str, bool] | None:
+    if api == "anthropic":
+        blocks = data.get("content") or []
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        return text, any(b.get("type") == "tool_use" for b in blocks)
+    if api == "responses":
+        items = data.get("output") or []
+        text = "".join(c.get("text", "") for i in items if i.get("type") == "message"
+                       for c in i.get("content") or () if c.get("type") == "output_text")  # fmt: skip
+        tools = any(str(i.get("type", "")).endswith("_call") for i in items)
+        return text, tools
+    choice = (data.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    return str(message.get("content") or ""), bool(message.get("tool_calls"))
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            payload = line[5:].strip()
+            if payload and payload != "[DONE]":
+                parsed = json.loads(payload)
+                if isinstance(parsed, dict):
+                    out.append(parsed)
+    return out
+
+
+def _streamed(api: str, text: str) -> tuple[str, bool] | None:
+    events = _events(text)
+    if not events:
+        return None
+    if api == "anthropic":
+        said = "".join(e["delta"].get("text", "") for e in events
+                       if e.get("type") == "content_block_delta")  # fmt: skip
+        tools = any(e.get("type") == "content_block_start"
+                    and (e.get("content_block") or {}).get("type") == "tool_use" for e in events)  # fmt: skip
+        return said, tools
+    if api == "responses":
+        done = [e for e in events if e.get("type") == "response.completed"]
+        return _final(api, done[-1]["response"]) if done else None
+    said, tools = "", False
+    for e in events:
+        for choice in e.get("choices") or ():
+            delta = choice.get("delta") or {}
+            said += delta.get("content") or ""
+            tools = (
+                tools
+                or bool(delta.get("tool_calls"))
+                or choice.get("finish_reason") == "tool_calls"
+            )
+    return said, tools
