@@ -380,7 +380,6 @@ def test_an_answer_ends_the_turn_and_stopping_the_proxy_ends_the_session(
 
 def test_the_answer_is_read_from_every_protocol_streamed_or_not(upstream):
     from upstream import ANSWERS
-
     from waymark.proxy import wire
 
     for path, api in (("/v1/messages", "anthropic"), ("/v1/responses", "responses"),
