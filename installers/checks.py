@@ -14,7 +14,7 @@ from waymark.errors import WaymarkError
 from waymark.health import cotenants, fired
 from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 
-from . import claude, codex, commands
+from . import claude, codex, commands, manifest
 from .commands import is_waymark_hook
 
 
@@ -29,9 +29,13 @@ def client_checks(client: str) -> list[dict[str, str]]:
         if client == "claude-code" or spec.event not in commands.CLAUDE_ONLY
     }
     found_hooks = _our_hooks(hooks_file)
-    out = []
+    mode = manifest.mode_of(client)
+    out = [finding(f"{client} install mode", OK, _MODE_TEXT[mode or "none"])]
     missing = sorted(expected - set(found_hooks))
-    if missing:
+    if mode == "mcp" and not found_hooks:
+        out.append(finding(f"{client} hooks", SKIP, "not installed: install mode mcp (the MCP "
+                           f"server only; `waymark install --client {client}` adds them)"))  # fmt: skip
+    elif missing:
         out.append(
             finding(
                 f"{client} hooks",
@@ -58,13 +62,30 @@ def client_checks(client: str) -> list[dict[str, str]]:
         out.append(
             fired.finding(client, sorted(found_hooks), installed_at(), session_started(client))
         )
-    out.append(_mcp_check(client))
+    out.append(
+        finding(
+            f"{client} MCP server",
+            SKIP,
+            "not installed: install mode hooks (the hooks "
+            f"only; `waymark install --client {client}` adds it)",
+        )  # fmt: skip
+        if mode == "hooks"
+        else _mcp_check(client)
+    )
     if client == "codex":
         out.append(_codex_trust())
     else:
         timeouts = {event: seconds for event, _, seconds in installed_commands(client)}
         out.append(cotenants.finding(chain(), timeouts))
     return out
+
+
+_MODE_TEXT = {
+    "both": "both: hooks and MCP server (`waymark install`)",
+    "hooks": "hooks only (`waymark install --only hooks`)",
+    "mcp": "MCP server only (`waymark install --only mcp`)",
+    "none": "not written by `waymark install` (a plugin, or by hand)",
+}
 
 
 def chain() -> list[dict[str, Any]]:
@@ -150,6 +171,7 @@ def hook_status() -> list[dict[str, Any]]:
         if mod.found() or client in ran:
             started = session_started(client)
             summary = fired.client_summary(client, wired(client), installed_at(), started, rows)
+            summary["mode"] = manifest.mode_of(client)
             if client == "claude-code":
                 summary["chain"] = chain()
             out.append(summary)

@@ -63,7 +63,7 @@ def strip_hooks(text: str, path: str, owned: dict) -> str:
 # config.toml
 
 
-def add_config(text: str | None, path: str, python: str) -> tuple[str, dict]:
+def add_config(text: str | None, path: str, python: str, notify: bool = True) -> tuple[str, dict]:
     doc = tomledit.parse(text, path)
     text = text or ""
     nl = tomledit.newline(text)
@@ -89,7 +89,7 @@ def add_config(text: str | None, path: str, python: str) -> tuple[str, dict]:
         new = text + chunk
     _verify(new, path, _with(doc, MCP_KEY, entry))
     owned: dict[str, Any] = {"mcp_server": {"text": chunk, "replaced": replaced}, "notify": None}
-    if "notify" not in doc:
+    if notify and "notify" not in doc:  # with the hooks only: it is how a turn's end is told
         new, owned["notify"] = _add_notify(new, path, python, nl)
     return new, owned
 

@@ -63,6 +63,27 @@ def put(manifest: dict[str, Any], entry: dict[str, Any]) -> None:
     manifest["files"] = [e for e in manifest["files"] if e["path"] != entry["path"]] + [entry]
 
 
+def set_mode(manifest: dict[str, Any], client: str, mode: str | None) -> None:
+    """What `install --only` chose for `client` (hooks, mcp, both); None forgets it."""
+    modes = dict(manifest.get("modes") or {})
+    if mode is None:
+        modes.pop(client, None)
+    else:
+        modes[client] = mode
+    manifest["modes"] = modes
+
+
+def mode_of(client: str) -> str | None:
+    """The install mode of `client`, or None when `waymark install` never wrote it."""
+    try:
+        state = load()
+    except errors.WaymarkError:
+        return None
+    if not any(f["client"] == client for f in state["files"]):
+        return None
+    return str((state.get("modes") or {}).get(client, "both"))
+
+
 def drop(manifest: dict[str, Any], file_path: str) -> None:
     manifest["files"] = [e for e in manifest["files"] if e["path"] != file_path]
 

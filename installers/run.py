@@ -36,6 +36,7 @@ class Kind:
     strip: Callable[[str, str, dict], str]
     is_empty: Callable[[str, str], bool]
     notes: Callable[[str | None, str], list[str]] | None = None
+    role: str = "hooks"  # which install mode writes it: hooks, or mcp (`--only`)
 
 
 KINDS = {
@@ -50,7 +51,15 @@ KINDS = {
             claude.is_empty,
             claude.settings_notes,
         ),
-        Kind("claude-user", CLAUDE, "MCP server", 0o600, claude.strip_user_config, claude.is_empty),
+        Kind(
+            "claude-user",
+            CLAUDE,
+            "MCP server",
+            0o600,
+            claude.strip_user_config,
+            claude.is_empty,
+            role="mcp",
+        ),
         Kind(
             "codex-config",
             CODEX,
@@ -59,6 +68,7 @@ KINDS = {
             codex.strip_config,
             codex.is_empty,
             codex.config_notes,
+            role="mcp",
         ),
         Kind("codex-hooks", CODEX, "hooks", 0o644, codex.strip_hooks, claude.is_empty),
     )
@@ -80,7 +90,20 @@ def detect() -> list[str]:
     return [c for c, found in ((CLAUDE, claude.found), (CODEX, codex.found)) if found()]
 
 
-def _targets(client: str, python: str, windows: bool) -> list[tuple[Kind, str, Callable]]:
+MODES = ("both", "hooks", "mcp")
+
+
+def _targets(
+    client: str, python: str, windows: bool, only: str = "both"
+) -> list[tuple[Kind, str, Callable]]:
+    """The files `install` writes for `client`, of every role `only` names."""
+    return [t for t in _all_targets(client, python, windows, notify=only == "both")
+            if only == "both" or t[0].role == only]  # fmt: skip
+
+
+def _all_targets(
+    client: str, python: str, windows: bool, notify: bool = True
+) -> list[tuple[Kind, str, Callable]]:
     if client == CLAUDE:
         return [
             (
@@ -95,7 +118,11 @@ def _targets(client: str, python: str, windows: bool) -> list[tuple[Kind, str, C
             ),
         ]
     return [
-        (KINDS["codex-config"], codex.config_path(), partial(codex.add_config, python=python)),
+        (
+            KINDS["codex-config"],
+            codex.config_path(),
+            partial(codex.add_config, python=python, notify=notify),
+        ),
         (
             KINDS["codex-hooks"],
             codex.hooks_path(),
@@ -154,9 +181,14 @@ def install(
     dry_run: bool = False,
     python: str | None = None,
     windows: bool | None = None,
+    only: str = "both",
 ) -> dict[str, Any]:
-    """Connect Waymark to `clients` (default: those found). Nothing is written when any file
-    is refused; with dry_run nothing is written at all and the diffs are returned."""
+    """Connect Waymark to `clients` (default: those found): their hooks and MCP server, or
+    only one of them (`only`: hooks, mcp; what an earlier install wrote of the other is
+    taken out). Nothing is written when any file is refused; with dry_run nothing is written
+    at all and the diffs are returned."""
+    if only not in MODES:
+        raise InstallRefused(f"--only takes one of {', '.join(MODES)}, not {only!r}")
     python = python or commands.interpreter()
     windows = os.name == "nt" if windows is None else windows
     chosen = list(dict.fromkeys(clients)) if clients else detect()
@@ -164,8 +196,14 @@ def install(
     changes = [
         _plan_install(kind, path, add, manifest.record(state, path))
         for client in chosen
-        for kind, path, add in _targets(client, python, windows)
+        for kind, path, add in _targets(client, python, windows, only)
     ]
+    kept = {ch.path for ch in changes}
+    here = {path for client in chosen for _, path, _ in _all_targets(client, python, windows)}
+    # The other role's files of these clients, in this profile (another CLAUDE_CONFIG_DIR's
+    # or CODEX_HOME's entries are not this install's to take out).
+    dropped = [_plan_uninstall(r) for r in state["files"]
+               if r["client"] in chosen and r["path"] in here and r["path"] not in kept]  # fmt: skip
     notes: list[str] = []
     for ch in changes:
         if ch.kind.notes:
@@ -179,8 +217,13 @@ def install(
     elif not dry_run and any(ch.status != "unchanged" for ch in changes):
         notes.append("restart running Claude Code / Codex sessions to load Waymark")
     if not dry_run:
+        _apply_uninstall(dropped, state)
+        for client in chosen:
+            manifest.set_mode(state, client, only)
         _apply_install(changes, state, python)
-    return _report("install", dry_run, chosen, changes, notes, python=python)
+    report = _report("install", dry_run, chosen, changes + dropped, notes, python=python)
+    report["modes"] = {client: only for client in chosen}
+    return report
 
 
 def _apply_install(changes: list[Change], state: dict, python: str) -> None:
@@ -256,6 +299,8 @@ def uninstall(
             )
     changes = [_plan_uninstall(r) for r in records]
     if not dry_run:
+        for client in {r["client"] for r in records}:
+            manifest.set_mode(state, client, None)
         _apply_uninstall(changes, state)
     if any(ch.status == "cleaned" for ch in changes):
         notes.append(

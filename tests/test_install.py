@@ -551,3 +551,55 @@ def test_uninstall_under_a_second_profile_leaves_the_default_profile_alone(
     assert main(["uninstall", "--all-profiles", "--json"]) == 0
     capsys.readouterr()
     assert not (home / ".codex" / "config.toml").exists()
+
+
+def test_only_hooks_or_only_the_mcp_server_and_switching_takes_the_other_out(home, capsys):
+    (home / ".claude").mkdir()
+    (home / ".codex").mkdir()
+    before = tree(home)
+    report = install(["claude-code", "codex"], python=PY, only="mcp")
+    assert report["modes"] == {"claude-code": "mcp", "codex": "mcp"}
+    assert not (home / ".claude" / "settings.json").exists()
+    assert not (home / ".codex" / "hooks.json").exists()
+    user = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    assert "waymark" in user["mcpServers"]
+    config = tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert "waymark" in config["mcp_servers"] and "notify" not in config  # notify goes with hooks
+    assert manifest.mode_of("codex") == "mcp"
+
+    install(["claude-code", "codex"], python=PY, only="hooks")  # switch: the server comes out
+    assert not (home / ".claude.json").exists() and not (home / ".codex" / "config.toml").exists()
+    check_claude_hooks = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert "SessionStart" in check_claude_hooks["hooks"]
+    assert (home / ".codex" / "hooks.json").exists()
+    assert manifest.mode_of("claude-code") == "hooks"
+
+    install(["claude-code", "codex"], python=PY)  # both again: as a plain install
+    check_claude(home)
+    check_codex(home)
+    assert manifest.mode_of("codex") == "both"
+    uninstall()
+    assert tree(home) == before
+    assert manifest.mode_of("codex") is None
+
+
+def test_doctor_and_status_say_each_clients_install_mode(repo, home, monkeypatch, capsys):
+    (home / ".claude").mkdir()
+    (home / ".codex").mkdir()
+    monkeypatch.chdir(repo)
+    assert main(["install", "--client", "claude-code", "--only", "mcp"]) == 0
+    assert main(["install", "--client", "codex", "--only", "hooks"]) == 0
+    capsys.readouterr()
+    main(["doctor", "--json"])
+    found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["claude-code install mode"]["detail"].startswith("MCP server only")
+    assert found["claude-code hooks"]["status"] == "skip"  # not a failure: not asked for
+    assert found["codex install mode"]["detail"].startswith("hooks only")
+    assert found["codex MCP server"]["status"] == "skip"
+    assert main(["enable"]) == 0
+    capsys.readouterr()
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert "install     claude-code: MCP server only" in out
+    assert "install     codex: hooks only" in out
+    assert main(["install", "--only", "neither"]) == 2

@@ -254,6 +254,9 @@ def _hook_lines(clients: list[dict[str, Any]]) -> list[str]:
     lines = []
     for c in clients:
         mark = "" if c["status"] in ("ok", "skip") else " (!)"
+        mode = {"both": "hooks and MCP server", "hooks": "hooks only", "mcp": "MCP server only"}
+        lines.append(f"install     {c['client']}: "
+                     f"{mode.get(c.get('mode') or '', 'not by `waymark install`')}")  # fmt: skip
         lines.append(f"hooks       {c['client']}: {c['said']}{mark}")
         for e in c["events"]:
             last = (f"{e['last_at'][:19].replace('T', ' ')} {e['last_outcome']}"

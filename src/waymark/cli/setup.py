@@ -102,6 +102,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="which client (default: every client found on this machine)",
     )
     p.add_argument("--dry-run", action="store_true", help="show the diffs; change nothing")
+    p.add_argument(
+        "--only",
+        choices=("hooks", "mcp", "both"),
+        default="both",
+        help="install only the hooks or only the MCP server (what an earlier install wrote of "
+        "the other is taken out); default both",
+    )
     p = add_command(
         commands,
         "uninstall",
@@ -288,7 +295,7 @@ def _clients(value: str | None) -> list[str] | None:
 def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.installers import install
 
-    report = install(_clients(args.client), dry_run=args.dry_run)
+    report = install(_clients(args.client), dry_run=args.dry_run, only=args.only)
     everywhere = settings.get(ctx.conn, "capture.all_git_repos")
     report["capture"] = "all_git_repos" if everywhere else "per_project"
     report["notes"].append(
