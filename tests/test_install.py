@@ -569,7 +569,9 @@ def test_only_hooks_or_only_the_mcp_server_and_switching_takes_the_other_out(hom
 
     install(["claude-code", "codex"], python=PY, only="hooks")  # switch: the server comes out
     assert not (home / ".claude.json").exists() and not (home / ".codex" / "config.toml").exists()
-    check_claude_hooks = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    check_claude_hooks = json.loads(
+        (home / ".claude" / "settings.json").read_text(encoding="utf-8")
+    )
     assert "SessionStart" in check_claude_hooks["hooks"]
     assert (home / ".codex" / "hooks.json").exists()
     assert manifest.mode_of("claude-code") == "hooks"

@@ -105,11 +105,14 @@ class Memory:
     def conversation(
         self, key: str, session: str | None, seen: dict[str, Any]
     ) -> tuple[Conversation, bool]:
-        """The conversation this request continues, or a new one; True when it starts now."""
-        opening = len(seen["turns"]) == 1 and not seen["answered"] and not seen["continued"]
+        """The conversation this request continues, or a new one; True when it starts now
+        (a retry of an opening request is the same conversation, not a new start)."""
+        # No answer yet: the conversation opens (a client may send several user messages
+        # first: Codex its environment, then the prompt).
+        opening = bool(seen["turns"]) and not seen["answered"] and not seen["continued"]
         with self.lock:
             found = self.conversations.get(key)
-            if found is not None and opening and (found.answered or len(found.asked) > 1):
+            if found is not None and opening and found.answered:
                 found = None  # the same first words again: a new conversation
             if found is None:
                 count = sum(k.startswith(key) for k in self.conversations)
