@@ -389,3 +389,22 @@ def test_the_answer_is_read_from_every_protocol_streamed_or_not(upstream):
             assert wire.answer_of(api, data, stream) == (TEXT, False), (api, stream)
     assert wire.answer_of("anthropic", b'{"type": "error"}', False) == ("", False)
     assert wire.answer_of("chat", b"not json", False) is None
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_responses_chain_by_previous_response_id_stays_one_conversation(
+    proxy, upstream, conn, stream
+):
+    path, body = first_request("responses", stream)
+    proxy.post(path, body)
+    follow = "How should the webhook retries run when the queue is down?"
+    later = {"model": "m", "stream": stream, "previous_response_id": "resp_1",
+             "input": [{"role": "user", "content": follow}]}  # fmt: skip
+    proxy.post(path, later)
+    sent = json.loads(upstream.requests[-1]["raw"])
+    assert sent["previous_response_id"] == "resp_1"
+    text = json.dumps(sent)
+    assert "session-start" not in text  # the upstream holds it from the first request
+    assert sent["input"][0] == {"role": "user", "content": follow}
+    sessions = conn.execute("SELECT count(*) FROM sessions WHERE client = 'proxy'").fetchone()[0]
+    assert sessions == 1

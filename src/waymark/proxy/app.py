@@ -51,6 +51,7 @@ KEPT_CONVERSATIONS = 500
 BUSY_MS = 200  # a locked store: the request goes on without memory rather than wait
 IDLE_S = 1800.0  # a conversation this long without a request has ended (SessionEnd)
 ANSWER_MAX = 4 * 1024 * 1024  # of an answer's bytes kept in memory to read its text
+CHAIN_SCAN = 64 * 1024  # a Responses answer names its id in its first bytes
 
 
 @dataclass
@@ -73,6 +74,7 @@ class After:
     api: str
     calls: list[dict[str, Any]]
     streamed: bool
+    key: str = ""
 
 
 @dataclass
@@ -93,6 +95,14 @@ class Memory:
         self.lock = threading.Lock()
         self.local = threading.local()
         self.passed: set[str] = set()  # conversations already logged as passed through
+        # A Responses answer's id -> its conversation: a request that continues it names only
+        # `previous_response_id` and its new items.
+        self.chains: OrderedDict[str, str] = OrderedDict()
+
+    def chained(self, response_id: str, key: str) -> None:
+        self.chains[response_id] = key
+        while len(self.chains) > KEPT_CONVERSATIONS * 4:
+            self.chains.popitem(last=False)
 
     def conn(self) -> Any:
         conn = getattr(self.local, "conn", None)
@@ -134,7 +144,8 @@ class Memory:
             return body, None
         seen = wire.read(api, data)
         session = headers.get("x-waymark-session") or None
-        key = session or hashlib.sha256(seen["opening"].encode("utf-8", "replace")).hexdigest()
+        key = session or self.chains.get(str(data.get("previous_response_id"))) or (
+            hashlib.sha256(seen["opening"].encode("utf-8", "replace")).hexdigest())  # fmt: skip
         conn = self.conn()
         bound = library.bind(conn, headers.get("x-waymark-project"), self.settings.cwd, session)
         if bound is None or not bound[1]["enabled"]:
@@ -168,7 +179,7 @@ class Memory:
         else:
             sent = json.dumps(wire.inject(api, data, opening, shown), ensure_ascii=False).encode()
         streamed = bool(data.get("stream"))
-        after = After(talk, api, seen["calls"], streamed) if policy["records"] else None
+        after = After(talk, api, seen["calls"], streamed, key) if policy["records"] else None
         return sent, after
 
     def record(self, after: After, answer: bytes | None) -> None:
@@ -299,11 +310,16 @@ def build(settings: Settings) -> Starlette:
         kept: list[bytes] | None = [] if after is not None and answer.status_code == 200 else None
 
         async def relay() -> Any:
-            size = 0
+            size, named = 0, api != "responses" or after is None
             async for chunk in answer.aiter_raw():
                 if kept is not None and size < ANSWER_MAX:
                     kept.append(chunk)
                     size += len(chunk)
+                if not named and kept is not None:  # before the agent can name it back
+                    found = wire.response_id(b"".join(kept)[:CHAIN_SCAN])
+                    if found and after is not None:
+                        memory.chained(found, after.key)
+                    named = bool(found) or size >= CHAIN_SCAN
                 yield chunk
 
         async def done() -> None:

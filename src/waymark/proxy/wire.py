@@ -323,3 +323,16 @@ def _streamed(api: str, text: str) -> tuple[str, bool] | None:
                 or choice.get("finish_reason") == "tool_calls"
             )
     return said, tools
+
+
+def response_id(head: bytes) -> str | None:
+    """The id a Responses answer gives itself (`resp_...`), from its first bytes (the JSON
+    object's or the `response.created` event's), or None."""
+    at = head.find(b'"resp_')
+    if at < 0:
+        return None
+    end = head.find(b'"', at + 1)
+    if end < 0:
+        return None
+    found = head[at + 1 : end].decode("ascii", "replace")
+    return found if found.replace("_", "").replace("-", "").isalnum() else None
