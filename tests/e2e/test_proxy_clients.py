@@ -69,52 +69,43 @@ def _check(clients: Clients, monkeypatch, result, session_client: str = "proxy")
     assert any("echo" in (target or "") for _, target in steps), steps
 
 
-def test_claude_code_through_the_proxy_gets_memory_and_its_tool_call_is_recorded(
-    clients: Clients, monkeypatch, tmp_path: Path
-):
-    run_dir = tmp_path / "claude-run"
+def _through_proxy(clients: Clients, monkeypatch, tmp_path: Path, client: str) -> None:
+    """One real session of `client` with its base URL pointed at a proxy in its project."""
     proxies: list[Proxy] = []
 
     def point_at_proxy(run: Path, env: dict[str, str]) -> None:
         _prepare(clients, monkeypatch, run / "project")
-        proxy = Proxy(run / "project", env["ANTHROPIC_BASE_URL"], {**env, **clients.env()})
+        if client == "claude":
+            proxy = Proxy(run / "project", env["ANTHROPIC_BASE_URL"], {**env, **clients.env()})
+            env["ANTHROPIC_BASE_URL"] = proxy.url
+        else:
+            config = run / "codex-home" / "config.toml"
+            text = config.read_text(encoding="utf-8")
+            stub = re.search(r'base_url = "(http://127\.0\.0\.1:\d+)/v1"', text)
+            assert stub, text
+            proxy = Proxy(run / "project", stub.group(1), {**env, **clients.env()})
+            config.write_text(text.replace(stub.group(0), f'base_url = "{proxy.url}/v1"'),
+                              encoding="utf-8")  # fmt: skip
         proxies.append(proxy)
-        env["ANTHROPIC_BASE_URL"] = proxy.url
 
     turns = [{"shell": "echo hi"}, {"shell": "echo again"}, {"text": "All done."}]
     try:
-        result = clients.run("claude", turns, run_dir=run_dir, mcp_servers={},
+        result = clients.run(client, turns, run_dir=tmp_path / f"{client}-run", mcp_servers={},
                              before_launch=point_at_proxy, prompt="Wire the retries.")  # fmt: skip
     finally:
         for proxy in proxies:
             proxy.stop()
     assert result.unused_turns == 0
     _check(clients, monkeypatch, result)
+
+
+def test_claude_code_through_the_proxy_gets_memory_and_its_tool_call_is_recorded(
+    clients: Clients, monkeypatch, tmp_path: Path
+):
+    _through_proxy(clients, monkeypatch, tmp_path, "claude")
 
 
 def test_codex_through_the_proxy_gets_memory_and_its_tool_call_is_recorded(
     clients: Clients, monkeypatch, tmp_path: Path
 ):
-    run_dir = tmp_path / "codex-run"
-    proxies: list[Proxy] = []
-
-    def point_at_proxy(run: Path, env: dict[str, str]) -> None:
-        _prepare(clients, monkeypatch, run / "project")
-        config = run / "codex-home" / "config.toml"
-        text = config.read_text(encoding="utf-8")
-        stub = re.search(r'base_url = "(http://127\.0\.0\.1:\d+)/v1"', text)
-        assert stub, text
-        proxy = Proxy(run / "project", stub.group(1), {**env, **clients.env()})
-        proxies.append(proxy)
-        config.write_text(text.replace(stub.group(0), f'base_url = "{proxy.url}/v1"'),
-                          encoding="utf-8")  # fmt: skip
-
-    turns = [{"shell": "echo hi"}, {"shell": "echo again"}, {"text": "All done."}]
-    try:
-        result = clients.run("codex", turns, run_dir=run_dir, mcp_servers={},
-                             before_launch=point_at_proxy, prompt="Wire the retries.")  # fmt: skip
-    finally:
-        for proxy in proxies:
-            proxy.stop()
-    assert result.unused_turns == 0
-    _check(clients, monkeypatch, result)
+    _through_proxy(clients, monkeypatch, tmp_path, "codex")

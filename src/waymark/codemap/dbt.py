@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from waymark.base import clock
+from waymark.base.files import stat_key
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import dbt as rows
@@ -71,14 +72,6 @@ def settings_of(folder: str) -> tuple[str | None, str]:
     return name, target
 
 
-def _stat(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
 def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     """Read what changed: {projects: [{root, name, read: [artifact...], problems}], nodes,
     seconds}. An artifact that does not parse is reported and keeps its last reading."""
@@ -107,7 +100,7 @@ def _refresh_one(
     folder = os.path.join(project.files or "", root)
     name, target = settings_of(folder)
     where = os.path.join(folder, target)
-    stats = {k: _stat(os.path.join(where, f)) for k, f in ARTIFACTS.items()}
+    stats = {k: stat_key(os.path.join(where, f)) for k, f in ARTIFACTS.items()}
     row = dict(known or {}, root=root, name=name, target=target, read_at=clock.now())
     if known is None or known.get("target") != target:
         row.update(manifest_stat=None, results_stat=None, sources_stat=None)

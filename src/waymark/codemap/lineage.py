@@ -32,14 +32,13 @@ def walk(
 ) -> list[tuple[str, int]]:
     """(unique id, steps away) of every node up- or downstream of `start`, nearest first,
     tests left out; at most WALK_MAX."""
-    step = rows.children if down else rows.parents
     seen = {start: 0}
     frontier = [start]
     for level in range(1, depth + 1):
         if not frontier or len(seen) > WALK_MAX:
             break
         nxt = []
-        for _, other in step(conn, project_id, frontier):
+        for _, other in rows.edges(conn, project_id, frontier, down=down):
             if other not in seen and not other.startswith(("test.", "unit_test.")):
                 seen[other] = level
                 nxt.append(other)
@@ -106,9 +105,8 @@ def tests(conn: Connection, project: Project, *, failing: bool = True) -> dict[s
         counts[t["status"] or "not run"] = counts.get(t["status"] or "not run", 0) + 1
     chosen = [t for t in found if t["status"] in FAILING] if failing else found
     # A singular test has no attached node: it tests what it reads.
-    read = dict(
-        rows.parents(conn, project.id, [t["unique_id"] for t in chosen if not t["attached"]])
-    )
+    singular = [t["unique_id"] for t in chosen if not t["attached"]]
+    read = dict(rows.edges(conn, project.id, singular, down=False))
     tested = {t["unique_id"]: t["attached"] or read.get(t["unique_id"]) for t in chosen}
     names = {n["unique_id"]: n["name"] for n in rows.nodes_by_id(
         conn, project.id, sorted({u for u in tested.values() if u}))}  # fmt: skip

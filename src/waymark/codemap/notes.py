@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from waymark.base import clock
+from waymark.base.files import stat_key
 from waymark.errors import InvalidArgument
 from waymark.projects import git
 from waymark.projects.resolve import Project
@@ -234,14 +235,6 @@ def split(text: str) -> list[tuple[str, int, int, str]]:
     return sections
 
 
-def _stat(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
 def refresh(conn: Connection, project: Project) -> dict[str, Any]:
     """Index what changed: {files, sections, added, changed, removed, unchanged, seconds}."""
     import hashlib
@@ -267,7 +260,7 @@ def refresh(conn: Connection, project: Project) -> dict[str, Any]:
             done["removed"] += 1
         for path, kind in wanted:
             full = os.path.join(root, path)
-            stat = _stat(full)
+            stat = stat_key(full)
             if stat is None:  # tracked, but gone from the working tree
                 if path in known:
                     rows.drop_file(conn, project.id, path)
@@ -332,7 +325,7 @@ def state_of(root: str, path: str, file_sha: str, file_stat: str, cache: dict[st
     if path in cache:
         return cache[path]
     full = os.path.join(root, path)
-    stat = _stat(full)
+    stat = stat_key(full)
     if stat is None:
         said = MISSING
     elif stat == file_stat:

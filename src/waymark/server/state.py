@@ -203,62 +203,59 @@ class State:
     def _outcomes(self) -> None:
         """What the repository says, read at each start and every OUTCOMES_S after: what
         became of the changes the project's decisions, lessons and checkpoints led to
-        (`curation.outcomes`), and its notes' index (`codemap.notes`); its own connection,
-        at a lower priority than the tools and the hooks."""
-        from waymark.base.launch import behind_the_hooks
+        (`curation.outcomes`), and its notes' index (`codemap.notes`)."""
         from waymark.codemap import notes
         from waymark.curation import outcomes
 
-        behind_the_hooks()
-        wait = OUTCOMES_FIRST_S
-        while not self._stopping.wait(wait):
-            wait = OUTCOMES_S
-            conn = None
-            try:
-                conn = db.connect()
-                project = self.project(conn, None, create=False)
-                done = outcomes.refresh(conn, project)
-                if done["changed"]:
-                    log.info("outcomes: %d changed (%d held, %d reverted)",
-                             done["changed"], done["held"], done["reverted"])  # fmt: skip
-                read = notes.refresh(conn, project)
-                if read["added"] or read["changed"] or read["removed"]:
-                    log.info("notes: %d added, %d changed, %d removed (%d sections)",
-                             read["added"], read["changed"], read["removed"],
-                             read["sections"])  # fmt: skip
-            except errors.NotFound:
-                wait = 30.0  # no project here yet
-            except Exception as exc:  # background work: log, never take the server down
-                log.warning("outcomes could not be read from git: %s", exc)
-            finally:
-                if conn is not None:
-                    conn.close()
+        def work(conn: Connection, project: Project) -> None:
+            done = outcomes.refresh(conn, project)
+            if done["changed"]:
+                log.info("outcomes: %d changed (%d held, %d reverted)",
+                         done["changed"], done["held"], done["reverted"])  # fmt: skip
+            read = notes.refresh(conn, project)
+            if read["added"] or read["changed"] or read["removed"]:
+                log.info("notes: %d added, %d changed, %d removed (%d sections)",
+                         read["added"], read["changed"], read["removed"],
+                         read["sections"])  # fmt: skip
+
+        self._every(OUTCOMES_S, "outcomes could not be read from git", work)
 
     def _dbt(self) -> None:
         """What dbt last wrote (`codemap.dbt`): read at start and again within DBT_S of each
         dbt run (a stat of each artifact when nothing changed), so the packets name the
-        failing tests of the latest run. Its own connection, behind the hooks."""
-        from waymark.base.launch import behind_the_hooks
+        failing tests of the latest run."""
         from waymark.codemap import dbt
+
+        def work(conn: Connection, project: Project) -> None:
+            for found in dbt.refresh(conn, project)["projects"]:
+                if found["read"] or found["problems"]:
+                    log.info("dbt %s: read %s%s", found["root"] or ".",
+                             ", ".join(found["read"]) or "nothing",
+                             "; " + "; ".join(found["problems"]) if found["problems"] else "")  # fmt: skip
+
+        self._every(DBT_S, "dbt artifacts could not be read", work)
+
+    def _every(
+        self, seconds: float, failed: str, work: Callable[[Connection, Project], None]
+    ) -> None:
+        """Run `work` on this server's project OUTCOMES_FIRST_S after the start, then every
+        `seconds` (every 30 s while there is no project yet) until the server stops: on a
+        connection of its own, at a lower priority than the tools and the hooks; a failure
+        is a log line, never the server's end."""
+        from waymark.base.launch import behind_the_hooks
 
         behind_the_hooks()
         wait = OUTCOMES_FIRST_S
         while not self._stopping.wait(wait):
-            wait = DBT_S
+            wait = seconds
             conn = None
             try:
                 conn = db.connect()
-                project = self.project(conn, None, create=False)
-                done = dbt.refresh(conn, project)
-                for found in done["projects"]:
-                    if found["read"] or found["problems"]:
-                        log.info("dbt %s: read %s%s", found["root"] or ".",
-                                 ", ".join(found["read"]) or "nothing",
-                                 "; " + "; ".join(found["problems"]) if found["problems"] else "")  # fmt: skip
+                work(conn, self.project(conn, None, create=False))
             except errors.NotFound:
-                pass  # no project here yet
+                wait = min(seconds, 30.0)  # no project here yet
             except Exception as exc:  # background work: log, never take the server down
-                log.warning("dbt artifacts could not be read: %s", exc)
+                log.warning("%s: %s", failed, exc)
             finally:
                 if conn is not None:
                     conn.close()

@@ -184,29 +184,18 @@ def tests_on(conn: Connection, project_id: str, ids: Sequence[str]) -> list[dict
     )
 
 
-def children(conn: Connection, project_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(parent, child) edges out of these nodes."""
+def edges(
+    conn: Connection, project_id: str, ids: Sequence[str], *, down: bool
+) -> list[tuple[str, str]]:
+    """(node, neighbour) for each edge out of (`down`) or into these nodes."""
     if not ids:
         return []
+    near, far = ("parent", "child") if down else ("child", "parent")
     marks = ", ".join("?" * len(ids))
     return [
-        (str(p), str(c))
-        for p, c in conn.execute(
-            f"SELECT parent, child FROM dbt_edges WHERE project_id = ? AND parent IN ({marks})",
-            (project_id, *ids),
-        )
-    ]
-
-
-def parents(conn: Connection, project_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(child, parent) edges into these nodes."""
-    if not ids:
-        return []
-    marks = ", ".join("?" * len(ids))
-    return [
-        (str(c), str(p))
-        for c, p in conn.execute(
-            f"SELECT child, parent FROM dbt_edges WHERE project_id = ? AND child IN ({marks})",
+        (str(a), str(b))
+        for a, b in conn.execute(
+            f"SELECT {near}, {far} FROM dbt_edges WHERE project_id = ? AND {near} IN ({marks})",
             (project_id, *ids),
         )
     ]
