@@ -14,11 +14,13 @@ from waymark.errors import WaymarkError
 from waymark.health import cotenants, fired
 from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 
-from . import claude, codex, commands, manifest
+from . import claude, codex, commands, manifest, opencode
 from .commands import is_waymark_hook
 
 
 def client_checks(client: str) -> list[dict[str, str]]:
+    if client == "opencode":
+        return _opencode_checks()
     mod = claude if client == "claude-code" else codex
     if not mod.found():
         return [finding(f"{client}", SKIP, f"{client} not found on this machine")]
@@ -64,7 +66,7 @@ def client_checks(client: str) -> list[dict[str, str]]:
         )
     out.append(
         finding(
-            f"{client} MCP server",
+            f"{client} mcp",
             SKIP,
             "not installed: install mode hooks (the hooks "
             f"only; `waymark install --client {client}` adds it)",
@@ -86,6 +88,22 @@ _MODE_TEXT = {
     "mcp": "MCP server only (`waymark install --only mcp`)",
     "none": "not written by `waymark install` (a plugin, or by hand)",
 }
+
+
+def _opencode_checks() -> list[dict[str, str]]:
+    """opencode runs no hooks: its MCP server only (the proxy brings packets), reported only
+    where opencode is found."""
+    if not opencode.found():
+        return []
+    return [
+        finding(
+            "opencode hooks",
+            SKIP,
+            "opencode runs no hooks: `waymark proxy` brings packets "
+            "and capture (README: Agents without hooks)",
+        ),  # fmt: skip
+        _mcp_check("opencode"),
+    ]
 
 
 def chain() -> list[dict[str, Any]]:
@@ -236,12 +254,13 @@ def _python_of(command: str) -> str | None:
 
 def _mcp_check(client: str) -> dict[str, str]:
     name = f"{client} mcp"
-    if client == "claude-code":
-        path = claude.user_config_path()
+    if client in ("claude-code", "opencode"):
+        path = claude.user_config_path() if client == "claude-code" else opencode.config_path()
+        key = "mcpServers" if client == "claude-code" else "mcp"
         try:
             with open(path, encoding="utf-8") as f:
-                server = (json.load(f).get("mcpServers") or {}).get("waymark")
-        except (OSError, ValueError):
+                server = (json.load(f).get(key) or {}).get("waymark")
+        except (OSError, ValueError, AttributeError):
             server = None
     else:
         path = codex.config_path()
@@ -251,6 +270,8 @@ def _mcp_check(client: str) -> dict[str, str]:
             name, FAIL, f"no `waymark` MCP server in {path}", f"waymark install --client {client}"
         )
     command = server.get("command", "")
+    if isinstance(command, list):  # opencode: the program and its arguments in one list
+        command = command[0] if command else ""
     if not (os.path.isabs(command) and os.access(command, os.X_OK)):
         return finding(
             name,

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
 
-from waymark.errors import InstallRefused
-
-from . import commands, hookconfig, jsonedit
+from . import commands, hookconfig, jsonedit, mcpjson
 from .files import client_dir, display
 
 
@@ -79,56 +76,16 @@ def _describe(event: str, group: dict) -> dict:
 
 # .claude.json
 
-
-def _user_doc(text: str | None, path: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    doc = jsonedit.parse(text, path)
-    if not isinstance(doc, dict):
-        raise InstallRefused(
-            f"{display(path)} is not a JSON object; nothing was changed", path=path
-        )
-    servers = doc.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
-        raise InstallRefused(
-            f'{display(path)}: "mcpServers" is not a JSON object; nothing was changed', path=path
-        )
-    return doc
+CONTAINER = ["mcpServers"]
 
 
 def add_user_config(text: str | None, path: str, python: str) -> tuple[str, dict]:
-    """Register the MCP server as `waymark`; a `waymark` server already there (not ours) is
-    replaced and its exact text kept, so uninstall puts it back."""
-    _user_doc(text, path)
-    text = hookconfig.blank_to_object(text)
-    owned: dict[str, Any] = {"mcp_server": commands.MCP_NAME, "created": [], "empties": []}
-    text = hookconfig.ensure_container(text, path, ["mcpServers"], {}, owned)
-    entry = commands.claude_mcp_server(python)
-    servers = jsonedit.path_node(jsonedit.scan(text), ["mcpServers"])
-    assert servers is not None
-    existing = servers.get(commands.MCP_NAME)
-    owned["replaced"] = None
-    if existing is not None:
-        owned["replaced"] = text[existing.start : existing.end]
-        text = jsonedit.replace_value(text, existing, jsonedit.render_value(text, existing, entry))
-    else:
-        text = jsonedit.add_member(text, servers, commands.MCP_NAME, entry)
-    return text, owned
+    """Register the MCP server as `waymark` (`mcpjson.add`)."""
+    return mcpjson.add(text, path, CONTAINER, commands.claude_mcp_server(python))
 
 
 def strip_user_config(text: str, path: str, owned: dict) -> str:
-    _user_doc(text, path)
-    if owned.get("mcp_server"):
-        root = jsonedit.scan(text)
-        servers = jsonedit.path_node(root, ["mcpServers"])
-        node = servers.get(commands.MCP_NAME) if servers is not None else None
-        if servers is not None and node is not None:
-            if owned.get("replaced") is not None:
-                text = jsonedit.replace_value(text, node, owned["replaced"])
-            else:
-                index = [k for k, _, _ in servers.members].index(commands.MCP_NAME)
-                text = jsonedit.remove_child(text, servers, index)
-    return hookconfig.tidy(text, owned)
+    return mcpjson.strip(text, path, owned, CONTAINER)
 
 
 def is_empty(text: str, path: str) -> bool:

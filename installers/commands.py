@@ -16,6 +16,7 @@ from waymark.base import launch
 
 CLAUDE = "claude-code"
 CODEX = "codex"
+OPENCODE = "opencode"
 CLIENTS = (CLAUDE, CODEX)
 
 
@@ -132,6 +133,10 @@ def hook_groups(python: str, client: str, *, windows: bool) -> list[tuple[str, d
 
 def claude_mcp_server(python: str) -> dict:
     return {"type": "stdio", "command": python, "args": list(MCP_ARGS), "env": {}}
+
+
+def opencode_mcp_server(python: str) -> dict:
+    return {"type": "local", "command": [python, *MCP_ARGS], "enabled": True}
 
 
 def codex_mcp_server(python: str) -> dict:

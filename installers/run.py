@@ -20,8 +20,8 @@ from typing import Any
 from waymark import home
 from waymark.errors import InstallRefused
 
-from . import claude, codex, commands, files, manifest
-from .commands import CLAUDE, CODEX
+from . import claude, codex, commands, files, manifest, mcpjson, opencode
+from .commands import CLAUDE, CODEX, OPENCODE
 from .files import Snapshot, display
 
 
@@ -71,6 +71,16 @@ KINDS = {
             role="mcp",
         ),
         Kind("codex-hooks", CODEX, "hooks", 0o644, codex.strip_hooks, claude.is_empty),
+        Kind(
+            "opencode-config",
+            OPENCODE,
+            "MCP server",
+            0o600,
+            opencode.strip_config,
+            mcpjson.is_empty,
+            opencode.config_notes,
+            role="mcp",
+        ),
     )
 }
 
@@ -87,7 +97,8 @@ class Change:
 
 def detect() -> list[str]:
     """The clients found on this machine (their config folder, variable or binary)."""
-    return [c for c, found in ((CLAUDE, claude.found), (CODEX, codex.found)) if found()]
+    clients = ((CLAUDE, claude.found), (CODEX, codex.found), (OPENCODE, opencode.found))
+    return [c for c, found in clients if found()]
 
 
 MODES = ("both", "hooks", "mcp")
@@ -104,6 +115,14 @@ def _targets(
 def _all_targets(
     client: str, python: str, windows: bool, notify: bool = True
 ) -> list[tuple[Kind, str, Callable]]:
+    if client == OPENCODE:  # no hooks to run: its MCP server only
+        return [
+            (
+                KINDS["opencode-config"],
+                opencode.config_path(),
+                partial(opencode.add_config, python=python),
+            )
+        ]
     if client == CLAUDE:
         return [
             (
@@ -285,7 +304,7 @@ def uninstall(
     if not (all_profiles or everything):
         here = {
             os.path.abspath(path)
-            for client in (CLAUDE, CODEX)
+            for client in (CLAUDE, CODEX, OPENCODE)
             for _, path, _ in _targets(client, sys.executable, os.name == "nt")
         }
         other = [r for r in records if os.path.abspath(r["path"]) not in here]

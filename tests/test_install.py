@@ -41,7 +41,7 @@ def home(tmp_path, monkeypatch):
     h = tmp_path / "home"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(var, raising=False)
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
@@ -597,7 +597,7 @@ def test_doctor_and_status_say_each_clients_install_mode(repo, home, monkeypatch
     assert found["claude-code install mode"]["detail"].startswith("MCP server only")
     assert found["claude-code hooks"]["status"] == "skip"  # not a failure: not asked for
     assert found["codex install mode"]["detail"].startswith("hooks only")
-    assert found["codex MCP server"]["status"] == "skip"
+    assert found["codex mcp"]["status"] == "skip"
     assert main(["enable"]) == 0
     capsys.readouterr()
     assert main(["status"]) == 0
@@ -605,3 +605,52 @@ def test_doctor_and_status_say_each_clients_install_mode(repo, home, monkeypatch
     assert "install     claude-code: MCP server only" in out
     assert "install     codex: hooks only" in out
     assert main(["install", "--only", "neither"]) == 2
+
+
+OPENCODE_CONFIG = """{
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "tokyonight",
+  "mcp": {
+    "docs": {"type": "remote", "url": "https://example.com/mcp", "enabled": true}
+  }
+}
+"""
+
+
+def test_opencode_gets_the_mcp_server_and_uninstall_restores_every_byte(home, capsys):
+    write(home / ".config" / "opencode" / "opencode.json", OPENCODE_CONFIG, 0o600)
+    before = tree(home)
+    report = install(["opencode"], python=PY)
+    assert [(f["client"], f["status"]) for f in report["files"]] == [("opencode", "updated")]
+    assert any("runs no hooks" in n and "waymark proxy" in n for n in report["notes"])
+    doc = json.loads((home / ".config" / "opencode" / "opencode.json").read_text(encoding="utf-8"))
+    assert doc["mcp"]["waymark"] == {"type": "local", "command": [PY, "-m", "waymark", "mcp"],
+                                     "enabled": True}  # fmt: skip
+    assert doc["mcp"]["docs"]["url"] == "https://example.com/mcp" and doc["theme"] == "tokyonight"
+    assert install(["opencode"], python=PY)["files"][0]["status"] == "unchanged"
+    assert manifest.mode_of("opencode") == "both"
+    uninstall(["opencode"])
+    assert tree(home) == before
+
+
+def test_an_opencode_config_with_comments_is_refused_and_left_alone(home, capsys):
+    jsonc = home / ".config" / "opencode" / "opencode.jsonc"
+    write(jsonc, '{\n  // mine\n  "mcp": {}\n}\n', 0o600)
+    before = tree(home)
+    assert main(["install", "--client", "opencode"]) == 1
+    assert "does not edit" in capsys.readouterr().err
+    assert tree(home) == before
+
+
+def test_doctor_says_opencode_runs_no_hooks_and_checks_its_server(repo, home, monkeypatch, capsys):
+    (home / ".config" / "opencode").mkdir(parents=True)
+    monkeypatch.chdir(repo)
+    main(["doctor", "--json"])
+    found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["opencode hooks"]["status"] == "skip"
+    assert found["opencode mcp"]["status"] == "fail"
+    assert main(["install", "--client", "opencode"]) == 0
+    capsys.readouterr()
+    main(["doctor", "--json"])
+    found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["opencode mcp"]["status"] == "ok"

@@ -272,7 +272,7 @@ def cmd_config(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-CLIENT_CHOICES = ("claude-code", "codex", "all")
+CLIENT_CHOICES = ("claude-code", "codex", "opencode", "all")
 
 
 STATUS_TEXT = {
@@ -329,7 +329,7 @@ def render(report: dict[str, Any]) -> str:
     from waymark.installers.files import display
 
     lines = []
-    names = {"claude-code": "Claude Code", "codex": "Codex"}
+    names = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "opencode"}
     for item in report["files"]:
         if report["dry_run"]:
             lines.append(item["diff"] or f"{display(item['path'])}: no change\n")

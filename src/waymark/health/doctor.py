@@ -32,7 +32,7 @@ def run_all(
     installers know what they wrote: `waymark.installers.checks`)."""
     out = [interpreter(), *database(), *project_here()]
     if client_checks is not None:
-        for client in ("claude-code", "codex"):
+        for client in ("claude-code", "codex", "opencode"):
             out += client_checks(client)
     out += project_config()
     out += native_memory()
