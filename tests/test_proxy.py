@@ -408,3 +408,35 @@ def test_a_responses_chain_by_previous_response_id_stays_one_conversation(
     assert sent["input"][0] == {"role": "user", "content": follow}
     sessions = conn.execute("SELECT count(*) FROM sessions WHERE client = 'proxy'").fetchone()[0]
     assert sessions == 1
+
+
+def test_settings_choose_the_upstream_and_a_named_project_is_the_default_binding(
+    tmp_path, upstream, conn, remembered, repo
+):
+    from waymark import settings
+    from waymark.projects.manage import rename
+
+    settings.set_value(conn, "proxy.openai_upstream", upstream.url)
+    rename(conn, remembered.id, "shop")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "waymark", "proxy", "--port", "0", "--project", "shop", "--json"],
+        cwd=elsewhere, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    running = Proxy.__new__(Proxy)
+    running.proc = proc
+    lines = []
+    while not lines or lines[-1].rstrip() != "}":
+        lines.append(proc.stdout.readline())
+    started = json.loads("".join(lines))
+    running.url = started["url"]
+    try:
+        assert started["openai"] == upstream.url
+        path, body = first_request("chat", False)
+        assert running.post(path, body).status_code == 200
+        assert "Celery retry queue" in upstream.requests[-1]["raw"].decode()
+    finally:
+        running.stop()
+    with pytest.raises(Exception, match="http"):
+        settings.set_value(conn, "proxy.anthropic_upstream", "api.example.com")

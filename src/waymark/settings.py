@@ -45,7 +45,15 @@ DEFAULTS: dict[str, Any] = {
     # Team sync (team/sync.py): the MCP server syncs a shared project every this many
     # minutes (0: never; `waymark sync` by hand). Never a hook.
     "team.sync_minutes": 0.0,
+    # The memory proxy (`waymark proxy`): where it listens and where requests go when its
+    # flags do not say; the API key always comes from the request (or --api-key-env).
+    "proxy.port": 8795,
+    "proxy.anthropic_upstream": "https://api.anthropic.com",
+    "proxy.openai_upstream": "https://api.openai.com",
 }
+
+# Settings that hold an http(s) URL.
+URLS = ("proxy.anthropic_upstream", "proxy.openai_upstream")
 
 
 # Settings that take one of a few words.
@@ -69,6 +77,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "retention.salience_floor": (0.01, 1),
     "retention.purge_after_days": (1, 3650),
     "team.sync_minutes": (0, 1440),
+    "proxy.port": (1, 65535),
 }
 
 
@@ -104,6 +113,8 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
                 low=low,
                 high=high,
             )
+    if key in URLS and not value.startswith(("http://", "https://")):
+        raise InvalidArgument(f"{key} takes an http(s) URL (got {value!r}; now {current!r})")
     if key in CHOICES and value not in CHOICES[key]:
         raise InvalidArgument(f"{key} takes one of {', '.join(CHOICES[key])} (now {current!r})")
     from waymark.storage.events import log_event

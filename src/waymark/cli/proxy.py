@@ -24,11 +24,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "tool calls are recorded; loopback only, Ctrl-C stops it",
         example="waymark proxy --upstream http://127.0.0.1:11434/v1",
     )
-    p.add_argument("--port", type=bounded(0, 65535), default=DEFAULT_PORT,
-                   help=f"the port (default {DEFAULT_PORT}; 0: a free one)")  # fmt: skip
+    p.add_argument("--port", type=bounded(0, 65535),
+                   help=f"the port (default proxy.port, {DEFAULT_PORT}; 0: a free one)")  # fmt: skip
     p.add_argument("--upstream", metavar="URL",
-                   help="where every request goes (default: api.anthropic.com for /v1/messages, "
-                   "api.openai.com for the rest)")  # fmt: skip
+                   help="where every request goes (default: proxy.anthropic_upstream for "
+                   "/v1/messages, proxy.openai_upstream for the rest)")  # fmt: skip
     p.add_argument("--anthropic-upstream", metavar="URL", help="where /v1/messages goes")
     p.add_argument("--openai-upstream", metavar="URL",
                    help="where /v1/responses, /v1/chat/completions and the rest go")  # fmt: skip
@@ -51,7 +51,14 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
         return 0
     from waymark.proxy import app
 
-    settings = app.Settings(cwd=os.path.abspath(args.project or os.getcwd()))
+    chosen = _settings(ctx)
+    settings = app.Settings(
+        cwd=os.getcwd(),
+        project=args.project,
+        anthropic=chosen["proxy.anthropic_upstream"],
+        openai=chosen["proxy.openai_upstream"],
+    )
+    port = chosen["proxy.port"] if args.port is None else args.port
     for name, value in (("anthropic", args.anthropic_upstream or args.upstream),
                         ("openai", args.openai_upstream or args.upstream)):  # fmt: skip
         if value:
@@ -68,7 +75,7 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
 
     from waymark.cli import serving
 
-    listener, port = serving.listen("127.0.0.1", args.port)
+    listener, port = serving.listen("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}"
 
     def announce() -> None:
@@ -77,7 +84,8 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
              ctx.as_json,
              f"the memory proxy: {url} (Anthropic base URL), {url}/v1 (OpenAI base URL)\n"
              f"upstream: {settings.anthropic} (Messages), {settings.openai} (the rest)\n"
-             f"project: from x-waymark-project, else {settings.cwd}\n(Ctrl-C stops it)")  # fmt: skip
+             f"project: from x-waymark-project, else {settings.project or settings.cwd}\n"
+         "(Ctrl-C stops it)")  # fmt: skip
         sys.stdout.flush()  # whoever started it reads the address now
 
     import threading
@@ -94,3 +102,21 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
         if ended:
             serving.log("proxy", f"{ended} conversations ended at exit")
     return 0
+
+
+def _settings(ctx: Context) -> dict[str, Any]:
+    """The proxy's settings; their defaults when the store cannot be read, since the proxy
+    must pass requests on without memory then, not refuse to start."""
+    from waymark import settings as config
+    from waymark.errors import WaymarkError
+
+    keys = ("proxy.port", "proxy.anthropic_upstream", "proxy.openai_upstream")
+    try:
+        chosen = {key: config.get(ctx.conn, key) for key in keys}
+    except WaymarkError as exc:
+        from waymark.cli import serving
+
+        serving.log("proxy", f"settings unread, defaults used: [{exc.code}] {exc.message}")
+        chosen = {key: config.DEFAULTS[key] for key in keys}
+    ctx.close()  # the proxy's threads open their own connections
+    return chosen

@@ -29,7 +29,9 @@ def bind(
     (a path or a named project); else the proxy's working directory."""
     from waymark.projects.capture import hook_project, policy
 
-    if spec and not os.path.isabs(spec) and os.sep not in spec:
+    if spec and not os.path.isabs(spec) and os.path.isdir(os.path.join(cwd, spec)):
+        spec = os.path.abspath(os.path.join(cwd, spec))  # a folder, from where the proxy runs
+    if spec and not os.path.isabs(spec):
         from waymark.errors import NotFound
         from waymark.projects.resolve import resolve
 

@@ -80,6 +80,7 @@ class After:
 @dataclass
 class Settings:
     cwd: str
+    project: str | None = None  # a path or a project's name, when no header names one
     anthropic: str = ANTHROPIC
     openai: str = OPENAI
     token: str | None = None  # required in `x-waymark-token` when set
@@ -147,9 +148,10 @@ class Memory:
         key = session or self.chains.get(str(data.get("previous_response_id"))) or (
             hashlib.sha256(seen["opening"].encode("utf-8", "replace")).hexdigest())  # fmt: skip
         conn = self.conn()
-        bound = library.bind(conn, headers.get("x-waymark-project"), self.settings.cwd, session)
+        named = headers.get("x-waymark-project") or self.settings.project
+        bound = library.bind(conn, named, self.settings.cwd, session)
         if bound is None or not bound[1]["enabled"]:
-            self._passed(key, headers.get("x-waymark-project") or self.settings.cwd, bound)
+            self._passed(key, named or self.settings.cwd, bound)
             return body, None
         project, policy = bound
         talk, first = self.conversation(key, session, seen)
