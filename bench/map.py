@@ -4,7 +4,7 @@ every two lines, each calling a function of another file, committed to git), map
 `waymark map refresh`'s code: the first map, a refresh with nothing changed, and one after a
 single edit; then the database's growth per 1,000 files. Each run is timed once, wall clock.
 
-    python bench/map.py [--files 5000] [--seed 0]
+    python bench/map.py [--files 5000] [--seed 0] [--profile]
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the refresh after one edit spends its time")  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="waymark-map-") as tmp:
         root, home = pathlib.Path(tmp) / "repo", pathlib.Path(tmp) / "home"
@@ -73,9 +75,20 @@ def main() -> int:
         first = db_bytes(home) - empty
         edited = next(root.glob("pkg0/mod0/*.py"))
         edited.write_text(edited.read_text("utf-8") + "# one more line\n", "utf-8")
+        profiler = None
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         started = time.perf_counter()
         done = snapshot.refresh(conn, project)
         timings["after one edit"] = (time.perf_counter() - started, done)
+        if profiler is not None:
+            import pstats
+
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(r"waymark/|execute", 25)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         second = db_bytes(home) - empty - first
         edges = conn.execute("SELECT count(*) FROM map_edges").fetchone()[0]
