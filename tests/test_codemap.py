@@ -563,3 +563,40 @@ def test_impact_takes_a_path_as_any_command_does(conn, project, app):
             assert found["dependents"] == want
     text = cli("map", "impact", "./store.py", "--depth", "1", cwd=str(app / "app")).stdout
     assert text.startswith(f"{len(want)} dependents of app/store.py ")
+
+
+def _stored_and_full(conn, project):
+    """(the newest snapshot's stored relationships, a full resolution of it), comparable."""
+    from waymark.codemap.resolve import Map
+
+    seq = snapshot.rows.snapshots(conn, project.id, 1)[0]["seq"]
+    key = lambda e: (e["kind"], e["from"], e["to"], e["line"])  # noqa: E731
+    stored = sorted(key(e) for e in snapshot.rows.all_edges(conn, seq))
+    full = Map(list(snapshot.rows.files_of(conn, seq)), snapshot.rows.declarations(conn, seq, None),
+               snapshot.rows.references(conn, seq, None)).edges()  # fmt: skip
+    return stored, sorted(key(e) for e in full)
+
+
+def test_a_body_edit_carries_the_other_files_relationships_and_matches_a_full_resolution(
+    conn, project, app, monkeypatch
+):
+    calls = []
+    real = snapshot._carry
+    monkeypatch.setattr(snapshot, "_carry", lambda *a: calls.append(real(*a)) or calls[-1])
+    cli_file = app / "app/cli.py"
+    cli_file.write_text("\n\n" + cli_file.read_text("utf-8").replace("serve('k')", "serve('j')"))
+    snapshot.refresh(conn, project)  # same names, same imports: carried
+    assert calls == [True]
+    stored, full = _stored_and_full(conn, project)
+    assert stored == full and ("call", "app/cli.py::main", "app/service.py::serve", 6) in stored
+    store = app / "app/store.py"  # a new declaration: other files may resolve to it now
+    store.write_text(store.read_text("utf-8") + "def render():\n    pass\n")
+    snapshot.refresh(conn, project)
+    assert calls == [True, False]
+    stored, full = _stored_and_full(conn, project)
+    assert stored == full
+    service = app / "app/service.py"  # a changed import: resolved again too
+    service.write_text(service.read_text("utf-8").replace("from app import store\n", ""))
+    snapshot.refresh(conn, project)
+    assert calls == [True, False, False]
+    assert _stored_and_full(conn, project)[0] == _stored_and_full(conn, project)[1]

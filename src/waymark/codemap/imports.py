@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from waymark.codemap.walk import language
@@ -58,8 +60,8 @@ class Index:
     ):
         self.files = set(files)
         self.declared: dict[str, dict[str, str]] = {}  # path -> qualname -> kind
-        for path, qualname, kind, *_ in declarations:
-            self.declared.setdefault(path, {})[qualname] = kind
+        for path, group in groupby(declarations, itemgetter(0)):  # by path, as stored
+            self.declared.setdefault(path, {}).update((d[1], d[2]) for d in group)
         self.references = references
         self.modules: dict[str, list[str]] = {}  # module path and each dotted suffix -> files
         self.by_name: dict[str, list[str]] = {}  # a file's base name -> files
@@ -90,12 +92,17 @@ class Index:
                 found = self.packages.setdefault((family(path), target), [])
                 if path not in found:
                     found.append(path)
-        named: dict[tuple[str | None, str], set[str]] = {}  # (family, qualname) -> files
+        first: dict[tuple[str | None, str], str] = {}  # (family, qualname) -> a file
+        twice: set[tuple[str | None, str]] = set()  # ... declared in more than one file
         for path, names in self.declared.items():
             fam = family(path)
             for name in names:
-                named.setdefault((fam, name), set()).add(path)
-        self.unique = {k: next(iter(ps)) for k, ps in named.items() if len(ps) == 1}
+                key = (fam, name)
+                if key in first:
+                    twice.add(key)
+                else:
+                    first[key] = path
+        self.unique = {k: p for k, p in first.items() if k not in twice}
 
     def module_file(self, name: str, importer: str) -> str | None:
         """The one file Python module `name` (or JS specifier) is, seen from `importer`."""

@@ -159,7 +159,7 @@ def refresh(
     followed = (
         moves.follow(conn, project, newest["seq"], seq, row["id"]) if newest and before else []
     )
-    _complete(conn, project, seq, root, skipped, deadline)
+    _complete(conn, project, seq, root, skipped, deadline, newest["seq"] if newest else None)
     return out | {"snapshot": public(row), "retargeted": followed,
                   "seconds": time.perf_counter() - started}  # fmt: skip
 
@@ -188,10 +188,12 @@ def _complete(
     root: str,
     skipped: dict[str, int],
     deadline: float | None = None,
+    previous: int | None = None,
 ) -> None:
     """Parse what snapshot `seq` holds unparsed (a content stored before its language was
     parsed, or after a schema change dropped the derived structure), then resolve and store
-    its relationships when they are not stored yet."""
+    its relationships when they are not stored yet: only the changed files' when `previous`
+    allows it (`_carry`), else every file's."""
     missing = rows.unparsed(conn, seq, PARSED)
     sources: dict[str, tuple[str, bytes]] = {}
     for path, kind, digest in missing:
@@ -209,11 +211,45 @@ def _complete(
                 rows.add_structure(conn, digest, kind, declared, referenced)
     if deadline is not None and time.perf_counter() > deadline:
         raise Overdue("resolving")
+    if previous is not None and not parsed and _carry(conn, project, previous, seq):
+        return
     files = list(rows.files_of(conn, seq))  # resolved outside the write: hooks keep writing
     edges = Map(files, rows.declarations(conn, seq, None), rows.references(conn, seq, None))
     found = edges.edges()
     with db.write(conn):
         rows.set_edges(conn, project.id, seq, found)
+
+
+CARRY_MAX = 200  # changed files past which every relationship is resolved again
+
+
+def _carry(conn: Connection, project: Project, previous: int, seq: int) -> bool:
+    """Store `seq`'s relationships as `previous`'s, but for those from the files whose
+    content changed, resolved again; only when nothing else can resolve otherwise: the same
+    files, and each changed file declaring the same names and importing, exporting and
+    declaring its package as before (what every other file's references resolve against).
+    True when done; False leaves the full resolution to the caller."""
+    if not rows.resolved(conn, previous):
+        return False
+    old, new = rows.files_of(conn, previous), rows.files_of(conn, seq)
+    if old.keys() != new.keys():
+        return False
+    changed = sorted(p for p, v in new.items() if v[1] != old[p][1])  # their sha256
+    if len(changed) > CARRY_MAX or any(
+        rows.bindings(conn, old[p][1]) != rows.bindings(conn, new[p][1]) for p in changed
+    ):
+        return False
+    from waymark.codemap.resolve import Map
+
+    mine = set(changed)
+    references = rows.binding_references(conn, seq) + [
+        r for path in changed for r in rows.references(conn, seq, path) if r[1] == "call"
+    ]
+    found = Map(list(new), rows.declarations(conn, seq, None), references).edges()
+    edges = [e for e in found if e["from"].partition("::")[0] in mine]
+    with db.write(conn):
+        rows.carry_edges(conn, project.id, previous, seq, changed, edges)
+    return True
 
 
 def in_background(root: str) -> None:

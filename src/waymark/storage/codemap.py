@@ -138,6 +138,57 @@ def references(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, 
     ]
 
 
+def bindings(conn: Connection, digest: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """What other files' references resolve against in one content: its declarations
+    (qualname, kind) and its imports, exports and package lines (kind, source, target), each
+    sorted, without line numbers."""
+    declared = conn.execute(
+        "SELECT qualname, kind FROM map_declarations WHERE sha256 = ? ORDER BY 1, 2", (digest,)
+    )
+    bound = conn.execute(
+        "SELECT kind, source, target FROM map_references WHERE sha256 = ? AND kind IN"
+        " ('import', 'export', 'package') ORDER BY 1, 2, 3",
+        (digest,),
+    )
+    return [tuple(r) for r in declared], [tuple(r) for r in bound]
+
+
+def binding_references(conn: Connection, seq: int) -> list[tuple[Any, ...]]:
+    """(path, kind, source, target, line) of a snapshot's imports, exports and package lines."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT f.path, r.kind, r.source, r.target, r.line FROM map_files f"
+            " JOIN map_references r ON r.sha256 = f.sha256"
+            " WHERE f.snapshot_seq = ? AND r.kind IN ('import', 'export', 'package')"
+            " ORDER BY f.path, r.line, r.kind, r.target",
+            (seq,),
+        )
+    ]
+
+
+def carry_edges(
+    conn: Connection,
+    project_id: str,
+    previous: int,
+    seq: int,
+    changed: Sequence[str],
+    edges: Sequence[dict[str, Any]],
+) -> None:
+    """Snapshot `seq`'s relationships: `previous`'s, but for those from the `changed` files,
+    which are `edges`; then only `seq`'s are kept (as `set_edges` keeps them)."""
+    conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
+    conn.execute(
+        "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
+        " SELECT ?, kind, from_node, to_path, to_node, line FROM map_edges"
+        " WHERE snapshot_seq = ? AND CASE WHEN instr(from_node, '::') > 0"
+        " THEN substr(from_node, 1, instr(from_node, '::') - 1) ELSE from_node END"
+        " NOT IN (SELECT value FROM json_each(?))",
+        (seq, previous, json.dumps(list(changed))),
+    )
+    set_edges(conn, project_id, seq, edges, keep_stored=True)
+
+
 def prune(conn: Connection, project_id: str, keep: int) -> int:
     """Delete the files of all but the project's `keep` newest snapshots, and the parsed
     structure of every content no kept file holds any more; how many file rows."""
@@ -172,13 +223,22 @@ def stored_files(conn: Connection, project_id: str) -> int:
     return int(row[0])
 
 
-def set_edges(conn: Connection, project_id: str, seq: int, edges: Sequence[dict[str, Any]]) -> None:
-    """Store snapshot `seq`'s resolved relationships, and drop those of the project's other
-    snapshots (only the newest's are kept: `changes` resolves older ones on demand)."""
+def set_edges(
+    conn: Connection,
+    project_id: str,
+    seq: int,
+    edges: Sequence[dict[str, Any]],
+    *,
+    keep_stored: bool = False,
+) -> None:
+    """Store snapshot `seq`'s resolved relationships (added to those stored already with
+    `keep_stored`), and drop those of the project's other snapshots (only the newest's are
+    kept: `changes` resolves older ones on demand)."""
     older = "SELECT seq FROM map_snapshots WHERE project_id = ? AND seq != ?"
     conn.execute(f"DELETE FROM map_edges WHERE snapshot_seq IN ({older})", (project_id, seq))
     conn.execute(f"DELETE FROM map_resolved WHERE snapshot_seq IN ({older})", (project_id, seq))
-    conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
+    if not keep_stored:
+        conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
     conn.executemany(
         "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
         " VALUES (?, ?, ?, ?, ?, ?)",
