@@ -159,7 +159,10 @@ def refresh(
     followed = (
         moves.follow(conn, project, newest["seq"], seq, row["id"]) if newest and before else []
     )
-    _complete(conn, project, seq, root, skipped, deadline, newest["seq"] if newest else None)
+    carried = (
+        (newest["seq"], before, {r[0]: tuple(r[1:]) for r in found}) if newest and before else None
+    )
+    _complete(conn, project, seq, root, skipped, deadline, carried)
     return out | {"snapshot": public(row), "retargeted": followed,
                   "seconds": time.perf_counter() - started}  # fmt: skip
 
@@ -188,12 +191,12 @@ def _complete(
     root: str,
     skipped: dict[str, int],
     deadline: float | None = None,
-    previous: int | None = None,
+    previous: tuple[int, dict[str, tuple], dict[str, tuple]] | None = None,
 ) -> None:
     """Parse what snapshot `seq` holds unparsed (a content stored before its language was
     parsed, or after a schema change dropped the derived structure), then resolve and store
     its relationships when they are not stored yet: only the changed files' when `previous`
-    allows it (`_carry`), else every file's."""
+    (the snapshot before, its files and `seq`'s) allows it (`_carry`), else every file's."""
     missing = rows.unparsed(conn, seq, PARSED)
     sources: dict[str, tuple[str, bytes]] = {}
     for path, kind, digest in missing:
@@ -211,7 +214,7 @@ def _complete(
                 rows.add_structure(conn, digest, kind, declared, referenced)
     if deadline is not None and time.perf_counter() > deadline:
         raise Overdue("resolving")
-    if previous is not None and not parsed and _carry(conn, project, previous, seq):
+    if previous is not None and not parsed and _carry(conn, project, seq, *previous):
         return
     files = list(rows.files_of(conn, seq))  # resolved outside the write: hooks keep writing
     edges = Map(files, rows.declarations(conn, seq, None), rows.references(conn, seq, None))
@@ -223,7 +226,14 @@ def _complete(
 CARRY_MAX = 200  # changed files past which every relationship is resolved again
 
 
-def _carry(conn: Connection, project: Project, previous: int, seq: int) -> bool:
+def _carry(
+    conn: Connection,
+    project: Project,
+    seq: int,
+    previous: int,
+    old: dict[str, tuple],
+    new: dict[str, tuple],
+) -> bool:
     """Store `seq`'s relationships as `previous`'s, but for those from the files whose
     content changed, resolved again; only when nothing else can resolve otherwise: the same
     files, and each changed file declaring the same names and importing, exporting and
@@ -231,7 +241,6 @@ def _carry(conn: Connection, project: Project, previous: int, seq: int) -> bool:
     True when done; False leaves the full resolution to the caller."""
     if not rows.resolved(conn, previous):
         return False
-    old, new = rows.files_of(conn, previous), rows.files_of(conn, seq)
     if old.keys() != new.keys():
         return False
     changed = sorted(p for p, v in new.items() if v[1] != old[p][1])  # their sha256

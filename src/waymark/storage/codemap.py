@@ -176,11 +176,11 @@ def carry_edges(
     edges: Sequence[dict[str, Any]],
 ) -> None:
     """Snapshot `seq`'s relationships: `previous`'s, but for those from the `changed` files,
-    which are `edges`; then only `seq`'s are kept (as `set_edges` keeps them)."""
+    which are `edges`; then only `seq`'s are kept (as `set_edges` keeps them). `previous`'s
+    rows move to `seq` in place: no second copy of them is ever written."""
     conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
     conn.execute(
-        "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
-        " SELECT ?, kind, from_node, to_path, to_node, line FROM map_edges"
+        "UPDATE map_edges SET snapshot_seq = ?"
         " WHERE snapshot_seq = ? AND CASE WHEN instr(from_node, '::') > 0"
         " THEN substr(from_node, 1, instr(from_node, '::') - 1) ELSE from_node END"
         " NOT IN (SELECT value FROM json_each(?))",
