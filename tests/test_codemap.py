@@ -589,14 +589,24 @@ def test_a_body_edit_carries_the_other_files_relationships_and_matches_a_full_re
     assert calls == [True]
     stored, full = _stored_and_full(conn, project)
     assert stored == full and ("call", "app/cli.py::main", "app/service.py::serve", 6) in stored
+    a_file = app / "app/a.py"  # again: carried from a snapshot whose rows are held earlier
+    a_file.write_text(a_file.read_text("utf-8") + "# touched\n")
+    snapshot.refresh(conn, project)
+    assert calls == [True, True]
+    stored, full = _stored_and_full(conn, project)
+    assert stored == full
+    seq = snapshot.rows.snapshots(conn, project.id, 1)[0]["seq"]
+    into = snapshot.rows.edges_into(conn, seq, "app/service.py")  # what the hooks read
+    assert ("call", "app/cli.py::main", "app/service.py::serve", 6) in into
+    assert conn.execute("SELECT count(*) FROM map_resolved").fetchone()[0] == 1
     store = app / "app/store.py"  # a new declaration: other files may resolve to it now
     store.write_text(store.read_text("utf-8") + "def render():\n    pass\n")
     snapshot.refresh(conn, project)
-    assert calls == [True, False]
+    assert calls == [True, True, False]
     stored, full = _stored_and_full(conn, project)
     assert stored == full
     service = app / "app/service.py"  # a changed import: resolved again too
     service.write_text(service.read_text("utf-8").replace("from app import store\n", ""))
     snapshot.refresh(conn, project)
-    assert calls == [True, False, False]
+    assert calls == [True, True, False, False]
     assert _stored_and_full(conn, project)[0] == _stored_and_full(conn, project)[1]

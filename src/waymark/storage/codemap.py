@@ -176,17 +176,40 @@ def carry_edges(
     edges: Sequence[dict[str, Any]],
 ) -> None:
     """Snapshot `seq`'s relationships: `previous`'s, but for those from the `changed` files,
-    which are `edges`; then only `seq`'s are kept (as `set_edges` keeps them). `previous`'s
-    rows move to `seq` in place: no second copy of them is ever written."""
-    conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
+    which are `edges`. The rows stay where `previous`'s are stored (`edges_seq`): only the
+    changed files' are replaced, and `seq` becomes the one resolved snapshot."""
+    row: Any = conn.execute(_HELD, (previous,)).fetchone()
+    held = int(row[0])
     conn.execute(
-        "UPDATE map_edges SET snapshot_seq = ?"
-        " WHERE snapshot_seq = ? AND CASE WHEN instr(from_node, '::') > 0"
+        "DELETE FROM map_edges WHERE snapshot_seq = ? AND CASE WHEN instr(from_node, '::') > 0"
         " THEN substr(from_node, 1, instr(from_node, '::') - 1) ELSE from_node END"
-        " NOT IN (SELECT value FROM json_each(?))",
-        (seq, previous, json.dumps(list(changed))),
+        " IN (SELECT value FROM json_each(?))",
+        (held, json.dumps(list(changed))),
     )
-    set_edges(conn, project_id, seq, edges, keep_stored=True)
+    _insert_edges(conn, held, edges)
+    others = "SELECT seq FROM map_snapshots WHERE project_id = ? AND seq NOT IN (?, ?)"
+    conn.execute(f"DELETE FROM map_edges WHERE snapshot_seq IN ({others})", (project_id, seq, held))
+    conn.execute(
+        "DELETE FROM map_resolved WHERE snapshot_seq IN"
+        " (SELECT seq FROM map_snapshots WHERE project_id = ? AND seq != ?)",
+        (project_id, seq),
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO map_resolved (snapshot_seq, edges_seq) VALUES (?, ?)", (seq, held)
+    )
+
+
+# Where a resolved snapshot's relationships are stored: under itself, or an earlier one.
+_HELD = "SELECT COALESCE(edges_seq, snapshot_seq) FROM map_resolved WHERE snapshot_seq = ?"
+
+
+def _insert_edges(conn: Connection, held: int, edges: Sequence[dict[str, Any]]) -> None:
+    conn.executemany(
+        "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(held, e["kind"], e["from"], e["to"].partition("::")[0], e["to"], e["line"])
+         for e in edges],
+    )  # fmt: skip
 
 
 def prune(conn: Connection, project_id: str, keep: int) -> int:
@@ -223,29 +246,17 @@ def stored_files(conn: Connection, project_id: str) -> int:
     return int(row[0])
 
 
-def set_edges(
-    conn: Connection,
-    project_id: str,
-    seq: int,
-    edges: Sequence[dict[str, Any]],
-    *,
-    keep_stored: bool = False,
-) -> None:
-    """Store snapshot `seq`'s resolved relationships (added to those stored already with
-    `keep_stored`), and drop those of the project's other snapshots (only the newest's are
-    kept: `changes` resolves older ones on demand)."""
+def set_edges(conn: Connection, project_id: str, seq: int, edges: Sequence[dict[str, Any]]) -> None:
+    """Store snapshot `seq`'s resolved relationships, and drop those of the project's other
+    snapshots (only the newest's are kept: `changes` resolves older ones on demand)."""
     older = "SELECT seq FROM map_snapshots WHERE project_id = ? AND seq != ?"
     conn.execute(f"DELETE FROM map_edges WHERE snapshot_seq IN ({older})", (project_id, seq))
     conn.execute(f"DELETE FROM map_resolved WHERE snapshot_seq IN ({older})", (project_id, seq))
-    if not keep_stored:
-        conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
-    conn.executemany(
-        "INSERT INTO map_edges (snapshot_seq, kind, from_node, to_path, to_node, line)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [(seq, e["kind"], e["from"], e["to"].partition("::")[0], e["to"], e["line"])
-         for e in edges],
-    )  # fmt: skip
-    conn.execute("INSERT OR IGNORE INTO map_resolved (snapshot_seq) VALUES (?)", (seq,))
+    conn.execute("DELETE FROM map_edges WHERE snapshot_seq = ?", (seq,))
+    _insert_edges(conn, seq, edges)
+    conn.execute(
+        "INSERT OR REPLACE INTO map_resolved (snapshot_seq, edges_seq) VALUES (?, NULL)", (seq,)
+    )
 
 
 def resolved(conn: Connection, seq: int) -> bool:
@@ -280,7 +291,7 @@ def edges_into(conn: Connection, seq: int, node: str) -> list[tuple[str, str, st
         (str(r[0]), str(r[1]), str(r[2]), int(r[3]))
         for r in conn.execute(
             "SELECT kind, from_node, to_node, line FROM map_edges"
-            f" WHERE snapshot_seq = ? AND {where} ORDER BY from_node, line",
+            f" WHERE snapshot_seq = ({_HELD}) AND {where} ORDER BY from_node, line",
             (seq, *param),
         )
     ]
@@ -291,7 +302,8 @@ def all_edges(conn: Connection, seq: int) -> list[dict[str, Any]]:
     return [
         {"kind": r[0], "from": r[1], "to": r[2], "line": r[3]}
         for r in conn.execute(
-            "SELECT kind, from_node, to_node, line FROM map_edges WHERE snapshot_seq = ?", (seq,)
+            f"SELECT kind, from_node, to_node, line FROM map_edges WHERE snapshot_seq = ({_HELD})",
+            (seq,),
         )
     ]
 

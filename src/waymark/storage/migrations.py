@@ -930,6 +930,12 @@ CREATE TABLE dbt_edges (
 CREATE INDEX dbt_edges_by_child ON dbt_edges (project_id, child, parent);
 """
 
+# A snapshot's relationships may stay stored under the snapshot before it (`edges_seq`):
+# a refresh that changed a few files replaces only their rows there (codemap/snapshot.py).
+M042_MAP_EDGES_HELD = """
+ALTER TABLE map_resolved ADD COLUMN edges_seq INTEGER;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -972,6 +978,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m039_note_folders", M039_NOTE_FOLDERS),
     ("m040_hook_deliveries", M040_HOOK_DELIVERIES),
     ("m041_dbt", M041_DBT),
+    ("m042_map_edges_held", M042_MAP_EDGES_HELD),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
