@@ -125,3 +125,33 @@ def test_a_prompt_naming_a_declaration_gets_its_dependents_and_their_memories(co
 def test_code_words_are_the_shapes_of_names():
     assert facts.code_words("Make open_cache() take `Cache.get` and parseArgs, not size") == [
         "open_cache", "Cache.get", "parseArgs"]  # fmt: skip
+
+
+def test_a_map_too_large_to_check_within_the_budget_goes_to_the_background_at_once(
+    conn, enabled, repo, monkeypatch
+):
+    from waymark.codemap import freshness
+
+    _app(repo)
+    first = snapshot.refresh(conn, enabled)["snapshot"]["id"]
+    (repo / "app/a.py").write_text("def render():\n    return 4\n", "utf-8")
+    tried = []
+    monkeypatch.setattr(snapshot, "refresh", lambda *a, **k: tried.append(k))
+    monkeypatch.setattr(snapshot, "in_background", lambda root: tried.append("background"))
+    monkeypatch.setattr(freshness, "WALK_S_PER_FILE", 1.0)  # a second a file: always too many
+    said = freshen(conn, enabled, "start")
+    assert said.startswith("background: too many files") and tried == ["background"]
+    monkeypatch.setattr(freshness, "WALK_S_PER_FILE", 1e-9)  # a small map: tried in the hook
+    assert freshen(conn, enabled, "start") == "refreshed" and "deadline" in tried[-1]
+    assert snapshots(conn, enabled)[0] == first
+
+
+def test_the_overview_kept_with_a_snapshot_is_what_its_files_count(conn, enabled, repo):
+    _app(repo)
+    (repo / "docs").mkdir()
+    (repo / "docs/notes.md").write_text("# notes\n", "utf-8")
+    seq = snapshot.refresh(conn, enabled) and snapshot.rows.latest_seq(conn, enabled.id)
+    kept = snapshot.rows.overview(conn, seq, 5)
+    counted = snapshot.rows.overview(conn, seq, snapshot.rows.OVERVIEW_DIRECTORIES + 1)
+    assert kept["languages"] == counted["languages"] and kept["languages"]["python"] >= 4
+    assert kept["directories"] == counted["directories"][:5] and kept["directories"][0][0] == "app"

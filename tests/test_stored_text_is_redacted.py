@@ -101,7 +101,8 @@ STRUCTURAL = {
                      "created_at"},
     "schema_migrations": {"name", "applied_at"},
     # The code map: paths Waymark read from the tree itself, digests, Git state, counts.
-    "map_snapshots": {"id", "project_id", "git_head", "git_parent", "skipped", "created_at"},
+    "map_snapshots": {"id", "project_id", "git_head", "git_parent", "skipped", "created_at",
+                      "overview"},  # counts by language and directories of mapped paths
     "map_files": {"path", "language", "sha256"},
     "map_declarations": {"sha256", "qualname", "kind", "digest"},  # names parsed from the tree's code
     "map_references": {"sha256", "kind", "source", "target"},

@@ -2,7 +2,8 @@
 
 - `start` (SessionStart, before the packet reads the map): an existing map is refreshed
   within `map.refresh_ms`; past it (or at 0) `waymark map refresh` finishes in a background
-  process. A read-only store is never written.
+  process, and so does a map of more files than a walk visits in that time (WALK_S_PER_FILE),
+  without trying. A read-only store is never written.
 - `stop` (Stop asked for a handoff: work was done and not saved): in the background, so the
   next session's map is current; the hook never waits.
 - `save` (a checkpoint was saved, by the MCP tool or the CLI): now, in that process.
@@ -20,10 +21,14 @@ from __future__ import annotations
 import time
 
 from waymark.projects.resolve import Project
-from waymark.storage.codemap import latest_seq
+from waymark.storage.codemap import latest_files
 from waymark.storage.connection import Connection, read_only
 
 MOMENTS = ("start", "stop", "save", "first")
+# What checking one file costs a refresh that finds nothing changed (a stat and a lookup):
+# 7.6 us measured at 50,000 files on 2 cores, rounded up. A larger map than the budget
+# covers goes to the background at once, instead of spending the budget first.
+WALK_S_PER_FILE = 8e-6
 
 
 def freshen(conn: Connection, project: Project, moment: str) -> str:
@@ -41,7 +46,8 @@ def freshen(conn: Connection, project: Project, moment: str) -> str:
 def _freshen(conn: Connection, project: Project, moment: str) -> str:
     if project.files is None:
         return "skipped: the project has no directory"
-    has_map = latest_seq(conn, project.id) is not None
+    mapped = latest_files(conn, project.id)
+    has_map = mapped is not None
     if moment == "first":
         return _first(conn, project, has_map)
     if not has_map:
@@ -57,6 +63,9 @@ def _freshen(conn: Connection, project: Project, moment: str) -> str:
         from waymark import settings
 
         budget = settings.get(conn, "map.refresh_ms") / 1000
+        if (mapped or 0) * WALK_S_PER_FILE > budget:
+            snapshot.in_background(project.files)
+            return "background: too many files to check within map.refresh_ms"
         try:
             snapshot.refresh(conn, project, deadline=time.perf_counter() + budget)
             return "refreshed"

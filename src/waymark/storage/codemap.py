@@ -29,9 +29,10 @@ def _snapshot(values: Sequence[Any]) -> dict[str, Any]:
 
 def add_snapshot(conn: Connection, row: dict[str, Any], files: Sequence[Sequence[Any]]) -> int:
     """Insert a snapshot and its files (rows in FILE's order); its seq."""
-    names = SNAPSHOT[1:]
-    values = [json.dumps(row[n]) if n == "skipped" else row[n] for n in names]
+    names = (*SNAPSHOT[1:], "overview")
+    values = [json.dumps(row[n]) if n == "skipped" else row.get(n) for n in names]
     values[names.index("git_dirty")] = None if row["git_dirty"] is None else int(row["git_dirty"])
+    values[names.index("overview")] = _overview_of(files)
     conn.execute(
         f"INSERT INTO map_snapshots ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
         values,
@@ -322,6 +323,15 @@ def unparsed(conn: Connection, seq: int, languages: Sequence[str]) -> list[tuple
     ]
 
 
+def latest_files(conn: Connection, project_id: str) -> int | None:
+    """How many files the project's newest snapshot maps, or None without a map."""
+    row = conn.execute(
+        "SELECT files FROM map_snapshots WHERE project_id = ? ORDER BY seq DESC LIMIT 1",
+        (project_id,),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
 def latest_seq(conn: Connection, project_id: str) -> int | None:
     """The seq of the project's newest snapshot, or None: one indexed read."""
     row = conn.execute(
@@ -364,8 +374,31 @@ def declared_in(conn: Connection, digest: str) -> dict[str, tuple[str, str]]:
     }
 
 
+OVERVIEW_DIRECTORIES = 10  # kept with each snapshot
+
+
+def _overview_of(files: Sequence[Sequence[Any]]) -> str:
+    """What `overview` answers, from a snapshot's file rows (FILE's order), as JSON."""
+    languages: dict[str, int] = {}
+    dirs: dict[str, int] = {}
+    for path, language, *_ in files:
+        languages[language or ""] = languages.get(language or "", 0) + 1
+        if language is not None and "/" in path:
+            folder = path[: path.rindex("/") + 1]
+            dirs[folder] = dirs.get(folder, 0) + 1
+    fullest = sorted(dirs.items(), key=lambda d: (-d[1], d[0]))[:OVERVIEW_DIRECTORIES]
+    return json.dumps({"languages": languages,
+                       "directories": [[d.rstrip("/"), n] for d, n in fullest]})  # fmt: skip
+
+
 def overview(conn: Connection, seq: int, directories: int) -> dict[str, Any]:
-    """A snapshot's file count by language and its `directories` fullest directories."""
+    """A snapshot's file count by language and its `directories` fullest directories: as
+    kept with the snapshot, else counted from its files."""
+    kept: Any = conn.execute("SELECT overview FROM map_snapshots WHERE seq = ?", (seq,)).fetchone()
+    if kept is not None and kept[0] and directories <= OVERVIEW_DIRECTORIES:
+        data = json.loads(kept[0])
+        return {"languages": data["languages"],
+                "directories": [(str(d), int(n)) for d, n in data["directories"][:directories]]}  # fmt: skip
     languages = {
         (r[0] or ""): int(r[1])
         for r in conn.execute(

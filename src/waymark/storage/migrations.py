@@ -932,8 +932,11 @@ CREATE INDEX dbt_edges_by_child ON dbt_edges (project_id, child, parent);
 
 # A snapshot's relationships may stay stored under the snapshot before it (`edges_seq`):
 # a refresh that changed a few files replaces only their rows there (codemap/snapshot.py).
+# A snapshot's overview (files by language, fullest directories) is kept with it, so a
+# SessionStart packet reads one row instead of counting a large map's files.
 M042_MAP_EDGES_HELD = """
 ALTER TABLE map_resolved ADD COLUMN edges_seq INTEGER;
+ALTER TABLE map_snapshots ADD COLUMN overview TEXT;
 """
 
 MIGRATIONS: list[tuple[str, str]] = [
