@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from .event import EDIT_TOOLS, Event, edited_paths, shell_command
-from .runtime import Context, context_output, log, run
+from .runtime import Context, ask_warm, context_output, log, run, warm_output
 
 NAME = "PostToolUse"
 
@@ -51,34 +51,16 @@ def handle(ctx: Context) -> str | None:
     return None
 
 
-WARM_FAILURE_S = 0.3  # then the hook records it itself; the delivery key keeps it single
-
-
 def _warm_failure(ctx: Context, given: dict) -> tuple[str | None] | None:
     """A failed command recorded, and its packet made, by the warm MCP server, which has
     everything loaded (a process of its own pays ~10 ms of imports, the redactor's `re`
     among them): (the output,), or None when no server answered. A request that reached the
     server carries the event's delivery key on to the local fallback (`given["key"]`), so
     a reply that missed the deadline never means the failure is recorded twice."""
-    from waymark.recall import warm
-
-    event = ctx.event
-    request = {
-        "op": "failure", "given": {**given, "key": ctx.key},
-        "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
-                  "client": event.client, "name": event.name, "agent_id": event.agent_id},
-    }  # fmt: skip
-    pending = warm.send(request, WARM_FAILURE_S)
-    if pending is None:
-        return None  # no server: nothing of this event reached one
-    given["key"] = ctx.key
-    reply = pending.reply()
-    if reply is None or not reply.get("ok"):
-        if reply is not None:
-            log(NAME, f"warm failure request refused: {reply.get('error')}")
-        return None
-    text = reply.get("text")
-    return (context_output(event.name, text) if isinstance(text, str) and text else None,)
+    reached, reply = ask_warm(ctx, "failure", given={**given, "key": ctx.key})
+    if reached:
+        given["key"] = ctx.key
+    return (warm_output(ctx.event.name, reply),) if reply is not None else None
 
 
 def _failure_context(ctx: Context) -> str | None:

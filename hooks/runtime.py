@@ -243,6 +243,37 @@ def first_delivery(key: str) -> bool:
         return True  # no marker: run it (a second run is safer than none)
 
 
+WARM_S = 0.3  # a warm answer's deadline; past it the hook does the work itself
+
+
+def ask_warm(ctx: Context, op: str, **fields: object) -> tuple[bool, dict | None]:
+    """Send this event to the warm MCP server (`op` with the event's cwd, session, client,
+    name and agent, and `fields`): (whether a server took the request, its reply when it
+    came by WARM_S with `ok` true). A refusal is logged; the caller then does the work."""
+    from waymark.recall import warm
+
+    event = ctx.event
+    request = {
+        "op": op, **fields,
+        "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
+                  "client": event.client, "name": event.name, "agent_id": event.agent_id},
+    }  # fmt: skip
+    pending = warm.send(request, WARM_S)
+    if pending is None:
+        return False, None
+    reply = pending.reply()
+    if reply is not None and not reply.get("ok"):
+        log(event.name, f"warm {op} request refused: {reply.get('error')}")
+        return True, None
+    return True, reply
+
+
+def warm_output(name: str, reply: dict) -> str | None:
+    """The hook's output for a warm reply's `text`."""
+    text = reply.get("text")
+    return context_output(name, text) if isinstance(text, str) and text else None
+
+
 def context_output(name: str, text: str) -> str:
     """Model context in the form both clients accept (Codex rejects any other key)."""
     return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})

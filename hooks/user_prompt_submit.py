@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .runtime import Context, context_output, run
+from .runtime import Context, ask_warm, context_output, run, warm_output
 
 NAME = "UserPromptSubmit"
 
@@ -18,29 +18,19 @@ def handle(ctx: Context) -> str | None:
     prompt = (event.prompt or "").strip()
     if not prompt or event.agent_id:
         return None  # a subagent's task: its SubagentStart packet is what it gets
+    # The warm MCP server makes the packet when it runs (everything loaded, the model too);
+    # without an answer by the deadline the hook makes it itself.
+    _, reply = ask_warm(ctx, "prompt", prompt=prompt)
+    if reply is not None:
+        return warm_output(NAME, reply)
     from waymark.packets import prompt as packets
 
     # Asked before the database is opened: the server embeds while this process works.
     neighbours = packets.ask_neighbours(prompt, event.cwd or os.getcwd())
     if not ctx.capturing():
         return None
-    text = packets.prompt_packet(
-        ctx.conn,
-        ctx.project,
-        event.session_id,
-        event.client,
-        prompt,
-        neighbours,
-        record=ctx.records,
-    )
-    if ctx.records:  # after a compaction whose summary dropped facts (Codex: said here)
-        from waymark.storage.sessions import compact_dropped
-
-        if compact_dropped(ctx.conn, event.session_id):
-            from waymark.packets.compaction import dropped_packet
-
-            dropped = dropped_packet(ctx.conn, ctx.project, event.session_id, NAME)
-            text = "\n".join(t for t in (text, dropped) if t) or None
+    text = packets.for_prompt(ctx.conn, ctx.project, event.session_id, event.client, prompt,
+                              neighbours, record=ctx.records)  # fmt: skip
     return context_output(NAME, text) if text else None
 
 

@@ -542,7 +542,9 @@ def test_prompt_recall_uses_the_warm_servers_neighbours(conn, enabled, repo):
     rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (hidden.id,)).fetchone()[0]
     asked = []
 
-    def handler(request):
+    def handler(request):  # a server that answers only the semantic tier (as older ones do)
+        if request["op"] != "semantic":
+            return {"ok": False, "error": f"unknown op {request['op']!r}"}
         asked.append(request)
         return {"ok": True, "hits": [[[rowid, 0.91]]]}
 

@@ -197,3 +197,56 @@ def why_recalled(hit: Any) -> str:
 
 def _first(found: list[list[tuple[int, float]]] | None) -> list[tuple[int, float]] | None:
     return found[0] if found else None
+
+
+def for_prompt(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    prompt: str,
+    neighbours: Callable[[], list[list[tuple[int, float]]] | None] | None,
+    *,
+    record: bool,
+) -> str | None:
+    """What UserPromptSubmit injects: the prompt packet and, after a compaction whose summary
+    dropped facts, what it dropped (said here where the client shows no PostCompact)."""
+    text = prompt_packet(conn, project, session_id, client, prompt, neighbours, record=record)
+    if record:
+        from waymark.storage.sessions import compact_dropped
+
+        if compact_dropped(conn, session_id):
+            from waymark.packets.compaction import dropped_packet
+
+            dropped = dropped_packet(conn, project, session_id, "UserPromptSubmit")
+            text = "\n".join(t for t in (text, dropped) if t) or None
+    return text
+
+
+def answer(conn: Connection, request: dict, *, semantic: bool) -> dict:
+    """The warm server's reply to a `prompt` request: the packet a prompt hook relays
+    (`{"ok": true, "text": str | None}`), made where everything is loaded; with `semantic`,
+    the model this process holds adds its neighbours."""
+    event = request.get("event")
+    keys = ("cwd", "session_id", "client", "name")
+    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in keys):
+        return {"ok": False, "error": f"event must carry {', '.join(keys)} as strings"}
+    prompt = request.get("prompt")
+    if not isinstance(prompt, str):
+        return {"ok": False, "error": "prompt must be a string"}
+    if not prompt.strip() or event.get("agent_id"):
+        return {"ok": True, "text": None}  # a subagent's task: its own packet is what it gets
+    from waymark.projects.capture import hook_project
+
+    found = hook_project(conn, event["cwd"], event["session_id"])
+    if found is None or not found[1]["enabled"]:
+        return {"ok": True, "text": None}
+    project, chosen = found
+    neighbours = None
+    if semantic:
+        from waymark.recall import semantic as tier
+
+        neighbours = lambda: tier.local(conn, project.id, [prompt], PROMPT_SEMANTIC_TOKENS)  # noqa: E731
+    text = for_prompt(conn, project, event["session_id"], event["client"], prompt, neighbours,
+                      record=bool(chosen["records"]))  # fmt: skip
+    return {"ok": True, "text": text}

@@ -346,6 +346,11 @@ class State:
 
             with self.conn() as conn:
                 return failure.answer(conn, request)
+        if request.get("op") == "prompt":  # a prompt hook's packet: lexical until the model is in
+            from waymark.packets import prompt
+
+            with self.conn() as conn:
+                return prompt.answer(conn, request, semantic=self.embedder is not None)
         if self.embedder is None:
             return {"ok": False, "error": f"semantic recall not ready: {self.model_note}"}
         with self.conn() as conn:
