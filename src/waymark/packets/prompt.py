@@ -223,10 +223,10 @@ def for_prompt(
     return text
 
 
-def answer(conn: Connection, request: dict, *, semantic: bool) -> dict:
+def answer(conn: Connection, request: dict, *, embedder: Any = None) -> dict:
     """The warm server's reply to a `prompt` request: the packet a prompt hook relays
-    (`{"ok": true, "text": str | None}`), made where everything is loaded; with `semantic`,
-    the model this process holds adds its neighbours."""
+    (`{"ok": true, "text": str | None}`), made where everything is loaded; with `embedder`
+    (the model this process holds) its neighbours join, embedded while the lexical tiers run."""
     event = request.get("event")
     keys = ("cwd", "session_id", "client", "name")
     if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in keys):
@@ -243,10 +243,11 @@ def answer(conn: Connection, request: dict, *, semantic: bool) -> dict:
         return {"ok": True, "text": None}
     project, chosen = found
     neighbours = None
-    if semantic:
-        from waymark.recall import semantic as tier
+    if embedder is not None:
+        from waymark.recall import semantic
 
-        neighbours = lambda: tier.local(conn, project.id, [prompt], PROMPT_SEMANTIC_TOKENS)  # noqa: E731
+        near = semantic.overlapped(conn, project.id, prompt, embedder, PROMPT_SEMANTIC_TOKENS)
+        neighbours = lambda: [near()]  # noqa: E731
     text = for_prompt(conn, project, event["session_id"], event["client"], prompt, neighbours,
                       record=bool(chosen["records"]))  # fmt: skip
     return {"ok": True, "text": text}

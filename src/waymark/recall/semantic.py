@@ -75,7 +75,7 @@ def ask_warm(
 
 
 def overlapped(
-    conn: Connection, project_id: str, query: str, embedder: Any
+    conn: Connection, project_id: str, query: str, embedder: Any, max_tokens: int | None = None
 ) -> Callable[[], list[tuple[int, float]]]:
     """Embed `query` and scan the vectors on a thread now (onnxruntime and numpy run without
     the GIL); the returned function, which `recall` calls once its lexical tiers are done,
@@ -91,7 +91,8 @@ def overlapped(
 
     def work() -> None:
         try:
-            vec = embedder.embed_query(query)
+            vec = (embedder.embed_query(query) if max_tokens is None
+                   else embedder.embed_query(query, max_tokens=max_tokens))  # fmt: skip
             box.append(scan(vec) if scan is not None else vec)
         except Exception as exc:  # recall goes on without this tier; the server logs why
             import logging

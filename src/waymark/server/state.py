@@ -350,7 +350,7 @@ class State:
             from waymark.packets import prompt
 
             with self.conn() as conn:
-                return prompt.answer(conn, request, semantic=self.embedder is not None)
+                return prompt.answer(conn, request, embedder=self.embedder)
         if self.embedder is None:
             return {"ok": False, "error": f"semantic recall not ready: {self.model_note}"}
         with self.conn() as conn:
