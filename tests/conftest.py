@@ -183,3 +183,16 @@ def store(postgres):
         c.execute(f"CREATE DATABASE {name}")
     socket = psycopg.conninfo.conninfo_to_dict(postgres.get_uri())["host"]
     return f"postgresql://postgres@/{name}?host={socket}", name, socket
+
+
+FILLERS = ("Lunch orders go in the kitchen channel", "The office plants need water",
+           "Parking permits renew in March", "Run ruff format before committing")  # fmt: skip
+
+
+def remember_fillers(conn, project) -> None:
+    """Four unrelated facts: a corpus in which lexical relevance means something."""
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+
+    for text in FILLERS:
+        store.remember(conn, project, make_draft(project, type="fact", content=text))

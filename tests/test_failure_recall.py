@@ -209,11 +209,10 @@ def _rows(conn, session: str) -> tuple[int, int]:
 def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_hint(
     conn, enabled, repo, client
 ):
-    from test_server_process import start_server, wait_for
+    from test_server_process import serving, wait_for
     from waymark.recall import warm
 
-    server = start_server(repo)
-    try:
+    with serving(repo):
         refused = {"op": "failure", "event": {}, "given": {}}  # answered without the model
         assert wait_for(lambda: warm.ask(refused, 0.5) is not None), "the server never answered"
         first, second = f"w1-{uuid.uuid4().hex[:6]}", f"w2-{uuid.uuid4().hex[:6]}"
@@ -238,11 +237,6 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
         again = warm.ask(request, 5.0)  # the same delivery key: recorded once
         assert again == {"ok": True, "recorded": False, "text": None}
         assert _rows(conn, "w3") == (1, 1)
-    finally:
-        server.stdin.close()
-        server.wait(timeout=20)
-        for stream in (server.stdout, server.stderr):
-            stream.close()
 
 
 def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure_twice(

@@ -17,6 +17,7 @@ import time
 import httpx
 import pytest
 
+from conftest import remember_fillers
 from upstream import TEXT, Upstream
 from waymark.handoff import checkpoints
 from waymark.memories import store
@@ -68,13 +69,7 @@ def remembered(conn, enabled):
         enabled, type="fact",
         content="Webhook retries run through the Celery retry queue with exponential backoff.",
     ))  # fmt: skip
-    for other in (
-        "Lunch orders go in the kitchen channel",
-        "The office plants need water",
-        "Parking permits renew in March",
-        "Run ruff format before committing",
-    ):
-        store.remember(conn, enabled, make_draft(enabled, type="fact", content=other))
+    remember_fillers(conn, enabled)
     checkpoints.create(
         conn,
         enabled,

@@ -3,6 +3,7 @@ does, and exits with its client, leaving nothing behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -20,6 +21,19 @@ def start_server(cwd):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+@contextlib.contextmanager
+def serving(cwd):
+    """`waymark mcp` running in `cwd` until the block ends (its client goes away)."""
+    server = start_server(cwd)
+    try:
+        yield server
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+        for stream in (server.stdout, server.stderr):
+            stream.close()
 
 
 def wait_for(predicate, seconds=20.0):

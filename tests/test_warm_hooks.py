@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_server_process import start_server, wait_for
+from test_server_process import serving, wait_for
 from test_use import prompt
 from waymark.memories import store
 from waymark.memories.draft import make_draft
@@ -46,8 +46,7 @@ def test_the_server_makes_the_prompt_packet_the_hook_would_and_records_it_once(
 ):
     alone = prompt(repo, "p-alone", PROMPT)
     assert alone is not None and remembered.id in alone
-    server = start_server(repo)
-    try:
+    with serving(repo):
         request = {"op": "prompt", "prompt": PROMPT,
                    "event": {"cwd": str(repo), "session_id": "p-direct", "client": "claude-code",
                              "name": "UserPromptSubmit"}}  # fmt: skip
@@ -63,11 +62,6 @@ def test_the_server_makes_the_prompt_packet_the_hook_would_and_records_it_once(
                       {"op": "prompt", "prompt": PROMPT, "event": {"cwd": 1}}):  # fmt: skip
             refused = warm.ask(wrong, 5.0)
             assert refused is not None and refused["ok"] is False and refused["error"]
-    finally:
-        server.stdin.close()
-        server.wait(timeout=20)
-        for stream in (server.stdout, server.stderr):
-            stream.close()
 
 
 def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
