@@ -26,8 +26,8 @@ def handle(ctx: Context) -> str | None:
         "tool_name": event.tool_name, "exit_code": event.exit_code, "error": event.error,
         "cwd": event.cwd, "looked_at": _looked_at(event),
     }  # fmt: skip
-    if event.failed and given["command"] and ctx.key:
-        answered = _warm_failure(ctx, given)
+    if ctx.key and not _long_shell_output(event):  # trimming an output stays in the hook
+        answered = _warm(ctx, given)
         if answered is not None:
             return answered[0]
     if not ctx.capturing() or not ctx.records:
@@ -51,13 +51,14 @@ def handle(ctx: Context) -> str | None:
     return None
 
 
-def _warm_failure(ctx: Context, given: dict) -> tuple[str | None] | None:
-    """A failed command recorded, and its packet made, by the warm MCP server, which has
-    everything loaded (a process of its own pays ~10 ms of imports, the redactor's `re`
-    among them): (the output,), or None when no server answered. A request that reached the
-    server carries the event's delivery key on to the local fallback (`given["key"]`), so
-    a reply that missed the deadline never means the failure is recorded twice."""
-    reached, reply = ask_warm(ctx, "failure", given={**given, "key": ctx.key})
+def _warm(ctx: Context, given: dict) -> tuple[str | None] | None:
+    """The call recorded, and a failed command's packet made, by the warm MCP server, which
+    has everything loaded (a process of its own pays ~10 ms of imports and the database's
+    opening; the redactor's `re` too for a failure): (the output,), or None when no server
+    answered. A request that reached the server carries the event's delivery key on to the
+    local fallback (`given["key"]`), so a reply that missed the deadline never means the call
+    is recorded twice."""
+    reached, reply = ask_warm(ctx, "tool_result", given={**given, "key": ctx.key})
     if reached:
         given["key"] = ctx.key
     return (warm_output(ctx.event.name, reply),) if reply is not None else None

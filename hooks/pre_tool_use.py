@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from .event import edited_paths, shell_command
-from .runtime import Context, context_output, run
+from .runtime import Context, ask_warm, context_output, run, warm_output
 
 NAME = "PreToolUse"
 
@@ -23,6 +23,15 @@ def handle(ctx: Context) -> str | None:
     command = shell_command(event)
     if not paths and not command:
         return None  # a read, a search, an MCP call: nothing to say, nothing opened
+    # The warm MCP server makes the packet when it runs; without an answer by the deadline
+    # the hook makes it itself.
+    _, reply = ask_warm(ctx, "tool", paths=paths, command=command)
+    if reply is not None:
+        ask = reply.get("ask")
+        text = reply.get("text") if isinstance(reply.get("text"), str) else None
+        if isinstance(ask, list) and len(ask) == 2 and all(isinstance(a, str) for a in ask):
+            return _ask(event.client, event.session_id, ask[0], ask[1], text)
+        return warm_output(NAME, reply)
     if not ctx.capturing():
         return None
     from waymark.packets.tool import tool_packet

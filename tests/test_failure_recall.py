@@ -213,7 +213,7 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
     from waymark.recall import warm
 
     with serving(repo):
-        refused = {"op": "failure", "event": {}, "given": {}}  # answered without the model
+        refused = {"op": "tool_result", "event": {}, "given": {}}  # answered without the model
         assert wait_for(lambda: warm.ask(refused, 0.5) is not None), "the server never answered"
         first, second = f"w1-{uuid.uuid4().hex[:6]}", f"w2-{uuid.uuid4().hex[:6]}"
         assert fail(client, repo, first, "python -m pytest", TRACE.format(n=3)) is None
@@ -225,7 +225,7 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
         # The server's own answer to the same request shape, straight from the socket.
         event, data = failed(client, repo, "w3", "python -m pytest", TRACE.format(n=2))
         request = {
-            "op": "failure",
+            "op": "tool_result",
             "event": {"cwd": str(repo), "session_id": "w3", "client": client, "name": event},
             "given": {"command": "python -m pytest", "failed": True, "tool_name": "Bash",
                       "exit_code": 1, "error": TRACE.format(n=2), "cwd": str(repo),
@@ -289,8 +289,8 @@ def test_a_malformed_failure_request_is_refused_and_records_nothing(conn, enable
     event = {"cwd": str(repo), "session_id": "m", "client": "codex", "name": "PostToolUse"}
     for given in ({}, {"key": "k", "command": 3}, {"key": "k", "paths": "a.py"},
                   {"key": "k", "exit_code": True}, {"key": "k", "sql": "x"}):  # fmt: skip
-        reply = failure.answer(conn, {"op": "failure", "event": event, "given": given})
+        reply = failure.answer(conn, {"op": "tool_result", "event": event, "given": given})
         assert reply["ok"] is False and reply["error"]
-    reply = failure.answer(conn, {"op": "failure", "event": {"cwd": 1}, "given": {"key": "k"}})
+    reply = failure.answer(conn, {"op": "tool_result", "event": {"cwd": 1}, "given": {"key": "k"}})
     assert reply["ok"] is False
     assert _rows(conn, "m") == (0, 0)

@@ -90,3 +90,37 @@ def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
     finally:
         stalling.stop()
     assert said is not None and remembered.id in said and "late" not in said
+
+
+def test_with_the_server_running_pre_and_post_tool_use_answer_as_the_hooks_do(conn, enabled, repo):
+    import json
+
+    from test_hooks import hook, payload, remember
+    from test_pre_tool_use import before_edit, before_run, context, guard, silent
+
+    warning = remember(conn, enabled, "core.py is generated from core.tmpl", type="warning",
+                       scope="file", target="src/pkg/core.py")  # fmt: skip
+    guard(repo, '[guard]\nask_commands = ["git push --force*"]\n')
+    with serving(repo):
+        probe = {"op": "tool", "paths": [], "command": None,
+                 "event": {"cwd": str(repo), "session_id": "probe", "client": "claude-code",
+                           "name": "PreToolUse"}}  # fmt: skip
+        assert wait_for(lambda: warm.ask(probe, 0.5) is not None), "the server never answered"
+        said = context(before_edit(repo, session="t1"))
+        assert warning.id in said
+        assert silent(before_edit(repo, session="t1"))  # once a session, as ever
+        first = json.loads(before_run(repo, "git push --force origin main", session="t1",
+                                      client="codex").stdout)  # fmt: skip
+        assert first["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert silent(before_run(repo, "git push --force origin main", session="t1",
+                                 client="codex"))  # fmt: skip
+        write = payload("claude-code", "PostToolUse-write", cwd=str(repo), session_id="t1")
+        write["tool_input"] = {"file_path": str(repo / "src/pkg/core.py"), "content": "x"}
+        done = hook("PostToolUse", write)
+        assert done.returncode == 0 and done.stdout == b""
+        edits = conn.execute("SELECT path FROM session_ledger WHERE session_id = 't1'"
+                             " AND kind = 'edit'").fetchall()  # fmt: skip
+        assert edits == [("src/pkg/core.py",)]
+        wrong = {**probe, "paths": "src/pkg/core.py"}
+        refused = warm.ask(wrong, 5.0)
+        assert refused is not None and refused["ok"] is False

@@ -198,8 +198,8 @@ EVENT = ("cwd", "session_id", "client", "name")
 
 
 def answer(conn: Connection, request: dict) -> dict:
-    """The warm server's reply to a `failure` request: a hook's failed command recorded
-    (once, by its delivery key) where hooks record, and the packet to inject, if any.
+    """The warm server's reply to a `tool_result` request: a hook's tool call recorded (once,
+    by its delivery key) where hooks record, and for a failed command the packet to inject.
     `{"ok": true, "recorded": bool, "text": str | None}`."""
     event, given = request.get("event"), request.get("given")
     if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in EVENT):

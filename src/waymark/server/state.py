@@ -341,11 +341,16 @@ class State:
             conn.close()
 
     def _answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
-        if request.get("op") == "failure":  # a hook's failed command: needs no model
+        if request.get("op") == "tool_result":  # what a tool call did: needs no model
             from waymark.packets import failure
 
             with self.conn() as conn:
                 return failure.answer(conn, request)
+        if request.get("op") == "tool":  # before an edit or a command: needs no model
+            from waymark.packets import tool
+
+            with self.conn() as conn:
+                return tool.answer(conn, request)
         if request.get("op") == "prompt":  # a prompt hook's packet: lexical until the model is in
             from waymark.packets import prompt
 
