@@ -8,8 +8,8 @@ with varied prompts, PreToolUse before Bash and before Write, PostToolUse after 
 Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
 each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
-(`python -m waymark mcp`) is started and UserPromptSubmit and PostToolUseFailure measured again
-on the warm path (the server embeds the prompt; it records the failure and makes its hint).
+(`python -m waymark mcp`) is started and every hook but SessionStart measured again on the warm
+path (the server makes the packet, records the call; the hook relays).
 Targets (p95 / floor p95): UserPromptSubmit and SessionStart 4x at 10k and 6x at 100k,
 PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x, PostToolUseFailure 2x. PreToolUse (Bash) and (Write) run
 in a fresh session each time: everything known is new, so each run injects and records, the
@@ -257,8 +257,10 @@ MODULES = {
 }
 
 
-# The hooks the warm MCP server answers: the prompt's semantic recall, a failed command.
-WARM = ("UserPromptSubmit", "PostToolUseFailure (Bash)")
+# The hooks the warm MCP server answers when it runs (all but SessionStart, which starts
+# before the server is up).
+WARM = ("UserPromptSubmit", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
+        "PreToolUse (again)", "PostToolUse (Bash)", "PostToolUse (Write)")  # fmt: skip
 
 
 def timed(argv: list[str], data: bytes | None) -> tuple[float, subprocess.CompletedProcess]:
