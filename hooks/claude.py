@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .event import Event, exit_code_after, from_payload
+from .event import Event, from_payload
 
 
 def normalise(data: dict, name: str) -> Event:
@@ -12,6 +12,8 @@ def normalise(data: dict, name: str) -> Event:
     error = data.get("error") if isinstance(data.get("error"), str) else None
     if name == "PostToolUseFailure":
         failed = True
+        from waymark.base.shell import exit_code_after
+
         found = exit_code_after(error or "", ("exit code ",), at_start=True)
         exit_code = found[0] if found and found[0] >= 0 else None
         if found and found[0] >= 0 and error:

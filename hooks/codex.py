@@ -9,9 +9,7 @@ completed item, so a failure is known without parsing the output.
 
 from __future__ import annotations
 
-from .event import Event, exit_code_after, from_payload
-
-EXIT_PHRASES = ("exit code", "exited with code")  # then an optional colon and the code
+from .event import Event, from_payload
 
 
 def normalise(data: dict, name: str) -> Event:
@@ -23,6 +21,8 @@ def normalise(data: dict, name: str) -> Event:
             exit_code, failed = code, code != 0
             error = response.get("stderr") or response.get("output")
     elif isinstance(response, str):
+        from waymark.base.shell import EXIT_PHRASES, exit_code_after
+
         found = exit_code_after(response[-2000:], EXIT_PHRASES)
         if found and found[0] != 0:
             exit_code, failed, error = found[0], True, response

@@ -115,39 +115,7 @@ def edited_paths(event: Event) -> list[str]:
     if event.tool_name == "apply_patch":
         patch = data.get("input") or data.get("patch") or data.get("command") or ""
         if isinstance(patch, str):
-            for line in patch.splitlines():
-                for marker in ("*** Update File: ", "*** Add File: ", "*** Delete File: "):
-                    if line.startswith(marker):
-                        paths.append(line[len(marker) :].strip())
+            from waymark.base.shell import written_files  # its patch headers
+
+            paths += written_files(patch)
     return [p for p in paths if isinstance(p, str) and p]
-
-
-def exit_code_after(
-    text: str, phrases: tuple[str, ...], *, at_start: bool = False
-) -> tuple[int, int] | None:
-    """(code, end) of the first `phrase [:] <integer>` in `text`, phrases matched without
-    regard to case; `at_start`: only at the very start. String scans, not `re`: the pattern
-    module costs a hook ~4 ms."""
-    lower = text.lower()
-    found = []
-    for phrase in phrases:
-        start = lower.find(phrase)
-        while start >= 0 and not (at_start and start):
-            hit = _integer_after(text, start + len(phrase))
-            if hit is not None:
-                found.append((start, hit))
-                break
-            start = -1 if at_start else lower.find(phrase, start + 1)
-    return min(found)[1] if found else None
-
-
-def _integer_after(text: str, i: int) -> tuple[int, int] | None:
-    if text[i : i + 1] == ":":
-        i += 1
-    while i < len(text) and text[i].isspace():
-        i += 1
-    j = i + 1 if text[i : i + 1] == "-" else i
-    k = j
-    while k < len(text) and text[k].isdecimal():
-        k += 1
-    return (int(text[i:k]), k) if k > j else None

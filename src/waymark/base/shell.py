@@ -137,3 +137,38 @@ def _unquote(word: str) -> str:
     if len(word) >= 2 and word[0] == word[-1] and word[0] in "'\"":
         return word[1:-1]
     return word.strip("'\"")
+
+
+# How shell tools' outputs say a command's exit code (then an optional colon and the code).
+EXIT_PHRASES = ("exit code", "exited with code")
+
+
+def exit_code_after(
+    text: str, phrases: tuple[str, ...], *, at_start: bool = False
+) -> tuple[int, int] | None:
+    """(code, end) of the first `phrase [:] <integer>` in `text`, phrases matched without
+    regard to case; `at_start`: only at the very start. String scans, not `re`: the pattern
+    module costs a hook ~4 ms."""
+    lower = text.lower()
+    found = []
+    for phrase in phrases:
+        start = lower.find(phrase)
+        while start >= 0 and not (at_start and start):
+            hit = _integer_after(text, start + len(phrase))
+            if hit is not None:
+                found.append((start, hit))
+                break
+            start = -1 if at_start else lower.find(phrase, start + 1)
+    return min(found)[1] if found else None
+
+
+def _integer_after(text: str, i: int) -> tuple[int, int] | None:
+    if text[i : i + 1] == ":":
+        i += 1
+    while i < len(text) and text[i].isspace():
+        i += 1
+    j = i + 1 if text[i : i + 1] == "-" else i
+    k = j
+    while k < len(text) and text[k].isdecimal():
+        k += 1
+    return (int(text[i:k]), k) if k > j else None

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from waymark.base import shell
+
 PATHS = {
     "/v1/messages": "anthropic",
     "/v1/responses": "responses",
@@ -176,32 +178,13 @@ def _neutral(
         paths = [given[k] for k in PATH_KEYS if isinstance(given.get(k), str) and given[k]]
         patch = given.get("input") if isinstance(given.get("input"), str) else given.get("patch")
         if isinstance(patch, str):
-            paths += _patched(patch)
-    exit_code = _exit_code(output) if command else None
+            paths += shell.written_files(patch)  # apply_patch's headers
+    said = shell.exit_code_after(output[:2000], shell.EXIT_PHRASES) if command else None
+    exit_code = said[0] if said else None
     failed = bool(is_error or (exit_code not in (None, 0)))
     return {"id": call_id, "tool": name[:60], "command": command, "paths": paths,
             "failed": failed, "exit_code": exit_code,
             "error": output[-ERROR_CHARS:] if failed else None}  # fmt: skip
-
-
-def _patched(patch: str) -> list[str]:
-    """The files an apply_patch envelope adds, updates or deletes."""
-    marks = ("*** Add File: ", "*** Update File: ", "*** Delete File: ")
-    return [line.split(": ", 1)[1].strip() for line in patch.splitlines() if line.startswith(marks)]
-
-
-def _exit_code(output: str) -> int | None:
-    lower = output[:2000].lower()
-    for phrase in ("exit code", "exited with code"):
-        at = lower.find(phrase)
-        if at >= 0:
-            rest = lower[at + len(phrase) :].lstrip(": \t")
-            digits = rest[: len(rest) - len(rest.lstrip("-0123456789"))]
-            try:
-                return int(digits)
-            except ValueError:
-                continue
-    return None
 
 
 def inject(
