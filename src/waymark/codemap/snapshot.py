@@ -251,8 +251,8 @@ def _carry(
     from waymark.codemap.resolve import Map
 
     mine = set(changed)
-    references = rows.binding_references(conn, seq) + [
-        r for path in changed for r in rows.references(conn, seq, path) if r[1] == "call"
+    references = rows.references(conn, seq, None, rows.BINDING) + [
+        r for path in changed for r in rows.references(conn, seq, path, ("call",))
     ]
     found = Map(list(new), rows.declarations(conn, seq, None), references).edges()
     edges = [e for e in found if e["from"].partition("::")[0] in mine]

@@ -194,23 +194,23 @@ GIVEN = {
     "paths": list, "command": str, "failed": bool, "tool_name": str, "exit_code": int,
     "error": str, "cwd": str, "looked_at": str, "key": str,
 }  # fmt: skip
-EVENT = ("cwd", "session_id", "client", "name")
 
 
 def answer(conn: Connection, request: dict) -> dict:
     """The warm server's reply to a `tool_result` request: a hook's tool call recorded (once,
     by its delivery key) where hooks record, and for a failed command the packet to inject.
     `{"ok": true, "recorded": bool, "text": str | None}`."""
-    event, given = request.get("event"), request.get("given")
-    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in EVENT):
-        return {"ok": False, "error": f"event must carry {', '.join(EVENT)} as strings"}
+    from waymark.projects.capture import EVENT_ERROR, hook_project, requested_event
+
+    event, given = requested_event(request), request.get("given")
+    if event is None:
+        return {"ok": False, "error": EVENT_ERROR}
     if not isinstance(given, dict) or not isinstance(given.get("key"), str):
         return {"ok": False, "error": "given must be an object with the delivery key"}
     wrong = [k for k, v in given.items() if v is not None and not _typed(k, v)]
     if wrong:
         return {"ok": False, "error": f"unexpected or mistyped fields: {', '.join(sorted(wrong))}"}
     from waymark.handoff.ledger import record_tool
-    from waymark.projects.capture import hook_project
 
     found = hook_project(conn, event["cwd"], event["session_id"])
     if found is None or not (found[1]["enabled"] and found[1]["records"]):
@@ -218,7 +218,7 @@ def answer(conn: Connection, request: dict) -> dict:
     project, session = found[0], event["session_id"]
     if not record_tool(conn, project, session, event["client"], **given):
         return {"ok": True, "recorded": False, "text": None}
-    agent = event.get("agent_id") if isinstance(event.get("agent_id"), str) else None
+    agent = event["agent_id"]
     text = None
     if given.get("failed") and given.get("command"):
         text = failure_packet(conn, project, session, event["client"], hook=event["name"],

@@ -227,17 +227,16 @@ def answer(conn: Connection, request: dict, *, embedder: Any = None) -> dict:
     """The warm server's reply to a `prompt` request: the packet a prompt hook relays
     (`{"ok": true, "text": str | None}`), made where everything is loaded; with `embedder`
     (the model this process holds) its neighbours join, embedded while the lexical tiers run."""
-    event = request.get("event")
-    keys = ("cwd", "session_id", "client", "name")
-    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in keys):
-        return {"ok": False, "error": f"event must carry {', '.join(keys)} as strings"}
+    from waymark.projects.capture import EVENT_ERROR, hook_project, requested_event
+
+    event = requested_event(request)
+    if event is None:
+        return {"ok": False, "error": EVENT_ERROR}
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         return {"ok": False, "error": "prompt must be a string"}
     if not prompt.strip() or event.get("agent_id"):
         return {"ok": True, "text": None}  # a subagent's task: its own packet is what it gets
-    from waymark.projects.capture import hook_project
-
     found = hook_project(conn, event["cwd"], event["session_id"])
     if found is None or not found[1]["enabled"]:
         return {"ok": True, "text": None}

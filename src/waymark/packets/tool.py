@@ -366,24 +366,23 @@ def answer(conn: Connection, request: dict) -> dict:
     """The warm server's reply to a `tool` request (a PreToolUse hook's): the packet and the
     confirmation a guard asks for, made where everything is loaded (`{"ok": true, "text":
     str | None, "ask": [key, reason] | None}`); the hook words the ask its client's way."""
-    event = request.get("event")
-    keys = ("cwd", "session_id", "client", "name")
-    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in keys):
-        return {"ok": False, "error": f"event must carry {', '.join(keys)} as strings"}
+    from waymark.projects.capture import EVENT_ERROR, hook_project, requested_event
+
+    event = requested_event(request)
+    if event is None:
+        return {"ok": False, "error": EVENT_ERROR}
     paths, command = request.get("paths"), request.get("command")
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         return {"ok": False, "error": "paths must be a list of strings"}
     if command is not None and not isinstance(command, str):
         return {"ok": False, "error": "command must be a string"}
-    from waymark.projects.capture import hook_project
-
     found = hook_project(conn, event["cwd"], event["session_id"])
     if found is None or not found[1]["enabled"]:
         return {"ok": True, "text": None, "ask": None}
     project, chosen = found
-    agent = event.get("agent_id") if isinstance(event.get("agent_id"), str) else None
     text, ask = tool_packet(
         conn, project, event["session_id"], event["client"], paths=list(paths),
-        command=command, cwd=event["cwd"], record=bool(chosen["records"]), agent_id=agent,
+        command=command, cwd=event["cwd"], record=bool(chosen["records"]),
+        agent_id=event["agent_id"],
     )  # fmt: skip
     return {"ok": True, "text": text, "ask": list(ask) if ask else None}

@@ -46,6 +46,20 @@ def policy(conn: Connection, project: Project, session_id: str | None = None) ->
     return _mode("off", why)
 
 
+EVENT_KEYS = ("cwd", "session_id", "client", "name")
+EVENT_ERROR = f"event must carry {', '.join(EVENT_KEYS)} as strings"
+
+
+def requested_event(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The hook event a warm-server request carries (its cwd, session, client and name as
+    strings, `agent_id` a string or None), or None when it is not of that form."""
+    event = request.get("event")
+    if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in EVENT_KEYS):
+        return None
+    agent = event.get("agent_id")
+    return {**event, "agent_id": agent if isinstance(agent, str) else None}
+
+
 def hook_project(
     conn: Connection, cwd: str, session_id: str | None
 ) -> tuple[Project, dict[str, Any]] | None:

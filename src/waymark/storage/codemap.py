@@ -125,9 +125,15 @@ def declarations(conn: Connection, seq: int, path: str | None) -> list[tuple[Any
     ]
 
 
-def references(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, ...]]:
-    """(path, kind, source, target, line) of a snapshot's files, by path and line."""
-    where, params = ("AND f.path = ?", (path,)) if path else ("", ())
+def references(
+    conn: Connection, seq: int, path: str | None, kinds: Sequence[str] = ()
+) -> list[tuple[Any, ...]]:
+    """(path, kind, source, target, line) of a snapshot's files (of `kinds` only, when
+    given), by path and line."""
+    where, params = ("AND f.path = ?", [path]) if path else ("", [])
+    if kinds:
+        where += f" AND r.kind IN ({', '.join('?' * len(kinds))})"
+        params += list(kinds)
     return [
         tuple(r)
         for r in conn.execute(
@@ -139,6 +145,9 @@ def references(conn: Connection, seq: int, path: str | None) -> list[tuple[Any, 
     ]
 
 
+BINDING = ("import", "export", "package")  # what other files' references resolve through
+
+
 def bindings(conn: Connection, digest: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """What other files' references resolve against in one content: its declarations
     (qualname, kind) and its imports, exports and package lines (kind, source, target), each
@@ -147,25 +156,11 @@ def bindings(conn: Connection, digest: str) -> tuple[list[tuple[Any, ...]], list
         "SELECT qualname, kind FROM map_declarations WHERE sha256 = ? ORDER BY 1, 2", (digest,)
     )
     bound = conn.execute(
-        "SELECT kind, source, target FROM map_references WHERE sha256 = ? AND kind IN"
-        " ('import', 'export', 'package') ORDER BY 1, 2, 3",
-        (digest,),
+        f"SELECT kind, source, target FROM map_references WHERE sha256 = ? AND kind IN"
+        f" ({', '.join('?' * len(BINDING))}) ORDER BY 1, 2, 3",
+        (digest, *BINDING),
     )
     return [tuple(r) for r in declared], [tuple(r) for r in bound]
-
-
-def binding_references(conn: Connection, seq: int) -> list[tuple[Any, ...]]:
-    """(path, kind, source, target, line) of a snapshot's imports, exports and package lines."""
-    return [
-        tuple(r)
-        for r in conn.execute(
-            "SELECT f.path, r.kind, r.source, r.target, r.line FROM map_files f"
-            " JOIN map_references r ON r.sha256 = f.sha256"
-            " WHERE f.snapshot_seq = ? AND r.kind IN ('import', 'export', 'package')"
-            " ORDER BY f.path, r.line, r.kind, r.target",
-            (seq,),
-        )
-    ]
 
 
 def carry_edges(
