@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 DEFAULTS: dict[str, Any] = {
     "recall.half_life_days": 90.0,
     "recall.int8_queries": True,  # queries through the int8 copy of the model (quantize.py)
+    # Vector search: "auto" keeps an approximate graph beside a store of 50,000 vectors or
+    # more (recall/ann.py), "ann" at any size, "exact" never (and removes its files).
+    "recall.vector_index": "auto",
     # On: the first session in any git repository just works; `install.sh --per-project`
     # (or `waymark config capture.all_git_repos false`) makes capture opt-in per project.
     "capture.all_git_repos": True,
@@ -59,6 +62,7 @@ URLS = ("proxy.anthropic_upstream", "proxy.openai_upstream")
 # Settings that take one of a few words.
 CHOICES: dict[str, tuple[str, ...]] = {
     "packet.subagent": ("small", "none"),
+    "recall.vector_index": ("auto", "exact", "ann"),
     "retention.schedule": ("off", "daily", "weekly"),
 }
 

@@ -16,6 +16,7 @@ from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, tit
 from waymark.memories.kinds import TYPES
 from waymark.memories.scope import SCOPES, check_agent, scope_of, tier
 from waymark.projects import locate
+from waymark.recall import ann
 from waymark.storage.memories import Memory
 
 
@@ -494,6 +495,7 @@ def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
     m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason, team=args.team)
+    ann.scrub(ctx.conn)  # its quantised vector leaves the index file now
     emit(m.to_dict(), ctx.as_json, f"erased {m.id} (tombstone kept)")
     return 0
 

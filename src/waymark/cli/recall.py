@@ -17,7 +17,7 @@ from waymark.memories.kinds import TYPES
 from waymark.memories.scope import check_agent
 from waymark.projects import git
 from waymark.projects.resolve import resolve
-from waymark.recall import embed, quantize, semantic, vectors
+from waymark.recall import ann, embed, quantize, semantic, vectors
 from waymark.recall import ranked as recall
 
 
@@ -111,19 +111,39 @@ def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
     )
     elapsed = time.perf_counter() - started
     queries = int8_queries(ctx, model)
+    graph_bar: list[Any] = []
+
+    def graph_progress(done: int, todo: int) -> None:
+        if not graph_bar:
+            graph_bar.append(progress_bar(todo, "vector index"))
+        graph_bar[0](done)
+
+    graph = ann.refresh(ctx.conn, model.model, model.dim, threads=INDEX_THREADS,
+                        progress=graph_progress if show else None)  # fmt: skip
     data = report | {
         "model": model.model,
         "project": project.to_dict() if project else None,
         "seconds": round(elapsed, 3),
         "queries": queries,
+        "vector_index": graph,
     }
     where = f"{project.name or project.root}" if project else "all projects"
     rate = f", {report['embedded'] / elapsed:,.0f}/s" if report["embedded"] and elapsed else ""
     emit(data, ctx.as_json,
          f"{where}: embedded {report['embedded']}, {report['skipped']} already current "
          f"({report['total']} active memories, model {model.model}{rate})\n"
-         f"queries: {queries['note']}")  # fmt: skip
+         f"queries: {queries['note']}\n"
+         f"vector index: {_graph_note(graph)}")  # fmt: skip
     return 0
+
+
+def _graph_note(graph: dict[str, Any]) -> str:
+    said = graph["index"]
+    if said in ("built", "merged"):
+        return f"{said}, {graph['vectors']:,} vectors in {graph['seconds']} s ({graph['file']})"
+    if said == "current":
+        return f"current ({graph['file']}; {graph.get('pending', 0):,} written since)"
+    return f"{said}: {graph.get('why', '')}".rstrip(": ")
 
 
 def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 `vectors` holds one packed little-endian float32 BLOB per (memory, model), tagged with the
 sha256 of the exact text embedded, so unchanged text is never embedded twice. Search is an
-exact numpy scan over a matrix cached per connection, or a sqlite-vec `vec0` table when asked
-(see `VectorIndex`); both are rebuilt from `vectors`, which stays the only copy on disk.
+exact numpy scan over a matrix cached per connection, or a sqlite-vec `vec0` table when asked;
+in a store large enough to keep one, an approximate graph (`ann`) whose candidates are
+checked and scored exactly here (see `VectorIndex`). All are rebuilt from `vectors`, which
+stays canonical.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from waymark.errors import InvalidArgument, SearchUnavailable
+from waymark.recall import ann
 from waymark.storage import connection as db
 from waymark.storage import vectors as rows
 from waymark.storage.connection import Connection
 
 INDEX_BATCH = 64
 MAX_VEC0_K = 4096  # sqlite-vec's limit on k
+ANN_WIDEN = 4  # an approximate search short of in-scope candidates asks for this many more
+ANN_MAX_TRY = 5_000  # past this many candidates, a small scope in a large store scans exactly
 
 
 def embed_text(title: str, content: str, tags: Iterable[str]) -> str:
@@ -179,6 +184,19 @@ class _Snapshot:
     table: str | None = None  # vec0: temp table name
 
 
+@dataclass
+class _Ann:
+    """A graph file mapped read-only, and the vectors written since it (scanned exactly)."""
+
+    file: ann.AnnFile
+    view: Any
+    stamp: tuple[int, int] = (-1, -1)
+    after: int = 0  # vectors up to this rowid are in the graph or in `added`
+    added: dict[int, bytes] = field(default_factory=dict)  # memory rowid -> newest vector
+    rowids: Any = None  # numpy int64: `added`'s keys, the delta matrix's rows
+    matrix: Any = None  # numpy (n, dim) float32, rows normalised
+
+
 class VectorIndex:
     """Warm nearest-neighbour search over one connection's `vectors`.
 
@@ -203,6 +221,8 @@ class VectorIndex:
         # Weak, so the per-connection registry never keeps a closed connection alive.
         self._conn = weakref.ref(conn)
         self._snapshots: dict[tuple[str, str | None, str, int], _Snapshot] = {}
+        self._graphs: dict[tuple[str, int], _Ann | None] = {}
+        self._graph_stamp: dict[tuple[str, int], tuple[int, int]] = {}
         self._vec0: bool | None = None
         self._tables = 0
         self._lock = threading.Lock()  # the warm server searches from several threads
@@ -220,6 +240,17 @@ class VectorIndex:
         if k < 1:
             raise InvalidArgument(f"k must be at least 1 (got {k})")
         with self._lock:
+            if method in ("auto", "ann"):
+                graph = self._graph(model, len(query_vec))
+                if graph is None and method == "ann":
+                    raise SearchUnavailable(
+                        "no vector index file for this model; `waymark index` builds one"
+                    )
+                if graph is not None:
+                    found = self._graph_top(graph, project_id, query_vec, k, model)
+                    if found is not None:
+                        return found
+                    method = "numpy"  # a small scope in a large store: scanned exactly
             method = self._method(method)
             snap = self._fresh(method, project_id, model, len(query_vec))
             if method == "numpy":
@@ -236,7 +267,7 @@ class VectorIndex:
         if k < 1:
             raise InvalidArgument(f"k must be at least 1 (got {k})")
         with self._lock:
-            if self._method("auto") != "numpy":
+            if self._method("auto") != "numpy" or self._graph(model, dim) is not None:
                 return None
             snap = self._fresh("numpy", project_id, model, dim)
 
@@ -317,6 +348,83 @@ class VectorIndex:
             del snap.keys[r]
         snap.keys.update((r, h) for r, h, _ in fresh)
 
+    def _graph(self, model: str, dim: int) -> _Ann | None:
+        """The store's graph for `model`, brought up to date; None when it has none (or
+        numpy and usearch are missing, or the setting says exact)."""
+        key = (model, dim)
+        stamp = db.generation(self.conn)
+        graph = self._graphs.get(key)
+        if self._graph_stamp.get(key) == stamp:
+            return graph
+        self._graph_stamp[key] = stamp
+        if not ann.available() or importlib.util.find_spec("numpy") is None:
+            self._graphs[key] = None
+            return None
+        with db.savepoint(self.conn):
+            graph = self._graphs[key] = self._graph_refreshed(graph, model, dim)
+        return graph
+
+    def _graph_refreshed(self, graph: _Ann | None, model: str, dim: int) -> _Ann | None:
+        if ann.mode(self.conn) == "exact":
+            return None
+        found = ann.current(self.conn, model, dim)
+        newest = rows.last_vector(self.conn)
+        if found is None or found.vectors > newest:  # none, or made from another history
+            return None
+        if graph is None or graph.file != found:
+            view = ann.open_view(found)
+            if view is None:  # unreadable (logged): exact until `refresh` writes another
+                return None
+            graph = _Ann(file=found, view=view, after=found.vectors)
+        if newest > graph.after:  # vectors written since the file: scanned exactly
+            while True:
+                page = rows.vector_rows(self.conn, model, dim, graph.after, ann.PAGE)
+                for vrowid, memory_rowid, blob in page:
+                    graph.added[memory_rowid] = blob  # by rowid: the newest wins
+                    graph.after = vrowid
+                if len(page) < ann.PAGE:
+                    break
+            graph.after = max(graph.after, newest)
+            np = _numpy()
+            graph.rowids = np.fromiter(graph.added, dtype=np.int64, count=len(graph.added))
+            graph.matrix = _normalised(b"".join(graph.added.values()), dim)
+        return graph
+
+    def _graph_top(
+        self, graph: _Ann, project_id: str | None, query_vec: Any, k: int, model: str
+    ) -> list[tuple[int, float]] | None:
+        """Top-k by the graph and the vectors written since, checked and scored exactly;
+        None when the scope holds too few of the candidates (a small project in a large
+        store), for the caller to scan exactly."""
+        np = _numpy()
+        query = np.asarray(query_vec, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        query = query / norm if norm else query
+        dim = len(query)
+        total = len(graph.view) + len(graph.added)
+        count = min(total, k + k // 2 + 10)
+        while True:
+            keys: set[int] = set()
+            if len(graph.view):
+                keys.update(int(r) for r in ann.search(graph.view, query, count)[0])
+            if graph.added:
+                scores = graph.matrix @ query
+                near = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else None
+                keys.update((graph.rowids if near is None else graph.rowids[near]).tolist())
+            checked = rows.scoped_vectors(self.conn, project_id, model, dim, sorted(keys))
+            if len(checked) >= k or count >= total:
+                break
+            if count >= ANN_MAX_TRY:
+                return None
+            count = min(total, count * ANN_WIDEN)
+        if not checked:
+            return []
+        matrix = _normalised(b"".join(blob for _, blob in checked), dim)
+        scores = matrix @ query
+        rowids = np.fromiter((r for r, _ in checked), dtype=np.int64, count=len(checked))
+        order = np.lexsort((rowids, -scores))[:k]
+        return [(int(rowids[i]), float(scores[i])) for i in order]
+
     def _vec0_top(self, snap: _Snapshot, query_vec: Any, k: int) -> list[tuple[int, float]]:
         assert snap.table is not None
         found = rows.knn(self.conn, snap.table, pack(query_vec), min(k, MAX_VEC0_K))
@@ -330,6 +438,16 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
+
+
+def _normalised(blob: bytes, dim: int) -> Any:
+    """Packed float32 rows as an (n, dim) matrix of unit rows (the embedder's already are)."""
+    np = _numpy()
+    matrix = np.frombuffer(blob, dtype="<f4").reshape(-1, dim)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
+    if not np.allclose(norms, 1, atol=1e-4):
+        matrix = matrix / np.where(norms == 0, 1, norms)
+    return matrix
 
 
 def _apply_matrix(

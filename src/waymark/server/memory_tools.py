@@ -15,6 +15,7 @@ from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
 from waymark.packets import answer
 from waymark.projects import git
+from waymark.recall import ann
 from waymark.recall import ranked as recall
 from waymark.server.results import History, Memory, Page, Recalled, Related, Saved
 from waymark.server.state import ADDS, DESTROYS, READ_ONLY, ProjectArg, state_of, tool_errors
@@ -291,6 +292,7 @@ def forget(
             if not reason:
                 raise InvalidArgument("erase needs a reason")
             erased = store.erase(conn, proj, id, reason=reason, actor="agent")
+            ann.scrub(conn)  # its quantised vector leaves the index file now
             return cast(Memory, erased.to_dict())
         return cast(Memory, store.archive(conn, proj, id, actor="agent", reason=reason).to_dict())
 

@@ -26,7 +26,7 @@ from pydantic import Field
 from waymark import errors
 from waymark.errors import WaymarkError
 from waymark.projects.resolve import Project, resolve
-from waymark.recall import embed, quantize, semantic, vectors, warm
+from waymark.recall import ann, embed, quantize, semantic, vectors, warm
 from waymark.storage import connection as db
 from waymark.storage import faults
 from waymark.storage.connection import Connection
@@ -335,6 +335,9 @@ class State:
         conn = db.connect()
         try:
             vectors.index_missing(conn, self.embedder, project_id)
+            # The approximate graph of a large store: built, or merged once enough was
+            # written since (or a memory erased); a few ms when current. One core.
+            ann.refresh(conn, self.embedder.model, self.embedder.dim)
         except Exception:  # background work: log, never take the server down
             log.exception("background indexing failed")
         finally:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 # The schema this Waymark writes: len(migrations.MIGRATIONS), which a test checks. A constant
 # here so that opening an up-to-date file (every hook) never loads the migrations' SQL.
-SCHEMA_VERSION = 42
+SCHEMA_VERSION = 43
 
 
 _new_files: dict[str, bool] = {}  # files this process created (empty until the schema lands)

@@ -939,6 +939,20 @@ ALTER TABLE map_resolved ADD COLUMN edges_seq INTEGER;
 ALTER TABLE map_snapshots ADD COLUMN overview TEXT;
 """
 
+# The highest vectors rowid ever written: a new vector takes the next, even after the top one
+# was erased, so "the vectors written since rowid V" (the approximate index's watermark,
+# recall/ann.py) never misses one written under a reused rowid.
+M043_VECTOR_SEQ = """
+CREATE TABLE vector_seq (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    last  INTEGER NOT NULL
+);
+INSERT INTO vector_seq (id, last) VALUES (1, (SELECT coalesce(max(rowid), 0) FROM vectors));
+CREATE TRIGGER vectors_seq AFTER INSERT ON vectors BEGIN
+    UPDATE vector_seq SET last = max(last, new.rowid) WHERE id = 1;
+END;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -982,6 +996,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m040_hook_deliveries", M040_HOOK_DELIVERIES),
     ("m041_dbt", M041_DBT),
     ("m042_map_edges_held", M042_MAP_EDGES_HELD),
+    ("m043_vector_seq", M043_VECTOR_SEQ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

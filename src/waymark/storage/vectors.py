@@ -40,13 +40,22 @@ def put_vector(
 ) -> None:
     """Store a memory's vector, only while the memory is still active (one erased during
     embedding must not regain a vector). Each write takes a rowid above every existing one
-    (computed before REPLACE drops the old row), so `generation` notices any vector write."""
+    (computed before REPLACE drops the old row), and above every one ever written
+    (`vector_seq`, m043), so `generation` notices any vector write and rowids are never
+    reused."""
     conn.execute(
         "INSERT OR REPLACE INTO vectors (rowid, memory_rowid, model, dim, text_hash, vector)"
-        " SELECT (SELECT coalesce(max(rowid), 0) + 1 FROM vectors), ?, ?, ?, ?, ?"
+        " SELECT max((SELECT coalesce(max(rowid), 0) FROM vectors),"
+        " (SELECT last FROM vector_seq)) + 1, ?, ?, ?, ?, ?"
         " WHERE EXISTS (SELECT 1 FROM memories WHERE rowid = ? AND status = 'active')",
         (rowid, model, dim, digest, blob, rowid),
     )
+
+
+def last_vector(conn: Connection) -> int:
+    """The highest vectors rowid ever written (erased ones included)."""
+    row: Any = conn.execute("SELECT last FROM vector_seq").fetchone()
+    return int(row[0]) if row else 0
 
 
 def generation(conn: Connection) -> tuple[Any, Any]:
@@ -130,3 +139,59 @@ def knn(conn: Connection, table: str, query: bytes, k: int) -> list[tuple[int, f
         (query, k),
     ).fetchall()
     return rows
+
+
+# The approximate index (recall/ann.py) is built from these and kept current by rowid:
+# every vector write takes a rowid above all others (`put_vector`), and every erase logs an
+# `erase` event, so "what changed since" is two range reads, never a scan of the table.
+
+
+def vector_rows(
+    conn: Connection, model: str, dim: int, after: int, limit: int
+) -> list[tuple[int, int, bytes]]:
+    """(vectors.rowid, memory rowid, vector) of `model`'s vectors with a rowid above `after`,
+    by rowid, at most `limit`: every vector, page by page, or those written since a
+    watermark. Any memory status: the caller filters at search time."""
+    rows: list[Any] = conn.execute(
+        "SELECT rowid, memory_rowid, vector FROM vectors"
+        " WHERE rowid > ? AND model = ? AND dim = ? ORDER BY rowid LIMIT ?",
+        (after, model, dim, limit),
+    ).fetchall()
+    return rows
+
+
+def erased_after(conn: Connection, seq: int) -> list[int]:
+    """Rowids of the memories erased by events after `seq` (their vectors are gone)."""
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT m.rowid FROM events e JOIN memories m ON m.id = e.memory_id"
+            " WHERE e.seq > ? AND e.op = 'erase'",
+            (seq,),
+        )
+    ]
+
+
+def scoped_vectors(
+    conn: Connection, project_id: str | None, model: str, dim: int, rowids: list[int]
+) -> list[tuple[int, bytes]]:
+    """(memory rowid, vector) of those of `rowids` that are active, in scope and have a
+    `model` vector: an approximate search's candidates, checked and scored exactly."""
+    if not rowids:
+        return []
+    where, params = _scope_sql(project_id)
+    rows: list[Any] = conn.execute(
+        "SELECT v.memory_rowid, v.vector FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+        " WHERE v.memory_rowid IN (SELECT value FROM json_each(?)) AND v.model = ? AND v.dim = ?"
+        f" AND m.status = 'active' AND {where}",
+        (json.dumps(rowids), model, dim, *params),
+    ).fetchall()
+    return rows
+
+
+def count_vectors(conn: Connection, model: str, dim: int) -> int:
+    """How many `model` vectors the store holds (any memory status)."""
+    row: Any = conn.execute(
+        "SELECT count(*) FROM vectors WHERE model = ? AND dim = ?", (model, dim)
+    ).fetchone()
+    return int(row[0])

@@ -496,11 +496,13 @@ def _archive(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> s
 def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
     """The text dropped for good, a tombstone kept: only with its confirmation ticked."""
     from waymark.memories import store
+    from waymark.recall import ann
 
     if form.get("confirm") != "1":
         raise WaymarkError("tick the confirmation: an erase cannot be undone")
     store.erase(conn, project, memory_id, reason=form.get("reason", ""),
                 team=form.get("team") == "1")  # fmt: skip
+    ann.scrub(conn)  # its quantised vector leaves the index file now
     return f"/memories/{memory_id}"
 
 
