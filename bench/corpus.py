@@ -17,10 +17,13 @@ import itertools
 import json
 import os
 import random
+import re
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 
@@ -33,9 +36,10 @@ from waymark.storage import connection as db
 
 ANCHOR = calendar.timegm((2026, 11, 1, 0, 0, 0))  # event times spread over two years before it
 VECTOR_NOTE = (
-    "vectors: deterministic pseudo-random unit float32 rows (dim 384, current text_hash);"
-    " the scan costs what real vectors cost, ranking quality is not measured;"
-    " query embedding uses the real model"
+    "vectors: deterministic bag-of-words projections (dim 384, current text_hash): each word"
+    " a fixed random unit row, a text the normalised sum of its words' rows plus a little"
+    " noise, so memories that share words are near, as with a real model; the scan costs what"
+    " real vectors cost; query embedding uses the real model"
 )
 PACKAGE = "shopcore"
 
@@ -565,21 +569,44 @@ def import_jsonl(
     return report.to_dict(), time.perf_counter() - started
 
 
+def text_vectors(texts: list[str], dim: int = 384, seed: int = 0) -> Any:
+    """Bag-of-words projections of `texts` (see VECTOR_NOTE): an (n, dim) float32 matrix of
+    unit rows, the same for the same text and seed. Words hash into WORD_ROWS fixed rows."""
+    import numpy as np
+
+    table = _TABLES.get((dim, seed))
+    if table is None:
+        rng = np.random.default_rng(seed)
+        table = _TABLES[(dim, seed)] = rng.standard_normal((WORD_ROWS, dim), dtype=np.float32)
+    tokens = [re.findall(r"[a-z0-9]+", text.lower()) or ["empty"] for text in texts]
+    flat = np.fromiter(
+        (zlib.crc32(w.encode()) % WORD_ROWS for words in tokens for w in words), dtype=np.int64
+    )
+    starts = np.cumsum([0] + [len(words) for words in tokens[:-1]])
+    summed = np.add.reduceat(table[flat], starts, axis=0)
+    summed /= np.linalg.norm(summed, axis=1, keepdims=True)
+    noise = np.random.default_rng(seed + len(texts)).standard_normal(summed.shape, dtype=np.float32)
+    summed += 0.05 * noise / np.sqrt(dim)
+    summed /= np.linalg.norm(summed, axis=1, keepdims=True)
+    return summed
+
+
+WORD_ROWS = 1 << 16
+_TABLES: dict[tuple[int, int], Any] = {}
+
+
 def fill_vectors(
     conn: apsw.Connection, project_id: str | None, seed: int = 0, batch: int = 5000
 ) -> tuple[int, float]:
-    """Give every active memory lacking one a pseudo-random unit vector that counts as
+    """Give every active memory lacking one a vector from `text_vectors` that counts as
     current (model embed.MODEL_ID, text_hash of its embed text); (count, seconds)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import numpy as np
 
     started = time.perf_counter()
     todo = vectors.missing(conn, embed.MODEL_ID, project_id)
-    rng = np.random.default_rng(seed)
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
-        matrix = rng.standard_normal((len(chunk), embed.MODEL_DIM), dtype=np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = text_vectors([text for _, text in chunk], embed.MODEL_DIM, seed)
         rows = [
             (rowid, embed.MODEL_ID, embed.MODEL_DIM, vectors.text_hash(text), vectors.pack(vec))
             for (rowid, text), vec in zip(chunk, matrix, strict=True)

@@ -479,3 +479,31 @@ def test_an_empty_query_is_refused_not_answered_with_an_arbitrary_memory(conn, p
     add(conn, project, "The reconciliation job runs nightly")
     with pytest.raises(InvalidArgument, match="recall needs a query"):
         recall.recall(conn, project, query, semantic=[(1, 0.9)])
+
+
+def test_a_huge_store_scores_only_memories_holding_all_its_rarest_common_words(
+    conn, project, monkeypatch
+):
+    """Past HUGE_STORE memories recall keeps its words within a posting budget; when even the
+    rarest words pass it, only the memories holding all of them are scored (AND)."""
+    both = [add(conn, project, f"scheduler retry loop number {i}") for i in range(3)]
+    for i in range(30):
+        add(conn, project, f"scheduler only, entry {i}")
+        add(conn, project, f"retry only, entry {i}")
+    rare = add(conn, project, "the zanzibar scheduler")
+    expr = fts.focused_expression(conn, "scheduler retry", max_rows=20, strict=True)
+    assert expr == '"scheduler" AND "retry"'
+    # A rare word within the budget keeps the ordinary OR.
+    assert fts.focused_expression(conn, "zanzibar retry", max_rows=40, strict=True) == (
+        '"zanzibar" OR "retry"'
+    )
+    assert fts.focused_expression(conn, "scheduler retry", max_rows=20) == (
+        '"scheduler" OR "retry"'  # a hook's budget without strict: unchanged
+    )
+    monkeypatch.setattr(recall, "HUGE_STORE", 10)
+    monkeypatch.setattr(recall, "HUGE_STORE_ROWS", 20)
+    found = top(conn, project, "scheduler retry", limit=10)
+    assert set(found[:3]) == {m.id for m in both}
+    assert top(conn, project, "zanzibar")[0] == rare.id
+    monkeypatch.setattr(recall, "HUGE_STORE", 10**9)  # a small store searches every word
+    assert len(top(conn, project, "scheduler retry", limit=50)) > 30

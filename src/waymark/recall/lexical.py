@@ -24,10 +24,17 @@ MIN_DF_CAP = 10  # in a small store every word is rare enough to expand with
 
 
 MIN_KEPT = 2  # however common, the query's rarest words still search
+CONJOINED = 3  # ... and when they are all common, the memories holding these many of them
 
 
 def focused_expression(
-    conn: Any, text: str, *, keep: int = 12, max_share: float = 1.0, max_rows: int = 0
+    conn: Any,
+    text: str,
+    *,
+    keep: int = 12,
+    max_share: float = 1.0,
+    max_rows: int = 0,
+    strict: bool = False,
 ) -> str | None:
     """Like `match_expression`, for ranking; but a query of more than `keep` words keeps only
     its `keep` rarest.
@@ -37,6 +44,8 @@ def focused_expression(
     for words whose low IDF barely moves the ranking. Every word is kept when this APSW
     cannot run FTS5 tokenizers (before 3.47). `max_rows` (when set) also stops adding words,
     rarest first, once their posting lists would hold more rows than that: a hook's budget.
+    With `strict`, a query whose rarest words alone pass the budget asks for the memories
+    holding all of them (AND) instead: a large store's budget for recall.
     """
     words = tokens(text)
     tokenize = search.tokenizer(conn, TOKENIZER)
@@ -57,12 +66,24 @@ def focused_expression(
             if rows > max_rows and len(kept) >= MIN_KEPT:
                 break
             kept.append(i)
+        if strict and len(kept) >= MIN_KEPT and sum(count[i] for i in kept[:MIN_KEPT]) > max_rows:
+            # Even the rarest words are common (each in tens of thousands of memories at a
+            # million): BM25 would score every row holding any of them. The memories that
+            # hold all of the rarest few rank first under OR anyway; only those are scored.
+            both = kept[:CONJOINED]
+            return " AND ".join(f'"{words[i]}"' for i in sorted(both))
         ranked = kept
     return " OR ".join(f'"{words[i]}"' for i in sorted(ranked[:keep])) or None
 
 
 def expansion_expression(
-    conn: Any, query: str, texts: Sequence[str], *, terms: int = 20, max_df: float = 0.01
+    conn: Any,
+    query: str,
+    texts: Sequence[str],
+    *,
+    terms: int = 20,
+    max_df: float = 0.01,
+    max_rows: int = 0,
 ) -> str | None:
     """Pseudo-relevance feedback (RM3-style): an OR of the `terms` words that best
     characterise `texts`, the first pass's top hits, and are not already in `query`.
@@ -93,6 +114,14 @@ def expansion_expression(
     cap = max(max_df * total, MIN_DF_CAP)
     scored = {stem: weight[stem] * math.log(total / n) for stem, n in df.items() if 0 < n <= cap}
     best = sorted(scored, key=lambda stem: (-scored[stem], stem))[:terms]
+    if max_rows:  # the best words first, while their postings fit the budget
+        rows, fitting = 0, []
+        for stem in best:
+            rows += df[stem]
+            if rows > max_rows and fitting:
+                break
+            fitting.append(stem)
+        best = fitting
     if not best:
         return None
     return " OR ".join('"' + surface[stem].replace('"', '""') + '"' for stem in best)
