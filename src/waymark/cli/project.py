@@ -234,6 +234,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
         f"global      {data['global_memories']} active",
         f"semantic    {sem['said']}",
         *([f"queries     {sem['queries']}"] if sem["queries"] else []),
+        *([f"search      {sem['search']}"] if sem.get("search") else []),
         f"capture     {data['capture']['mode']}: {data['capture']['why']}",
         f"handoff     {len(pending)} pending" if pending else "handoff     none pending",
         *[

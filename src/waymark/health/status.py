@@ -7,7 +7,7 @@ from typing import Any
 
 from waymark import home
 from waymark.projects.resolve import Project
-from waymark.recall import embed, quantize
+from waymark.recall import ann, embed, quantize
 from waymark.storage import checkpoints, memories, vectors
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
@@ -54,6 +54,7 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
             "embedded": embedded,
             "said": _semantic_said(available, note, embedded),
             "queries": quantize.note(quantize.enabled(conn)) if available else None,
+            "search": ann.note(conn, embed.MODEL_ID, embed.MODEL_DIM) if embedded else None,
         },
         "handoff": {
             "pending": [

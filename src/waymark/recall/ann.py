@@ -328,3 +328,19 @@ def _save(index: Any, folder: str, name: str) -> str:
         if os.path.exists(temporary):
             _remove(temporary)
     return final
+
+
+def note(conn: Connection, model: str, dim: int) -> str:
+    """How vector search runs here, in one sentence for `waymark status`."""
+    said = status(conn, model, dim)
+    if said["method"] == "ann":
+        size = said["bytes"] / 1e6
+        return (
+            f"approximate index, {size:,.1f} MB, {said['pending']:,} vectors written since"
+            f" (scanned exactly until merged): {said['file']}"
+        )
+    why = f"{SETTING} is exact" if said["setting"] == "exact" else (
+        f"an index is kept from {AUTO_MIN:,} vectors" if said["setting"] == "auto"
+        else "no index file yet: `waymark index` builds it"
+    )  # fmt: skip
+    return f"exact scan ({why})"

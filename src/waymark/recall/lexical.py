@@ -115,7 +115,8 @@ def expansion_expression(
     scored = {stem: weight[stem] * math.log(total / n) for stem, n in df.items() if 0 < n <= cap}
     best = sorted(scored, key=lambda stem: (-scored[stem], stem))[:terms]
     if max_rows:  # the best words first, while their postings fit the budget
-        rows, fitting = 0, []
+        rows = 0
+        fitting: list[str] = []
         for stem in best:
             rows += df[stem]
             if rows > max_rows and fitting:
