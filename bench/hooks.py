@@ -18,6 +18,7 @@ PreToolUse (again) is one session editing the same three files over and over: af
 warm-up runs there is nothing new to say, the common case.
 
     python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--hooks EVENT,...] [--map]
+                          [--map-files 50000]
                           [--profile] [--keep]
 
 WAYMARK_EMBED_MODEL_DIR defaults to ../shared/models/all-MiniLM-L6-v2-onnx when that exists.
@@ -94,13 +95,21 @@ def git(repo: pathlib.Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
 
 
-def setup(size: int, tmp: pathlib.Path, seed: int, code_map: bool = False) -> dict:
+def setup(
+    size: int, tmp: pathlib.Path, seed: int, code_map: bool = False, map_files: int = 0
+) -> dict:
     """The repository and database for one size; returns what the runs need. With
     `code_map`, the repository's code map is built first (`waymark map refresh`): SessionStart
-    then refreshes it and shows its section, PreToolUse and prompts read dependents."""
+    then refreshes it and shows its section, PreToolUse and prompts read dependents.
+    `map_files` adds that many generated source files (bench/map.py) under `lib/`, mapped
+    too: SessionStart with a fleet-sized repository."""
     data = corpus.make_corpus(size, seed)
     repo = tmp / f"repo-{size}"
     corpus.materialise(data.tree, str(repo))
+    if map_files:
+        import map as map_bench
+
+        map_bench.make_files(repo / "lib", map_files, seed)
     git(repo, "-c", "init.defaultBranch=main", "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "initial import")
@@ -407,7 +416,7 @@ def profile(env: dict, hooks: list[str], rng: random.Random) -> None:
 
 def measure(size: int, tmp: pathlib.Path, args: argparse.Namespace) -> dict:
     started = time.perf_counter()
-    env = setup(size, tmp, args.seed, args.map)
+    env = setup(size, tmp, args.seed, args.map or args.map_files > 0, args.map_files)
     print(
         f"{size:,} memories loaded in {env['load_s']:.0f} s ({env['vectors']:,} vectors);"
         f" setup {time.perf_counter() - started:.0f} s",
@@ -489,6 +498,10 @@ def main() -> int:
         "--profile", action="store_true", help="also print a cProfile of one run per hook"
     )
     parser.add_argument("--map", action="store_true", help="build the repository's code map first")
+    parser.add_argument(
+        "--map-files", type=int, default=0,
+        help="add this many generated source files to the repository, mapped first (--map)",
+    )  # fmt: skip
     parser.add_argument(
         "--hooks", default="", help="only these events, comma-separated (PostToolUseFailure,...)"
     )

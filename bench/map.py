@@ -26,6 +26,12 @@ EXTENSIONS = (".py", ".ts", ".tsx", ".js", ".go", ".rs", ".java", ".c", ".md", "
 
 
 def make_repo(root: pathlib.Path, n: int, seed: int) -> None:
+    make_files(root, n, seed)
+    git_commit(root)
+
+
+def make_files(root: pathlib.Path, n: int, seed: int) -> None:
+    """`n` files under `root`: real declarations and cross-file calls in the Python ones."""
     rng = random.Random(seed)
     for i in range(n):
         ext = EXTENSIONS[i % len(EXTENSIONS)]
@@ -39,6 +45,9 @@ def make_repo(root: pathlib.Path, n: int, seed: int) -> None:
         else:
             lines = [f"// {i} line {k} value {rng.randrange(10**9)}" for k in range(n_lines)]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def git_commit(root: pathlib.Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com",
                GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")  # fmt: skip

@@ -67,7 +67,9 @@ def main() -> None:
         verdict = "PASS" if total <= TARGET else "MISS"
         print(f"{client:<7} {total:>5} tokens (target {TARGET}: {verdict}); {said}")
         if os.environ.get("WAYMARK_TOOLS_DUMP"):
-            Path(os.environ["WAYMARK_TOOLS_DUMP"], f"{client}.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
+            Path(os.environ["WAYMARK_TOOLS_DUMP"], f"{client}.json").write_text(
+                json.dumps(entries, indent=1), encoding="utf-8"
+            )
 
 
 if __name__ == "__main__":
