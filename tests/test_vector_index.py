@@ -7,6 +7,7 @@ The graph is kept from 50,000 vectors in "auto"; these tests set `recall.vector_
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -23,7 +24,10 @@ from waymark.projects.resolve import resolve
 from waymark.recall import ann, vectors
 from waymark.storage import connection as db
 
-pytest.importorskip("usearch", reason="usearch is in the semantic extra")
+# Not imported here: usearch must come after onnxruntime in a process (ann._index_class).
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("usearch") is None, reason="usearch is in the semantic extra"
+)
 
 
 def fill(conn, project, count: int, dim: int = 64) -> RandomEmbedder:
@@ -131,8 +135,7 @@ def test_a_small_project_in_a_large_store_is_searched_exactly(conn, project, gra
 
 
 def test_an_erase_takes_the_memory_out_of_the_file_at_once(conn, project, graph_on):
-    from usearch.index import Index
-
+    Index = ann._index_class()
     fake = FakeEmbedder()
     keep = remember(conn, project, "lint with ruff")
     gone = remember(conn, project, "the staging password lives in the vault")
@@ -214,3 +217,61 @@ def test_index_command_builds_the_graph_and_another_process_searches_it(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=os.environ.copy(), check=True)  # fmt: skip
     assert done.stdout.strip() == "42"
+
+
+def test_index_missing_for_named_memories_embeds_only_those(conn, project):
+    fake = FakeEmbedder()
+    old = remember(conn, project, "written before, never embedded")
+    new = remember(conn, project, "just written by a tool")
+    report = vectors.index_missing(conn, fake, project.id, memory_ids=[new.id])
+    assert report == {"embedded": 1, "skipped": 0, "total": 1}
+    assert fake.embedded == ["just written by a tool"]
+    assert vectors.missing(conn, "fake", project.id) == [
+        (rowid_of(conn, old), "written before, never embedded")
+    ]
+    assert vectors.index_missing(conn, fake, project.id, memory_ids=[]) == {
+        "embedded": 0, "skipped": 0, "total": 0}  # fmt: skip
+
+
+def test_the_server_embeds_what_remember_wrote_and_keeps_the_index_current(conn, project, repo):
+    import asyncio
+    import time
+
+    from mcp import Client
+
+    from test_server import ok
+    from waymark.server.app import build_server
+    from waymark.server.state import State
+
+    settings.set_value(conn, "recall.vector_index", "ann")
+    remember(conn, project, "written before the server, never embedded")
+    server, state = build_server(State(cwd=str(repo)))
+    state.embedder = FakeEmbedder()
+
+    async def go(args):
+        async with Client(server) as client:
+            return await client.call_tool("remember", args)
+
+    try:
+        saved = ok(asyncio.run(go({"type": "fact", "content": "ledger runs nightly"})))
+        rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?",
+                             (saved["memory"]["id"],)).fetchone()[0]  # fmt: skip
+        embedded = [r for (r,) in conn.execute("SELECT memory_rowid FROM vectors")]
+        assert embedded == [rowid]  # only what the tool wrote: no scan of the store
+        deadline = time.monotonic() + 20
+        while ann.current(conn, "fake", 32) is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the index is built on the server's own thread
+        found = ann.current(conn, "fake", 32)
+        assert found is not None and found.vectors >= 1
+    finally:
+        state.close()
+
+
+def test_usearch_never_crashes_a_process_that_loads_the_model_after_it():
+    """usearch 2.26.3+ loaded before onnxruntime made `import onnxruntime` segfault; ann
+    imports onnxruntime first, so a recall that maps the index and then embeds survives."""
+    code = (
+        "from waymark.recall import ann\nann._index_class()\nimport onnxruntime\nprint('alive')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "alive", done.stderr[-2000:]

@@ -113,9 +113,23 @@ def _newest(folder: str, slug: str, dim: int) -> AnnFile | None:
     return max(files, key=lambda f: (f.vectors, f.events)) if files else None
 
 
+def _index_class() -> Any:
+    """usearch's Index, imported after onnxruntime: usearch 2.26.3 to 2.26.6 (at least) load
+    a native library that makes a later `import onnxruntime` crash the process (SIGSEGV);
+    the other order is safe. Checked in tests/test_vector_index.py."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401  # first: see above
+
+    from usearch.index import Index
+
+    return Index
+
+
 def open_view(found: AnnFile) -> Any:
     """The file mapped read-only: searchable at once, nothing loaded."""
-    from usearch.index import Index
+    Index = _index_class()
 
     try:
         view = Index.restore(found.path, view=True)
@@ -123,13 +137,13 @@ def open_view(found: AnnFile) -> Any:
         log.warning("cannot map %s: %s", found.path, exc)
         return None
     if view is not None:
-        view.expansion_search = EXPANSION_SEARCH
+        view.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # it has a setter
     return view
 
 
 def _load(found: AnnFile) -> Any:
     """The file loaded into memory, to change; None when it will not load."""
-    from usearch.index import Index
+    Index = _index_class()
 
     try:
         return Index.restore(found.path, view=False)
@@ -220,7 +234,8 @@ def _write(
     """A new file covering vectors up to `newest` and erases up to `events`: the base file
     loaded with what changed since, or every vector."""
     import numpy as np
-    from usearch.index import Index
+
+    Index = _index_class()
 
     index: Any = _load(base) if base is not None else None
     if index is not None and base is not None:

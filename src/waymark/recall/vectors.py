@@ -70,10 +70,14 @@ def unpack(blob: bytes, dim: int | None = None) -> list[float]:
 
 
 def _scan(
-    conn: Connection, model: str, project_id: str | None
+    conn: Connection, model: str, project_id: str | None, memory_ids: list[str] | None = None
 ) -> tuple[list[tuple[int, str]], int]:
-    """Active memories needing a vector for `model` (rowid, text), and how many are active."""
-    found = rows.embedding_state(conn, model, project_id)
+    """Active memories needing a vector for `model` (rowid, text), and how many are active:
+    in the scope, or among `memory_ids` (what a write just made: no scan of the store)."""
+    if memory_ids is not None:
+        found = rows.embedding_state_of(conn, model, memory_ids)
+    else:
+        found = rows.embedding_state(conn, model, project_id)
     todo = []
     for rowid, title, content, tags, stored in found:
         text = embed_text(title, content, json.loads(tags))
@@ -93,14 +97,16 @@ def index_missing(
     project_id: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     batch: int = INDEX_BATCH,
+    memory_ids: list[str] | None = None,
 ) -> dict[str, int]:
-    """Embed what is missing, committing batch by batch so an interrupted run resumes.
+    """Embed what is missing, committing batch by batch so an interrupted run resumes; only
+    among `memory_ids` when given (a million memories take seconds to check).
 
     `embedder` has `.model`, `.dim` and `.embed(texts) -> (n, dim)`. `progress(done, todo)`
     is called before the first batch and after each committed one. Returns counts: embedded,
     skipped (already current), total (active memories in scope).
     """
-    todo, total = _scan(conn, embedder.model, project_id)
+    todo, total = _scan(conn, embedder.model, project_id, memory_ids)
     todo.sort(key=lambda item: len(item[1]))  # batches of like lengths pad least (embed.py)
     done = 0
     if progress is not None and todo:

@@ -215,8 +215,15 @@ def remember(
             conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"],
             confirm=queue,
         )  # fmt: skip
-    state.index_missing(proj.id)
-    return cast(Saved, saved.to_dict())
+    answer = saved.to_dict()
+    state.index_missing(proj.id, _written(answer))
+    return cast(Saved, answer)
+
+
+def _written(answer: dict[str, Any]) -> list[str]:
+    """The id of the memory a write made, to embed just that one (none when held)."""
+    memory = answer.get("memory")
+    return [memory["id"]] if isinstance(memory, dict) and memory.get("id") else []
 
 
 def _queued(row: dict[str, Any], new: bool) -> dict[str, Any]:
@@ -256,7 +263,7 @@ def _edit(conn: Any, state: Any, proj: Any, target: str | None, ops: list) -> di
     done = edit.edit(
         conn, proj, target, ops, actor="agent", client="mcp", session_id=origin.get("session_id")
     )
-    state.index_missing(proj.id)
+    state.index_missing(proj.id, _written(done))
     created = done["status"] == "applied"
     return {"memory": done["memory"], "created": created, "similar": [], "redactions": 0,
             "status": done["status"]}  # fmt: skip

@@ -69,6 +69,9 @@ class State:
         self._conn: Connection | None = None
         self._lock = threading.RLock()
         self.embedder: embed.Embedder | None = None
+        self._graph_lock = threading.Lock()
+        self._graph_running = False
+        self._graph_again = False
         self.model_note = "loading"
         self.warm: warm.WarmServer | None = None
         self.started = time.time()
@@ -328,20 +331,50 @@ class State:
         except WaymarkError:
             pass  # not a Waymark project yet: nothing to warm
 
-    def index_missing(self, project_id: str | None = None) -> None:
-        """Embed memories without a current vector, on a connection of its own."""
+    def index_missing(
+        self, project_id: str | None = None, memory_ids: list[str] | None = None
+    ) -> None:
+        """Embed memories without a current vector (only `memory_ids` when given: what a
+        tool just wrote), on a connection of its own; then keep the vector index current
+        on a thread of its own."""
         if self.embedder is None:
             return
         conn = db.connect()
         try:
-            vectors.index_missing(conn, self.embedder, project_id)
-            # The approximate graph of a large store: built, or merged once enough was
-            # written since (or a memory erased); a few ms when current. One core.
-            ann.refresh(conn, self.embedder.model, self.embedder.dim)
+            vectors.index_missing(conn, self.embedder, project_id, memory_ids=memory_ids)
         except Exception:  # background work: log, never take the server down
             log.exception("background indexing failed")
         finally:
             conn.close()
+        self._refresh_graph()
+
+    def _refresh_graph(self) -> None:
+        """The approximate index of a large store: built, or merged once enough was written
+        since (or a memory erased), on one background thread (a merge at a million takes
+        seconds); a request while one runs makes it run once more after."""
+        with self._graph_lock:
+            if self._graph_running:
+                self._graph_again = True
+                return
+            self._graph_running = True
+        threading.Thread(target=self._graph_work, name="waymark-graph", daemon=True).start()
+
+    def _graph_work(self) -> None:
+        embedder = self.embedder
+        while embedder is not None:
+            with self._graph_lock:
+                self._graph_again = False
+            conn = db.connect()
+            try:
+                ann.refresh(conn, embedder.model, embedder.dim)
+            except Exception:  # background work: log, never take the server down
+                log.exception("the vector index could not be refreshed")
+            finally:
+                conn.close()
+            with self._graph_lock:
+                if not self._graph_again:
+                    self._graph_running = False
+                    return
 
     def _answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
         if request.get("op") == "tool_result":  # what a tool call did: needs no model

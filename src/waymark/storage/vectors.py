@@ -35,6 +35,19 @@ def embedding_state(conn: Connection, model: str, project_id: str | None) -> lis
     ).fetchall()
 
 
+def embedding_state_of(
+    conn: Connection, model: str, memory_ids: list[str]
+) -> list[tuple[Any, ...]]:
+    """`embedding_state`'s rows for these memories only (those still active)."""
+    return conn.execute(
+        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
+        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
+        " WHERE m.id IN (SELECT value FROM json_each(?)) AND m.status = 'active'"
+        " ORDER BY m.rowid",
+        (model, json.dumps(memory_ids)),
+    ).fetchall()
+
+
 def put_vector(
     conn: Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes
 ) -> None:
