@@ -27,6 +27,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from tool_definitions import use_harness
 from waymark.base import launch
 
 HOOK = "user_prompt_submit"
@@ -50,11 +51,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
-    harness = os.environ.get("WAYMARK_E2E_HARNESS", "")
-    if not harness or not Path(harness, "run_claude.py").is_file():
-        raise SystemExit("WAYMARK_E2E_HARNESS must name ../shared/harness (and "
-                         "HARNESS_NODE_MODULES an `npm ci` of it; see .ci/run)")  # fmt: skip
-    sys.path.insert(0, harness)
+    use_harness()
     from run_claude import run_claude
 
     tmp = Path(tempfile.mkdtemp(prefix="waymark-mcp-hook-"))

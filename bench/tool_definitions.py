@@ -38,12 +38,17 @@ def per_tool(client: str, entries: list[dict[str, Any]]) -> dict[str, int]:
     return {str(t.get("name", "?")).rsplit("__", 1)[-1]: tokens(t) for t in entries}
 
 
-def main() -> None:
+def use_harness() -> None:
+    """Put ../shared/harness (WAYMARK_E2E_HARNESS) on the path, or exit saying how."""
     harness = os.environ.get("WAYMARK_E2E_HARNESS", "")
     if not harness or not Path(harness, "run_claude.py").is_file():
         raise SystemExit("WAYMARK_E2E_HARNESS must name ../shared/harness (and "
                          "HARNESS_NODE_MODULES an `npm ci` of it; see .ci/run)")  # fmt: skip
     sys.path.insert(0, harness)
+
+
+def main() -> None:
+    use_harness()
     from run_claude import run_claude
     from run_codex import run_codex
 
