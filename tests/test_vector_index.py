@@ -275,3 +275,18 @@ def test_usearch_never_crashes_a_process_that_loads_the_model_after_it():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "alive", done.stderr[-2000:]
+
+
+def test_waymark_erase_takes_the_memory_out_of_the_index_file(conn, project, repo, graph_on):
+    from waymark import cli
+
+    fake = FakeEmbedder()
+    gone = remember(conn, project, "the staging password lives in the vault")
+    remember(conn, project, "lint with ruff")
+    vectors.index_missing(conn, fake, project.id)
+    before = ann.refresh(conn, "fake", 32)["file"]
+    code = cli.main(["erase", gone.id, "--reason", "a secret", "--project", str(repo)])
+    assert code == 0
+    after = ann.current(conn, "fake", 32)
+    assert after is not None and after.path != before and not os.path.exists(before)
+    assert not ann._index_class().restore(after.path).contains(rowid_of(conn, gone))
