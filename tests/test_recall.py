@@ -507,3 +507,15 @@ def test_a_huge_store_scores_only_memories_holding_all_its_rarest_common_words(
     assert top(conn, project, "zanzibar")[0] == rare.id
     monkeypatch.setattr(recall, "HUGE_STORE", 10**9)  # a small store searches every word
     assert len(top(conn, project, "scheduler retry", limit=50)) > 30
+
+
+def test_a_callers_own_budget_narrows_to_and_in_a_huge_store_too(conn, project, monkeypatch):
+    from waymark.recall.knobs import DEFAULT
+
+    add(conn, project, "one memory")
+    prompt_like = DEFAULT._replace(query_max_rows=20)
+    assert recall._max_rows(conn, prompt_like) == (20, False)
+    assert recall._max_rows(conn, DEFAULT) == (0, False)
+    monkeypatch.setattr(recall, "HUGE_STORE", 0)
+    assert recall._max_rows(conn, prompt_like) == (20, True)  # the prompt hook's budget
+    assert recall._max_rows(conn, DEFAULT) == (recall.HUGE_STORE_ROWS, True)

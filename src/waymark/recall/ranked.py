@@ -63,10 +63,12 @@ HUGE_STORE_ROWS = 40_000
 
 
 def _max_rows(conn: Connection, settings: Settings) -> tuple[int, bool]:
-    """The posting budget of recall's queries, and whether it is the large store's (strict)."""
+    """The posting budget of recall's queries (a caller's own, as the prompt hook's, or the
+    large store's), and whether an all-common query narrows to AND (in a large store)."""
+    huge = rows.max_rowid(conn) > HUGE_STORE
     if settings.query_max_rows:
-        return int(settings.query_max_rows), False
-    return (HUGE_STORE_ROWS, True) if rows.max_rowid(conn) > HUGE_STORE else (0, False)
+        return int(settings.query_max_rows), huge
+    return (HUGE_STORE_ROWS, True) if huge else (0, False)
 
 
 def settings_for(conn: Connection) -> Settings:
