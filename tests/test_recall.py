@@ -519,3 +519,22 @@ def test_a_callers_own_budget_narrows_to_and_in_a_huge_store_too(conn, project, 
     monkeypatch.setattr(recall, "HUGE_STORE", 0)
     assert recall._max_rows(conn, prompt_like) == (20, True)  # the prompt hook's budget
     assert recall._max_rows(conn, DEFAULT) == (recall.HUGE_STORE_ROWS, True)
+
+
+def test_term_counts_stay_cached_across_writes_that_leave_the_index_alone(
+    conn, project, monkeypatch
+):
+    from waymark import settings
+    from waymark.storage import search
+
+    add(conn, project, "the zeppelin hangar")
+    counted: list[str] = []
+    real = search.doc_frequency
+    monkeypatch.setattr(search, "doc_frequency", lambda c, s: counted.append(s) or real(c, s))
+    assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 1}
+    settings.set_value(conn, "recall.half_life_days", 30)  # a write, not to the index
+    assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 1}
+    assert counted == ["zeppelin"]  # counted once
+    add(conn, project, "a second zeppelin")  # the index changed: counted again
+    assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 2}
+    assert counted == ["zeppelin", "zeppelin"]

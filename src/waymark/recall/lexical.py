@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from waymark.storage import connection as db
 from waymark.storage import search
 from waymark.storage.match import STOP_WORDS, match_expression, tokens
 from waymark.storage.memories import max_rowid
@@ -139,10 +138,12 @@ def _total(conn: Any) -> int:
 
 
 # fts5vocab counts a term's documents by reading its whole posting list: 40 us for a rare
-# word, 740 us for one in 23,000 memories. A long-lived process (the MCP server) keeps the
-# counts while the database is unchanged: the same numbers, so results never depend on which
-# queries came first. One connection's, held weakly (a dead reference never matches a new
-# connection that reuses the address); emptied by any write, from this connection or another.
+# word, 740 us for one in 23,000 memories, milliseconds at a million. A long-lived process
+# (the MCP server) keeps the counts while the lexical index is unchanged (its structure
+# record, `search.index_state`: a hook's ledger writes leave it alone, a new memory does
+# not): the same numbers, so results never depend on which queries came first. One
+# connection's, held weakly (a dead reference never matches a new connection that reuses the
+# address); inside a write transaction of its own, only until its next change.
 _DF_CACHE: list[Any] = [(None, None, {})]  # (weak connection, generation, {stem: doc count})
 _DF_CACHE_TERMS = 50_000
 
@@ -151,7 +152,7 @@ def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """How many memories hold each stem; stems the index lacks are left out."""
     from _weakref import ref  # builtin; the weakref module would cost a hook ~1.5 ms
 
-    generation = db.generation(conn)
+    generation = (search.index_state(conn), conn.in_transaction and conn.total_changes())
     entry = _DF_CACHE[0]  # one read: another thread may replace the entry meanwhile
     if (
         entry[0] is None

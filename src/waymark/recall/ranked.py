@@ -292,7 +292,9 @@ def _by_path(
         above = pathnames.ancestors(path)
         # Exact targets, then `path::Symbol` and `path/...` as ranges (a LIKE would scan).
         ranges = ((path + "::", path + ":;"), (path + "/", path + "0"))
-        for rowid, target in search.target_rows(conn, project.id, [path, *above], ranges):
+        for rowid, target in search.target_rows(
+            conn, project.id, [path, *above], ranges, s.candidates
+        ):
             base = target.partition("::")[0]
             if base == path:
                 fit = 1.0

@@ -52,21 +52,26 @@ def target_rows(
     project_id: str,
     exact: Sequence[str],
     ranges: Sequence[tuple[str, str]],
+    limit: int,
 ) -> list[tuple[int, str]]:
     """(rowid, scope_target) of active memories whose target is one of `exact` or falls in
-    one of the [low, high) `ranges`: all served by the memories_by_target index."""
+    one of the [low, high) `ranges`: all served by the memories_by_target index. At most the
+    `limit` lowest rowids of each exact target and of each range: recall ranks one target's
+    (or one range's) memories alike and breaks ties by rowid, so no others could be kept,
+    and a directory of a large store holds tens of thousands."""
     base = (
         "SELECT rowid, scope_target FROM memories WHERE project_id = ? AND status = 'active'"
         " AND scope_target IS NOT NULL"  # only path scopes have a target
     )
     rows: list[Any] = []
-    if exact:
+    for target in dict.fromkeys(exact):
         rows += conn.execute(
-            f"{base} AND scope_target IN ({', '.join('?' * len(exact))})", (project_id, *exact)
+            f"{base} AND scope_target = ? ORDER BY rowid LIMIT ?", (project_id, target, limit)
         ).fetchall()
     for low, high in ranges:
         rows += conn.execute(
-            f"{base} AND scope_target >= ? AND scope_target < ?", (project_id, low, high)
+            f"{base} AND scope_target >= ? AND scope_target < ? ORDER BY rowid LIMIT ?",
+            (project_id, low, high, limit),
         ).fetchall()
     return [(int(r), str(t)) for r, t in rows]
 
@@ -87,6 +92,14 @@ def is_indexed(conn: Connection, phrase: str) -> bool:
         "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1", (phrase,)
     ).fetchone()
     return row is not None
+
+
+def index_state(conn: Connection) -> bytes:
+    """The lexical index's structure record (FTS5 keeps it at id 10 of its data table): it
+    changes whenever the index does, and with nothing else, so what was counted from the
+    index stays true while it is equal. One indexed read."""
+    row = conn.execute("SELECT block FROM memories_fts_data WHERE id = 10").fetchone()
+    return bytes(row[0]) if row is not None else b""
 
 
 def doc_frequency(conn: Connection, stem: str) -> int:
