@@ -538,3 +538,32 @@ def test_term_counts_stay_cached_across_writes_that_leave_the_index_alone(
     add(conn, project, "a second zeppelin")  # the index changed: counted again
     assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 2}
     assert counted == ["zeppelin", "zeppelin"]
+
+
+def test_file_memories_of_a_crowded_file_match_a_ranking_of_every_row(conn, project, monkeypatch):
+    """Each target's best rows are read, not every row; the packet's choice is the same,
+    with seen ones excluded and expired ones among the best."""
+    from waymark.packets import briefing
+    from waymark.storage import memories as rows
+
+    with db.write(conn):
+        for i in range(120):
+            store.insert(conn, project, make_draft(
+                project, type="note", content=f"core note {i}", scope="file",
+                target="src/pkg/core.py", priority=i % 7,
+                valid_until="2001-01-01" if i % 5 == 0 else None))  # fmt: skip
+        for i in range(30):
+            store.insert(conn, project, make_draft(
+                project, type="note", content=f"package note {i}", scope="directory",
+                target="src/pkg", priority=i % 3))  # fmt: skip
+    paths = ["src/pkg/core.py"]
+    first = briefing.file_memories(conn, project, paths, limit=12)
+    seen = {m.id for m in first[:8]}
+    limited = briefing.file_memories(conn, project, paths, limit=12, exclude=seen)
+    real = rows.targeted
+    monkeypatch.setattr(rows, "targeted", lambda *a, **k: real(*a[:5]))  # every row
+    assert [m.id for m in briefing.file_memories(conn, project, paths, limit=12)] == [
+        m.id for m in first]  # fmt: skip
+    everything = briefing.file_memories(conn, project, paths, limit=12, exclude=seen)
+    assert [m.id for m in limited] == [m.id for m in everything]
+    assert not seen & {m.id for m in limited} and len(limited) == 12

@@ -88,6 +88,9 @@ def count_rules(conn: Connection, project: Project, agent: str | None = None) ->
     return rows.count_rules(conn, project.id, now, agent) + rows.count_rules(conn, None, now, agent)
 
 
+EXPIRED_SLACK = 20  # rows read past what a packet shows, for ones found expired
+
+
 def file_memories(
     conn: Connection,
     project: Project,
@@ -105,13 +108,17 @@ def file_memories(
         targets += [path, *pathnames.ancestors(path)]
     if not targets:
         return []
-    # Ranked on what memories_by_target holds; only the chosen rows are read whole.
+    # Ranked on what memories_by_target holds; only the chosen rows are read whole. Each
+    # target's best `limit` + excluded + EXPIRED_SLACK are enough for the same `limit` best
+    # overall; past that many expired ones, every row is read.
     now = clock.second()
-    found = [
-        r
-        for r in rows.targeted(conn, project.id, targets, named, agent)
-        if (not r[5] or r[5] > now) and r[4] not in exclude
-    ]
+    want = limit + len(exclude) + EXPIRED_SLACK
+    read = rows.targeted(conn, project.id, targets, named, agent, want)
+    live = [r for r in read if not r[5] or r[5] > now]
+    if len(read) - len(live) > EXPIRED_SLACK:  # a target's window may have run short
+        live = [r for r in rows.targeted(conn, project.id, targets, named, agent)
+                if not r[5] or r[5] > now]  # fmt: skip
+    found = [r for r in live if r[4] not in exclude]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)
     chosen = [int(r[0]) for r in found[:limit]]
     by_rowid = rows.by_rowids(conn, chosen)

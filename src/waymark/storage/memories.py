@@ -404,16 +404,35 @@ def targeted(
     targets: Sequence[str],
     prefixes: Sequence[str],
     agent: str | None = None,
+    limit: int = 0,
 ) -> list[tuple[Any, ...]]:
     """Active path-scoped memories, everyone's and `agent`'s, whose target is one of
     `targets` or starts with `prefix::` for a prefix: (rowid, scope_target, priority,
-    created_at, id, valid_until), all read from the memories_by_target index."""
+    created_at, id, valid_until), all read from the memories_by_target index. With `limit`,
+    only the first `limit` of each target (and of each prefix's range) in the order a
+    packet ranks them (longer target, then priority, created_at and id, all descending):
+    one file of a large store has thousands."""
     whose, whose_params = agent_where(agent)
     base = (
         "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
         f" WHERE project_id = ? AND {_TARGET_WHERE} AND {whose}"
     )
-    return _by_target(conn, base, (project_id, *whose_params), targets, prefixes)
+    params = (project_id, *whose_params)
+    if not limit:
+        return _by_target(conn, base, params, targets, prefixes)
+    rows: list[Any] = []
+    for target in dict.fromkeys(targets):  # the index's own order, backwards: no sort
+        rows += conn.execute(
+            f"{base} AND scope_target = ? ORDER BY priority DESC, created_at DESC, id DESC LIMIT ?",
+            (*params, target, limit),
+        ).fetchall()
+    for path in prefixes:
+        rows += conn.execute(
+            f"{base} AND scope_target >= ? AND scope_target < ? ORDER BY"
+            " length(scope_target) DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+            (*params, path + "::", path + ":;", limit),
+        ).fetchall()
+    return [tuple(r) for r in rows]
 
 
 def targeting(
