@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from .runtime import Context, context_output, log, run
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 NAME = "SessionStart"
 
 
@@ -17,11 +21,17 @@ def handle(ctx: Context) -> str | None:
     from waymark.packets.session_start import start_session
 
     event = ctx.event
+    later: list[str] = []  # a map refresh for the background, started after the packet
     if ctx.records and (event.source or "startup") in ("startup", "clear"):
-        _refresh_map(ctx)
+        _refresh_map(ctx, later.append)
     text = start_session(
         ctx.conn, ctx.project, event.session_id, event.client, event.source, record=ctx.records
     )
+    if later:
+        from waymark.codemap.snapshot import in_background
+
+        for root in later:
+            in_background(root)
     return context_output(NAME, text) if text else None
 
 
@@ -35,12 +45,13 @@ def _warn_config(ctx: Context) -> None:
             log(NAME, f"{sentence}; Waymark ignores it")
 
 
-def _refresh_map(ctx: Context) -> None:
-    """The code map brought up to date before the packet reads it (`codemap.freshness`);
-    a failure costs the map's freshness, never the packet."""
+def _refresh_map(ctx: Context, later: Callable[[str], None]) -> None:
+    """The code map brought up to date before the packet reads it (`codemap.freshness`),
+    or its refresh handed to `later`; a failure costs the map's freshness, never the
+    packet."""
     from waymark.codemap.freshness import freshen
 
-    said = freshen(ctx.conn, ctx.project, "start")
+    said = freshen(ctx.conn, ctx.project, "start", later)
     if said.startswith("failed"):
         log(NAME, f"code map refresh {said}")
 
