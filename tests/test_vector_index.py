@@ -183,6 +183,9 @@ def test_a_file_from_another_history_or_unreadable_is_not_used(conn, project, gr
     os.rename(built, ahead)  # covers vectors this database never wrote: a restored backup
     query = np.random.default_rng(4).standard_normal(64)
     assert hits(conn, project.id, query) == hits(conn, project.id, query, method="numpy")
+    assert ann.refresh(conn, "fake", 64)["index"] == "built"  # made again, for this history
+    assert not os.path.exists(ahead)
+    os.rename(ann.current(conn, "fake", 64).path, ahead)
     os.remove(ahead)
     with open(os.path.join(folder, "fake-64-v1-e1.usearch"), "wb") as f:
         f.write(b"not an index")

@@ -197,6 +197,8 @@ def refresh(
         base = None if force else _newest(folder, slug, dim)
         events = int(rows.generation(conn)[0] or 0)
         newest = rows.last_vector(conn)
+        if base is not None and base.vectors > newest:  # another history (a restored backup)
+            base = None
         if base is not None:
             pending = newest - base.vectors  # an upper bound: rowids only grow
             erased = rows.erased_after(conn, base.events)
