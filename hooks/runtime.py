@@ -254,7 +254,7 @@ def ask_warm(ctx: Context, op: str, **fields: object) -> tuple[bool, dict | None
 
     event = ctx.event
     request = {
-        "op": op, **fields,
+        "op": op, **fields, "until": time.time() + WARM_S,  # the server refuses it after
         "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
                   "client": event.client, "name": event.name, "agent_id": event.agent_id},
     }  # fmt: skip

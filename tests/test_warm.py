@@ -122,6 +122,17 @@ def test_ask_round_trips_a_request_without_the_protocol_fields(serve):
     assert reply == {"ok": True, "echo": {"query": "sqlite wal", "limit": 3}}
 
 
+def test_a_request_reached_after_its_asker_stopped_waiting_is_refused_undone(serve):
+    """A hook that gave up does the work itself: the server must not do it as well."""
+    done = []
+    serve(lambda request: done.append(request) or {"did": True})
+    late = warm.ask({"op": "tool_result", "until": time.time() - 0.01}, 2)
+    assert late == {"ok": False, "error": "too late: the asker stopped waiting"}
+    assert done == []
+    assert warm.ask({"op": "tool_result", "until": time.time() + 5}, 2) == {"ok": True, "did": True}
+    assert done == [{"op": "tool_result"}]  # `until` is the protocol's, not the handler's
+
+
 def test_handler_exception_becomes_an_error_reply_and_the_server_keeps_serving(serve):
     def handler(request):
         if request.get("boom"):

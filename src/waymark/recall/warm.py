@@ -49,7 +49,10 @@ SOCK_FILE, ADDR_FILE, TOKEN_FILE, LOCK_FILE = "warm.sock", "warm.addr", "warm.to
 MAX_CONNECTIONS = 8  # a burst beyond this is refused at once, so clients fall back without waiting
 _UNIX_PATH_MAX = 100  # sun_path holds 104 bytes on macOS/BSD, 108 on Linux, NUL included
 _SERVER_IO_TIMEOUT_S = 2.0  # bounds how long a silent or slow client holds a worker
-_RESERVED = ("v", "token")
+# `until`: the wall-clock second past which the asker has stopped waiting. A request the
+# server reaches later (busy starting, or other requests first) is refused unanswered, so a
+# hook that has moved on to doing the work itself never finds it half done by the server.
+_RESERVED = ("v", "token", "until")
 
 
 # Client: hooks import this module, so everything above the server section is stdlib-light.
@@ -356,6 +359,9 @@ class WarmServer:
         refusal = self._refusal(request)
         if refusal:
             return _frame(_error(refusal))
+        until = request.get("until")
+        if isinstance(until, (int, float)) and time.time() > until:
+            return _frame(_error("too late: the asker stopped waiting"))
         body = {k: v for k, v in request.items() if k not in _RESERVED}
         try:
             reply = self.handler(body)
