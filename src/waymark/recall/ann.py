@@ -175,12 +175,11 @@ def refresh(
     dim: int,
     *,
     threads: int = 1,
-    force: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Keep the store's graph for `model` as it should be, and say what was done: built (no
     file yet), merged (enough written since, or a memory erased), current, removed (the
-    setting says exact), or none (a store below "auto"'s size). `force` rebuilds."""
+    setting says exact), or none (a store below "auto"'s size)."""
     folder = folder_for(conn)
     if folder is None:
         return {"index": "none", "why": "the database has no file"}
@@ -194,7 +193,7 @@ def refresh(
         why = "usearch is not installed" if not available() else f"fewer than {AUTO_MIN:,} vectors"
         return {"index": "none", "why": f"exact search ({why})"}
     with _build_lock:
-        base = None if force else _newest(folder, slug, dim)
+        base = _newest(folder, slug, dim)
         events = int(rows.generation(conn)[0] or 0)
         newest = rows.last_vector(conn)
         if base is not None and base.vectors > newest:  # another history (a restored backup)

@@ -74,10 +74,7 @@ def _scan(
 ) -> tuple[list[tuple[int, str]], int]:
     """Active memories needing a vector for `model` (rowid, text), and how many are active:
     in the scope, or among `memory_ids` (what a write just made: no scan of the store)."""
-    if memory_ids is not None:
-        found = rows.embedding_state_of(conn, model, memory_ids)
-    else:
-        found = rows.embedding_state(conn, model, project_id)
+    found = rows.embedding_state(conn, model, project_id, memory_ids)
     todo = []
     for rowid, title, content, tags, stored in found:
         text = embed_text(title, content, json.loads(tags))

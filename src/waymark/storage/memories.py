@@ -417,22 +417,7 @@ def targeted(
         "SELECT rowid, scope_target, priority, created_at, id, valid_until FROM memories"
         f" WHERE project_id = ? AND {_TARGET_WHERE} AND {whose}"
     )
-    params = (project_id, *whose_params)
-    if not limit:
-        return _by_target(conn, base, params, targets, prefixes)
-    rows: list[Any] = []
-    for target in dict.fromkeys(targets):  # the index's own order, backwards: no sort
-        rows += conn.execute(
-            f"{base} AND scope_target = ? ORDER BY priority DESC, created_at DESC, id DESC LIMIT ?",
-            (*params, target, limit),
-        ).fetchall()
-    for path in prefixes:
-        rows += conn.execute(
-            f"{base} AND scope_target >= ? AND scope_target < ? ORDER BY"
-            " length(scope_target) DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
-            (*params, path + "::", path + ":;", limit),
-        ).fetchall()
-    return [tuple(r) for r in rows]
+    return _by_target(conn, base, (project_id, *whose_params), targets, prefixes, limit)
 
 
 def targeting(
@@ -454,19 +439,28 @@ def _by_target(
     params: tuple[Any, ...],
     targets: Sequence[str],
     prefixes: Sequence[str],
+    limit: int = 0,
 ) -> list[tuple[Any, ...]]:
     """`base`'s rows whose target is one of `targets` or, for a prefix, `prefix::...` (a
-    range the memories_by_target index serves)."""
+    range the memories_by_target index serves); with `limit`, the first `limit` of each
+    target and each range in a packet's order (the index's own within one target)."""
     rows: list[Any] = []
-    if targets:
+    rank = "priority DESC, created_at DESC, id DESC"
+    order = f" ORDER BY {rank} LIMIT ?" if limit else ""
+    ranged = f" ORDER BY length(scope_target) DESC, {rank} LIMIT ?" if limit else ""
+    if targets and not limit:
         marks = ", ".join("?" * len(targets))
         rows += conn.execute(
             f"{base} AND scope_target IN ({marks})", (*params, *targets)
         ).fetchall()
+    for target in dict.fromkeys(targets) if limit else ():
+        rows += conn.execute(
+            f"{base} AND scope_target = ?{order}", (*params, target, limit)
+        ).fetchall()
     for path in prefixes:
         rows += conn.execute(
-            f"{base} AND scope_target >= ? AND scope_target < ?",
-            (*params, path + "::", path + ":;"),
+            f"{base} AND scope_target >= ? AND scope_target < ?{ranged}",
+            (*params, path + "::", path + ":;", *((limit,) if limit else ())),
         ).fetchall()
     return [tuple(r) for r in rows]
 

@@ -23,28 +23,20 @@ def _scope_sql(project_id: str | None) -> tuple[str, tuple[Any, ...]]:
     return "(m.project_id = ? OR m.project_id IS NULL)", (project_id,)
 
 
-def embedding_state(conn: Connection, model: str, project_id: str | None) -> list[tuple[Any, ...]]:
+def embedding_state(
+    conn: Connection, model: str, project_id: str | None, memory_ids: list[str] | None = None
+) -> list[tuple[Any, ...]]:
     """(rowid, title, content, tags as JSON, stored text_hash or None) of every active memory
-    in scope, by rowid."""
-    where, params = _scope_sql(project_id)
+    in scope, or of those of `memory_ids` still active (what a write just made), by rowid."""
+    if memory_ids is None:
+        where, params = _scope_sql(project_id)
+    else:
+        where, params = "m.id IN (SELECT value FROM json_each(?))", (json.dumps(memory_ids),)
     return conn.execute(
         "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
         " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
         f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
         (model, *params),
-    ).fetchall()
-
-
-def embedding_state_of(
-    conn: Connection, model: str, memory_ids: list[str]
-) -> list[tuple[Any, ...]]:
-    """`embedding_state`'s rows for these memories only (those still active)."""
-    return conn.execute(
-        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
-        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
-        " WHERE m.id IN (SELECT value FROM json_each(?)) AND m.status = 'active'"
-        " ORDER BY m.rowid",
-        (model, json.dumps(memory_ids)),
     ).fetchall()
 
 
