@@ -12,9 +12,18 @@ from __future__ import annotations
 import os
 
 from .event import EDIT_TOOLS, Event, edited_paths, shell_command
-from .runtime import Context, ask_warm, context_output, log, run, warm_output
+from .runtime import Context, context_output, log, run, send_warm, warm_output, warm_reply
 
 NAME = "PostToolUse"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.recall.warm import Pending
+
+
+# How long a hook that found its call recorded by the warm server (which took the request in
+# time but answered late) waits on for that server's packet: it comes on the same connection.
+LATE_S = 3.0
 
 
 def handle(ctx: Context) -> str | None:
@@ -26,10 +35,29 @@ def handle(ctx: Context) -> str | None:
         "tool_name": event.tool_name, "exit_code": event.exit_code, "error": event.error,
         "cwd": event.cwd, "looked_at": _looked_at(event),
     }  # fmt: skip
+    late = None
     if ctx.key and not _long_shell_output(event):  # trimming an output stays in the hook
-        answered = _warm(ctx, given)
-        if answered is not None:
-            return answered[0]
+        # A request that reached the server carries the event's delivery key on to the local
+        # fallback, so a reply that missed the deadline never means the call is recorded twice.
+        pending = send_warm(ctx, "tool_result", given={**given, "key": ctx.key})
+        if pending is not None:
+            reply = warm_reply(ctx, "tool_result", pending.reply(keep=True))
+            if reply is not None:
+                return warm_output(event.name, reply)
+            given["key"] = ctx.key
+            late = pending if pending.open else None  # no reply yet: the server may be at it
+    try:
+        return _record(ctx, given, late)
+    finally:
+        if late is not None:
+            late.close()
+
+
+def _record(ctx: Context, given: dict, late: Pending | None) -> str | None:
+    """The call recorded here (the server did not answer in time); a failed command's packet.
+    When the server recorded it after all (it took the request in time and is still at it),
+    its packet is what this failure shows: `late` is the connection it comes on."""
+    event = ctx.event
     if not ctx.capturing() or not ctx.records:
         return None  # read-only: this session or project is never recorded
     from waymark.handoff.ledger import record_tool
@@ -44,24 +72,16 @@ def handle(ctx: Context) -> str | None:
         spool.keep(event, given)  # locked: the next hook records it (nothing is lost)
         log(NAME, f"database locked: the event waits in the spool ({exc!r})")
         return None
+    if not kept and late is not None and event.failed and given["command"]:
+        reply = warm_reply(ctx, "tool_result", late.later(LATE_S))
+        log(event.name, "the warm server recorded the call late; its packet "
+                  + ("came" if reply is not None else f"did not come in {LATE_S:g} s"))  # fmt: skip
+        return warm_output(event.name, reply) if reply is not None else None
     if kept and event.failed and given["command"]:
         return _failure_context(ctx)
     if kept and _long_shell_output(event):
         return _trimmed(ctx)
     return None
-
-
-def _warm(ctx: Context, given: dict) -> tuple[str | None] | None:
-    """The call recorded, and a failed command's packet made, by the warm MCP server, which
-    has everything loaded (a process of its own pays ~10 ms of imports and the database's
-    opening; the redactor's `re` too for a failure): (the output,), or None when no server
-    answered. A request that reached the server carries the event's delivery key on to the
-    local fallback (`given["key"]`), so a reply that missed the deadline never means the call
-    is recorded twice."""
-    reached, reply = ask_warm(ctx, "tool_result", given={**given, "key": ctx.key})
-    if reached:
-        given["key"] = ctx.key
-    return (warm_output(ctx.event.name, reply),) if reply is not None else None
 
 
 def _failure_context(ctx: Context) -> str | None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from waymark.projects.resolve import Project
+    from waymark.recall.warm import Pending
     from waymark.storage.connection import Connection
 
 MAX_STDIN = 4 * 1024 * 1024
@@ -250,6 +251,15 @@ def ask_warm(ctx: Context, op: str, **fields: object) -> tuple[bool, dict | None
     """Send this event to the warm MCP server (`op` with the event's cwd, session, client,
     name and agent, and `fields`): (whether a server took the request, its reply when it
     came by WARM_S with `ok` true). A refusal is logged; the caller then does the work."""
+    pending = send_warm(ctx, op, **fields)
+    if pending is None:
+        return False, None
+    return True, warm_reply(ctx, op, pending.reply())
+
+
+def send_warm(ctx: Context, op: str, **fields: object) -> Pending | None:
+    """`ask_warm`'s request on its way (None when no server took it): `.reply(keep=True)`
+    keeps the connection for a caller that may learn the server took the work."""
     from waymark.recall import warm
 
     event = ctx.event
@@ -258,14 +268,15 @@ def ask_warm(ctx: Context, op: str, **fields: object) -> tuple[bool, dict | None
         "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
                   "client": event.client, "name": event.name, "agent_id": event.agent_id},
     }  # fmt: skip
-    pending = warm.send(request, WARM_S)
-    if pending is None:
-        return False, None
-    reply = pending.reply()
+    return warm.send(request, WARM_S)
+
+
+def warm_reply(ctx: Context, op: str, reply: dict | None) -> dict | None:
+    """`reply` when it is a good one; a refusal is logged."""
     if reply is not None and not reply.get("ok"):
-        log(event.name, f"warm {op} request refused: {reply.get('error')}")
-        return True, None
-    return True, reply
+        log(ctx.event.name, f"warm {op} request refused: {reply.get('error')}")
+        return None
+    return reply
 
 
 def warm_output(name: str, reply: dict) -> str | None:

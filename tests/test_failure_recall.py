@@ -242,8 +242,13 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
 def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure_twice(
     conn, enabled, repo
 ):
+    """The server takes the request in time and records the call, then answers after the
+    hook's deadline: the hook finds the call recorded and shows the server's packet, which
+    comes on the same connection (a hint was lost this way under load)."""
     from waymark.packets import failure
     from waymark.recall import warm
+
+    assert fail("claude-code", repo, "early", "make build", "fatal: missing header foo.h") is None
 
     def slow(request):  # records it, then answers after the hook stopped waiting
         own = db.connect()
@@ -258,15 +263,41 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
     assert server is not None
     try:
         started = time.monotonic()
-        assert (
-            fail("claude-code", repo, "late", "make build", "fatal: missing header foo.h") is None
-        )
+        said = fail("claude-code", repo, "late", "make build", "fatal: missing header foo.h")
+        took = time.monotonic() - started
+    finally:
+        server.stop()
+    assert said is not None and "never passed on a later run" in said
+    assert 1.0 <= took < 5
+    assert _rows(conn, "late") == (1, 1)
+    keys = [k for (k,) in conn.execute("SELECT key FROM hook_deliveries")]
+    assert len(keys) == 1 and keys[0].startswith("PostToolUseFailure-")
+    seen = conn.execute("SELECT count(*) FROM injections WHERE session_id = 'late'").fetchone()
+    assert seen[0] >= 1  # the server noted what it said; the hook said it
+
+
+def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(conn, enabled, repo):
+    from waymark.packets import failure
+    from waymark.recall import warm
+
+    def fails(request):  # records it, then fails late: the hook gets the error, not a packet
+        own = db.connect()
+        try:
+            failure.answer(own, request)
+        finally:
+            own.close()
+        time.sleep(0.5)
+        raise RuntimeError("the packet could not be made")
+
+    server = warm.start(fails)
+    assert server is not None
+    try:
+        started = time.monotonic()
+        assert fail("claude-code", repo, "gone", "make build", "fatal: missing header x.h") is None
         assert time.monotonic() - started < 5
     finally:
         server.stop()
-    assert _rows(conn, "late") == (1, 1)
-    (key,) = conn.execute("SELECT key FROM hook_deliveries").fetchone()
-    assert key.startswith("PostToolUseFailure-")
+    assert _rows(conn, "gone") == (1, 1)
 
 
 def test_a_server_that_refuses_leaves_the_failure_to_the_hook(conn, enabled, repo):

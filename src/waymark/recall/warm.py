@@ -69,21 +69,59 @@ def ask(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> d
 
 
 class Pending:
-    """A request on its way: the caller works on, then collects the reply by the deadline."""
+    """A request on its way: the caller works on, then collects the reply by the deadline.
+
+    `reply(keep=True)` leaves the connection open when no reply came in time, for a caller
+    that learns afterwards that the server took the work (`later()`); `close()` then."""
 
     def __init__(self, sock, deadline: float) -> None:  # type: ignore[no-untyped-def]
         self._sock = sock
         self._deadline = deadline
+        self._buf = bytearray()  # what arrived of the reply so far
+        self.open = True  # False once closed: a reply (or a failure) came, or `close()`
 
-    def reply(self) -> dict | None:
+    def reply(self, *, keep: bool = False) -> dict | None:
         """The reply, or None when none valid arrived by the deadline. Call it once."""
+        reply, timed_out = self._collect()
+        if not (keep and timed_out):
+            self.close()
+        return reply
+
+    def later(self, seconds: float) -> dict | None:
+        """After `reply(keep=True)` gave None: wait up to `seconds` more for the reply."""
+        self._deadline = time.monotonic() + seconds
         try:
-            reply = _parse(_read_frame(self._sock, self._deadline))
-            return reply if reply.pop("v", None) == VERSION and "ok" in reply else None
-        except Exception:  # the same contract as ask(): None, never an exception
-            return None
+            return self._collect()[0]
         finally:
-            self._sock.close()
+            self.close()
+
+    def close(self) -> None:
+        self.open = False
+        self._sock.close()
+
+    def _collect(self) -> tuple[dict | None, bool]:
+        """(the reply or None, whether the deadline cut it short)."""
+        try:
+            self._fill(4)
+            size = int.from_bytes(self._buf[:4], "big")
+            if size > MAX_MESSAGE:
+                return None, False
+            self._fill(4 + size)
+            reply = _parse(bytes(self._buf[4 : 4 + size]))
+            ok = reply.pop("v", None) == VERSION and "ok" in reply
+            return (reply if ok else None), False
+        except TimeoutError:  # `socket.timeout` is TimeoutError since 3.10
+            return None, True
+        except Exception:  # the same contract as ask(): None, never an exception
+            return None, False
+
+    def _fill(self, n: int) -> None:
+        while len(self._buf) < n:
+            self._sock.settimeout(_remaining(self._deadline))
+            chunk = self._sock.recv(min(n - len(self._buf), 1 << 16))
+            if not chunk:
+                raise ConnectionError("peer closed the connection mid-message")
+            self._buf += chunk
 
 
 def send(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> Pending | None:
