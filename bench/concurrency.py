@@ -27,12 +27,19 @@ from waymark.projects.resolve import resolve
 from waymark.storage import connection as db
 
 PROJECT = "concurrency-bench"
+GATE_S = 120.0  # how long workers wait for each other to be ready
 
 
-def worker(index: int, writes: int, chains: list[str], out: str) -> None:
+def worker(index: int, writes: int, chains: list[str], out: str, gate: str) -> None:
     rng = random.Random(index)
     conn = db.connect()
     project = resolve(conn, PROJECT)
+    # Everyone starts writing at once: a process still importing while the others finish
+    # races nobody (on a loaded machine the runs were otherwise nearly one after another).
+    open(os.path.join(gate, f"ready-{index}"), "w").close()
+    waited = time.monotonic() + GATE_S
+    while not os.path.exists(os.path.join(gate, "go")) and time.monotonic() < waited:
+        time.sleep(0.005)
     acked, conflicts, errors = [], 0, []
     for n in range(writes):
         try:
@@ -102,15 +109,15 @@ def main() -> int:
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--chain-ids", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--gate", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
-        worker(args.worker, args.writes, args.chain_ids.split(","), args.out)
+        worker(args.worker, args.writes, args.chain_ids.split(","), args.out, args.gate)
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WAYMARK_HOME"] = os.path.join(tmp, "home")
         chains = seed(args.chains)
-        started = time.perf_counter()
         procs = [
             subprocess.Popen(
                 [
@@ -124,10 +131,20 @@ def main() -> int:
                     ",".join(chains),
                     "--out",
                     os.path.join(tmp, f"w{i}.json"),
+                    "--gate",
+                    tmp,
                 ]
             )
             for i in range(args.workers)
         ]
+        ready = [os.path.join(tmp, f"ready-{i}") for i in range(args.workers)]
+        waited = time.monotonic() + GATE_S
+        while not all(map(os.path.exists, ready)) and time.monotonic() < waited:
+            if any(p.poll() is not None for p in procs):
+                break  # a worker died before its start: its exit code says so below
+            time.sleep(0.005)
+        started = time.perf_counter()
+        open(os.path.join(tmp, "go"), "w").close()
         codes = [p.wait() for p in procs]
         elapsed = time.perf_counter() - started
         results = []
