@@ -297,7 +297,7 @@ def test_a_full_disk_says_disk_full_everywhere_and_leaves_nothing_half_written(r
     env_home = f"WAYMARK_HOME={home}"
     big = "x" * 15000
     results = in_namespace(
-        f"mount -t tmpfs -o size=3m tmpfs {home}",
+        f"mount -t tmpfs -o size=8m tmpfs {home}",  # a new store is ~2 MB (16 KB pages)
         [
             (["sh", "-c", f"{env_home} {PY} -m waymark remember --content first"], None, here),
             (

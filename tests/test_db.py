@@ -207,3 +207,51 @@ def test_diagnostics_never_overwrites_and_says_so(tmp_path, capsys):
     err = json.loads(capsys.readouterr().out)
     assert err["code"] == "conflict" and str(taken) in err["message"]
     assert taken.read_text(encoding="utf-8") == "mine"
+
+
+def test_a_new_file_has_16_kb_pages_and_compact_moves_an_older_one_over(repo):
+    """A vector row fits twice in a 4 KB page (400 bytes a record unused), ten times in
+    16 KB. `waymark compact`, run as a person runs it, rebuilds an older file at 16 KB with
+    every memory kept; while another process has the file open it keeps the pages it has."""
+    import json
+    import subprocess
+    import sys
+
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.projects.resolve import resolve
+
+    path = home.db_path()
+    home.ensure_home()
+    old = apsw.Connection(path)  # an older Waymark's file: 4 KB pages, WAL
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("PRAGMA journal_mode = WAL")
+    old.close()
+    conn = db.connect()
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    project = resolve(conn, str(repo))
+    ids = [store.remember(conn, project, make_draft(project, type="fact",
+                                                    content=f"fact {i} about the build")).memory.id
+           for i in range(50)]  # fmt: skip
+
+    def compact() -> dict:
+        done = subprocess.run([sys.executable, "-m", "waymark", "compact", "--json"], cwd=repo,
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert compact()["bytes_after"] > 0  # `conn` is open: the pages stay as they are
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    conn.close()
+    assert compact()["bytes_after"] > 0
+    conn = db.connect()
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == db.PAGE_SIZE == 16384
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    kept = {r[0] for r in conn.execute("SELECT id FROM memories")}
+    assert kept == set(ids)
+    conn.close()
+    other = str(home.db_path()) + ".new"
+    fresh = db.connect(other)
+    assert fresh.execute("PRAGMA page_size").fetchone()[0] == 16384
+    fresh.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from waymark.base.redact import scrub, scrub_value
+from waymark.base.redact import scrub, scrub_many, scrub_value
 
 CORPUS = json.loads(
     (Path(__file__).parent / "fixtures" / "secrets_corpus.json").read_text(encoding="utf-8")
@@ -55,6 +55,21 @@ def test_the_whole_corpus_scrubbed_as_one_text_is_idempotent_and_leaks_nothing()
     for sample in POSITIVE:
         for secret in sample["secrets"]:
             assert secret not in once
+
+
+def test_scrub_many_gives_what_scrub_gives_each_text_in_every_mix():
+    """Checking the rules' words once for a batch skips no rule any one text needs: every
+    sample alone, beside each of a few others (a secret beside a look-alike, two secrets),
+    and the whole corpus as one batch, each as `scrub` makes it."""
+    import random
+
+    texts = [sample["text"] for sample in POSITIVE + NEGATIVE]
+    texts += ["", "a-tag", "<private>x</private>", "pa<private>x</private>ssword=hunter2hunter2"]
+    rng = random.Random(7)
+    batches = [[t] for t in texts] + [texts]
+    batches += [rng.sample(texts, 3) for _ in range(300)]
+    for batch in batches:
+        assert scrub_many(batch) == [scrub(t) for t in batch]
 
 
 @pytest.mark.parametrize(

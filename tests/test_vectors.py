@@ -143,6 +143,24 @@ def test_index_re_embeds_a_memory_whose_text_hash_no_longer_matches(conn, projec
     assert vectors.missing(conn, "fake", project.id) == []
 
 
+def test_a_vector_stored_with_the_older_full_length_hash_is_current_not_embedded_again(
+    conn, project
+):
+    import hashlib
+
+    memory = remember(conn, project, "embedded before hashes were cut to 16 digits")
+    fake = FakeEmbedder()
+    vectors.index_missing(conn, fake, project.id)
+    (stored,) = conn.execute("SELECT text_hash FROM vectors").fetchone()
+    assert len(stored) == 16
+    full = hashlib.sha256(memory.content.encode()).hexdigest()
+    with db.write(conn):
+        conn.execute("UPDATE vectors SET text_hash = ?", (full,))
+    assert full.startswith(stored)
+    assert vectors.missing(conn, "fake", project.id) == []
+    assert vectors.index_missing(conn, fake, project.id)["embedded"] == 0
+
+
 def test_vectors_of_another_model_are_kept_and_do_not_count(conn, project):
     remember(conn, project, "one memory, two models")
     vectors.index_missing(conn, FakeEmbedder(model="a"), project.id)

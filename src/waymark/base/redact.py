@@ -584,22 +584,64 @@ def scrub(text: str) -> tuple[str, int]:
     """
     text, total = _drop_private(text)
     text, count = _redact_pem(text)
-    total += count
+    return _run(text, total + count, 0)
+
+
+def scrub_many(texts: list[str]) -> list[tuple[str, int]]:
+    """`scrub` of each text, the same results, checking every rule's words once for all of
+    them: a record's short fields (title, tags, key) cost a third as much together."""
+    done = []
+    for text in texts:
+        text, total = _drop_private(text)
+        text, count = _redact_pem(text)
+        done.append((text, total + count))
+    joined = "\n".join(text for text, _ in done).lower()  # holds every word any text holds
+    live = [i for i, rule in enumerate(_RULES) if _may_match(rule, joined)]
+    return [_run_some(text, total, live) for text, total in done]
+
+
+def _may_match(rule: Rule, lower: str) -> bool:
+    needles = rule[2]
+    if needles:  # a plain loop: a generator here cost a third of a short text's scrub
+        for needle in needles:  # noqa: SIM110
+            if needle in lower:
+                return True
+        return False
+    return _digit_run(lower)  # a card number is a run of 13 digits at least
+
+
+def _run(text: str, total: int, start: int) -> tuple[str, int]:
+    """The rules from `start` on, each where its words are in the text."""
     lower = text.lower()
-    for rule in _RULES:
+    for rule in _RULES[start:] if start else _RULES:
         needles = rule[2]
-        if needles:  # a plain loop: a generator here cost a third of a short text's scrub
+        if needles:  # inlined `_may_match`: this loop is most of a short text's scrub
             for needle in needles:
                 if needle in lower:
                     break
             else:
                 continue
         elif not _digit_run(lower):
-            continue  # a card number is a run of 13 digits at least
+            continue
         text, count = _apply(rule, text, lower)
         if count:
             total += count
             lower = text.lower()
+    return text, total
+
+
+def _run_some(text: str, total: int, live: list[int]) -> tuple[str, int]:
+    """`_run` over the rules whose words some text of the batch holds. Until one redacts,
+    the text is as the batch saw it, so no other rule can match; after, a marker it wrote
+    may hold a rule's words, so the rest run as `scrub` runs them."""
+    lower = text.lower()
+    for i in live:
+        rule = _RULES[i]
+        if not _may_match(rule, lower):
+            continue
+        text, count = _apply(rule, text, lower)
+        if count:
+            return _run(text, total + count, i + 1)
     return text, total
 
 

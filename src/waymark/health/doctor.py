@@ -185,7 +185,7 @@ def database() -> list[dict[str, str]]:
                 restore,
             )
         )
-    elif read_only and faults.disk_full(path):
+    elif faults.disk_full(path):  # whether or not the open itself needed room
         out.append(
             finding(
                 "database",

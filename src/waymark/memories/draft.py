@@ -118,15 +118,24 @@ def make_draft(
         )
     if actor not in ACTORS:
         raise InvalidArgument(f"unknown actor {actor!r}; valid: {', '.join(ACTORS)}")
-    content, n_content = redact.scrub(_text(content, "content", MAX_CONTENT))
+    content = _text(content, "content", MAX_CONTENT)
+    given_title = _text(title, "title", MAX_TITLE) if title else None
+    raw_tags = _tags(tags)
+    raw_key = _text(key, "key", 500) if key else None
+    # The short fields and the content scrubbed together: their rules' words checked once.
+    short = [t for t in (given_title, *raw_tags, raw_key) if t is not None]
+    scrubbed = redact.scrub_many([content, *short])
+    content, n_content = scrubbed[0]
     if not content.strip():
         raise InvalidArgument("content is empty (after removing <private> spans)")
-    title = _text(title, "title", MAX_TITLE) if title else title_from(content)
-    title, n_title = redact.scrub(title)
-    clean_tags, n_tags = redact.scrub_value(_tags(tags))
+    clean = iter(scrubbed[1:])
+    title, n_title = next(clean) if given_title else redact.scrub(title_from(content))
+    tags_done = [next(clean) for _ in raw_tags]
+    clean_tags, n_tags = [t for t, _ in tags_done], sum(n for _, n in tags_done)
+    clean_key = next(clean)[0] if raw_key is not None else None
     given, carried = _evidence(evidence)
     clean_evidence, n_evidence = redact.scrub_value(given)
-    assert isinstance(clean_tags, list) and isinstance(clean_evidence, list)
+    assert isinstance(clean_evidence, list)
     if any(e.get("path") for e in clean_evidence):
         new = [not was and check_evidence for was in carried]
         clean_evidence = hash_paths(project.files, clean_evidence, base_dir, checked=new)
@@ -149,7 +158,7 @@ def make_draft(
         evidence=clean_evidence,
         valid_until=parse_time(valid_until, "valid_until", end_of_day=True),
         event_time=parse_time(event_time, "timestamp"),
-        key=redact.scrub(_text(key, "key", 500))[0] if key else None,
+        key=clean_key,
         actor=actor,
         client=client,
         session_id=session_id,

@@ -35,7 +35,7 @@ _MARKUP = (
     r"<\s*/?\s*(?:system|assistant|tool_call|tool_use|tool_result|function_calls?|"
     r"function_results?|invoke|antml:[a-z_]+)\b[^>]{0,200}>"
     r"|<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id)\|>"
-    r"|\[/?INST\]|<<\s*/?SYS\s*>>"
+    r"|\[/?inst\]|<<\s*/?sys\s*>>"
 )
 # C0 controls but tab, newline and carriage return; DEL; C1 controls; bidi embeddings,
 # overrides, isolates and marks; zero-width space and word joiner; BOM inside text; Unicode
@@ -44,26 +44,47 @@ _HIDDEN = (
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060"
     "\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
+# Lower-case patterns: a text is searched lower-cased (5x faster than re.IGNORECASE), or with
+# IGNORECASE when lower-casing changed its length (`İ`), so spans always index the text.
 _CHECKS = (
-    (_OVERRIDE, re.IGNORECASE, "tells the agent to ignore its instructions"),
-    (_PIPE_TO_SHELL, re.IGNORECASE, "pipes a download into a shell"),
-    (_MARKUP, re.IGNORECASE, "carries tool-call or chat markup"),
-    (_HIDDEN, 0, "holds invisible control or bidi characters"),
+    (_OVERRIDE, True, "tells the agent to ignore its instructions"),
+    (_PIPE_TO_SHELL, True, "pipes a download into a shell"),
+    (_MARKUP, True, "carries tool-call or chat markup"),
+    (_HIDDEN, False, "holds invisible control or bidi characters"),
 )
-_COMPILED: dict[str, re.Pattern[str]] = {}
+_COMPILED: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def _pattern(source: str, flags: int) -> re.Pattern[str]:
+    found = _COMPILED.get((source, flags))
+    if found is None:
+        found = _COMPILED[(source, flags)] = re.compile(source, flags)
+    return found
+
+
+def _search(source: str, folded: bool, text: str, lower: str) -> re.Match[str] | None:
+    if not folded:
+        return _pattern(source, 0).search(text)
+    if len(lower) == len(text):
+        return _pattern(source, 0).search(lower)
+    return _pattern(source, re.IGNORECASE).search(text)
 
 
 def instruction_like(*texts: str) -> list[str]:
     """Why the texts read as instructions to the agent, each reason once with what matched
     (`pipes a download into a shell: 'curl -s x | sh'`); [] when they do not."""
+    pairs = [(text or "", (text or "").lower()) for text in texts]
     found = []
-    for source, flags, why in _CHECKS:
-        pattern = _COMPILED.get(source) or _COMPILED.setdefault(source, re.compile(source, flags))
-        hit = next((m for text in texts if (m := pattern.search(text or ""))), None)
-        if hit is None:
+    for source, folded, why in _CHECKS:
+        for text, lower in pairs:
+            hit = _search(source, folded, text, lower)
+            if hit is not None:
+                break
+        else:
             continue
         if source is _HIDDEN:
             found.append(f"{why} (U+{ord(hit.group(0)):04X})")
         else:
-            found.append(f"{why}: {hit.group(0)[:60]!r}")
+            start, end = hit.span()  # what matched, as the text has it
+            found.append(f"{why}: {text[start:end][:60]!r}")
     return found

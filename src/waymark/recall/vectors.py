@@ -44,8 +44,15 @@ def embed_text(title: str, content: str, tags: Iterable[str]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+# A vector's text hash: 16 hex digits (64 bits: says whether the text changed, nothing
+# more), in its row and in the index every embedding check reads. Vectors stored before held
+# all 64; the first 16 of those are compared, so none is embedded again for it.
+TEXT_HASH_DIGITS = 16
+
+
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest[:TEXT_HASH_DIGITS]
 
 
 def pack(vec: Any) -> bytes:
@@ -78,7 +85,7 @@ def _scan(
     todo = []
     for rowid, title, content, tags, stored in found:
         text = embed_text(title, content, json.loads(tags))
-        if stored != text_hash(text):
+        if stored is None or stored[:TEXT_HASH_DIGITS] != text_hash(text):
             todo.append((rowid, text))
     return todo, len(found)
 

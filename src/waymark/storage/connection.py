@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 # The schema this Waymark writes: len(migrations.MIGRATIONS), which a test checks. A constant
 # here so that opening an up-to-date file (every hook) never loads the migrations' SQL.
-SCHEMA_VERSION = 43
+SCHEMA_VERSION = 44
+# A new file's page size. A vector row (1,536 bytes of float32 and its keys) fits twice in a
+# 4 KB page, leaving 400 bytes a record unused; ten fill a 16 KB page. `compact` moves an
+# older file over. Measured: 3,604 -> 3,095 bytes a record with its vector at 50,000.
+PAGE_SIZE = 16384
 
 
 _new_files: dict[str, bool] = {}  # files this process created (empty until the schema lands)
@@ -80,6 +84,7 @@ def connect(
     try:
         conn = apsw.Connection(path)
         conn.set_busy_timeout(busy_ms)
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file's; an old one keeps its
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -368,16 +373,34 @@ def checkpoint_wal(conn: apsw.Connection) -> None:
 
 def compact(conn: apsw.Connection, path: str = "") -> tuple[int, int]:
     """Give the space of deleted rows back to the disk (VACUUM, then the WAL truncated);
-    the file's size (bytes, WAL included) before and after."""
+    the file's size (bytes, WAL included) before and after. A file of another page size is
+    rebuilt at PAGE_SIZE when no other connection has it open (leaving WAL mode for the
+    VACUUM needs the file to itself); otherwise it keeps its pages."""
 
     def size() -> int:
         files = (path, path + "-wal") if path else ()
         return sum(os.path.getsize(p) for p in files if os.path.exists(p))
 
     before = size()
-    conn.execute("VACUUM")
+    if int(scalar(conn, "PRAGMA page_size")) != PAGE_SIZE and _leave_wal(conn):
+        try:
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            conn.execute("VACUUM")
+        finally:
+            conn.execute("PRAGMA journal_mode = WAL")
+    else:
+        conn.execute("VACUUM")
     checkpoint_wal(conn)
     return before, size()
+
+
+def _leave_wal(conn: apsw.Connection) -> bool:
+    """Switch to a rollback journal, which only a connection alone on the file can do."""
+    try:
+        mode = str(scalar(conn, "PRAGMA journal_mode = DELETE"))
+    except apsw.BusyError:
+        return False
+    return mode.lower() == "delete"
 
 
 def problems(conn: apsw.Connection) -> tuple[list[str], int]:

@@ -183,10 +183,10 @@ def find_duplicate(
 ) -> Memory | None:
     """The active memory holding exactly this content, type, scope and agent."""
     row = conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE project_id IS ? AND status = 'active'"
-        " AND content_hash = ? AND type = ? AND scope_type = ? AND scope_target IS ?"
-        " AND agent IS ?",
-        (project_id, content_hash, type, scope_type, scope_target, agent),
+        f"SELECT {COLUMNS} FROM memories INDEXED BY memories_by_hash WHERE project_id IS ?"
+        " AND status = 'active' AND substr(content_hash, 1, 16) = ? AND content_hash = ?"
+        " AND type = ? AND scope_type = ? AND scope_target IS ? AND agent IS ?",
+        (project_id, content_hash[:16], content_hash, type, scope_type, scope_target, agent),
     ).fetchone()
     return None if row is None else from_row(row)
 

@@ -953,6 +953,21 @@ CREATE TRIGGER vectors_seq AFTER INSERT ON vectors BEGIN
 END;
 """
 
+# Two indexes a record pays for on every write, made smaller (measured at 50,000 records):
+# - the project index in ascending order (a reverse scan serves "newest first" with the same
+#   plans): new rows land at the right-hand end of a project's range, where a page split
+#   leaves full pages; descending, each landed at the left and split pages stayed half
+#   empty (100 of its 195 bytes a record unused);
+# - the duplicate check's index holds the first 16 of the hash's 64 hex digits (the query
+#   compares the whole hash on the row it finds): 116 -> 52 bytes a record.
+M044_SMALLER_INDEXES = """
+DROP INDEX memories_by_project;
+CREATE INDEX memories_by_project ON memories (project_id, status, created_at, id);
+DROP INDEX memories_by_hash;
+CREATE INDEX memories_by_hash ON memories (project_id, substr(content_hash, 1, 16))
+WHERE status = 'active';
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -997,6 +1012,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m041_dbt", M041_DBT),
     ("m042_map_edges_held", M042_MAP_EDGES_HELD),
     ("m043_vector_seq", M043_VECTOR_SEQ),
+    ("m044_smaller_indexes", M044_SMALLER_INDEXES),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
