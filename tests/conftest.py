@@ -57,7 +57,9 @@ def no_model_downloads(monkeypatch):
     monkeypatch.setattr(
         embed,
         "load_backend",
-        lambda folder, *, local_only, threads=1: real(folder, local_only=True, threads=threads),
+        lambda folder, *, local_only, threads=1, spec=embed.ENGLISH: real(
+            folder, local_only=True, threads=threads, spec=spec
+        ),
     )
 
 

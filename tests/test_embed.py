@@ -26,7 +26,7 @@ def loads(monkeypatch):
     calls = []
     monkeypatch.delenv(embed.ENV_MODEL_DIR, raising=False)
     monkeypatch.setattr(embed, "_loaded", {})
-    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only, threads=1: (
+    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only, threads=1, spec=None: (
         calls.append((folder, local_only) if threads == 1 else (folder, local_only, threads))
         or StubBackend()))  # fmt: skip
     return calls
@@ -42,7 +42,7 @@ def test_the_model_is_downloaded_only_when_allowed(loads):
 
 
 def test_a_cached_download_is_loaded_offline(loads):
-    snapshot = os.path.join(embed.cache_dir(), embed.HUB_SNAPSHOTS, "0123abc")
+    snapshot = os.path.join(embed.cache_dir(), embed.ENGLISH.hub, "snapshots", "0123abc")
     os.makedirs(snapshot)
     open(os.path.join(snapshot, "model.onnx"), "wb").close()
     ok, why = embed.semantic_available()

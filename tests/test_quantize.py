@@ -100,7 +100,7 @@ def test_a_built_copy_is_found_not_rebuilt_and_owner_only(home, monkeypatch):
 def test_with_the_copy_a_process_loads_the_full_model_only_for_documents(home, monkeypatch):
     loaded = []
     real = embed.load_backend
-    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only, threads=1: (
+    monkeypatch.setattr(embed, "load_backend", lambda folder, *, local_only, threads=1, spec=None: (
         loaded.append(folder) or real(folder, local_only=local_only, threads=threads)))  # fmt: skip
     embedder = embed.open_embedder(int8_queries=True)
     assert embedder.query_precision == "int8"

@@ -417,7 +417,9 @@ def test_index_command_embeds_what_is_missing_then_nothing(
     waymark_cli, conn, project, repo, capsys, monkeypatch
 ):
     fake = FakeEmbedder()
-    monkeypatch.setattr(embed, "open_embedder", lambda allow_download=False, threads=1: fake)
+    monkeypatch.setattr(
+        embed, "open_embedder", lambda spec=None, allow_download=False, threads=1: fake
+    )
     settings.set_value(conn, "recall.int8_queries", False)  # no int8 copy of a fake model
     remember(conn, project, "first")
     remember(conn, project, "second")
@@ -434,7 +436,7 @@ def test_index_command_embeds_what_is_missing_then_nothing(
 
 def test_index_command_all_projects(waymark_cli, conn, project, capsys, monkeypatch):
     monkeypatch.setattr(
-        embed, "open_embedder", lambda allow_download=False, threads=1: FakeEmbedder()
+        embed, "open_embedder", lambda spec=None, allow_download=False, threads=1: FakeEmbedder()
     )
     settings.set_value(conn, "recall.int8_queries", False)  # no int8 copy of a fake model
     remember(conn, project, "mine")

@@ -22,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
     # Vector search: "auto" keeps an approximate graph beside a store of 50,000 vectors or
     # more (recall/ann.py), "ann" at any size, "exact" never (and removes its files).
     "recall.vector_index": "auto",
+    # The embedding model (recall/embed.py MODELS): "english" (all-MiniLM-L6-v2) or
+    # "multilingual" (paraphrase-multilingual-MiniLM-L12-v2, ~50 languages). Vectors carry
+    # their model's name and only the chosen model's are searched; `waymark index` embeds
+    # every memory with it.
+    "recall.model": "english",
     # On: the first session in any git repository just works; `install.sh --per-project`
     # (or `waymark config capture.all_git_repos false`) makes capture opt-in per project.
     "capture.all_git_repos": True,
@@ -63,6 +68,7 @@ URLS = ("proxy.anthropic_upstream", "proxy.openai_upstream")
 CHOICES: dict[str, tuple[str, ...]] = {
     "packet.subagent": ("small", "none"),
     "recall.vector_index": ("auto", "exact", "ann"),
+    "recall.model": ("english", "multilingual"),
     "retention.schedule": ("off", "daily", "weekly"),
 }
 

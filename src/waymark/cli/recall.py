@@ -92,10 +92,12 @@ def cmd_index(args: argparse.Namespace, ctx: Context) -> int:
     # Nothing else runs in this process: every core (up to 4) embeds. Raises
     # ModelUnavailable (exit 1) when there is no model and it cannot be fetched.
     if args.model_dir is not None:
-        recorded = embed.record_model_dir(args.model_dir)
+        recorded = embed.record_model_dir(args.model_dir, embed.chosen(ctx.conn))
         said = f"model folder {recorded} recorded" if recorded else "model folder forgotten"
         print(f"{said} for every later process", file=sys.stderr)
-    model = embed.open_embedder(allow_download=True, threads=INDEX_THREADS)
+    model = embed.open_embedder(
+        spec=embed.chosen(ctx.conn), allow_download=True, threads=INDEX_THREADS
+    )
     project = None if args.all_projects else ctx.project(create=False)
     bar: list[Any] = []  # created on the first call, when the count is known
 
@@ -151,7 +153,7 @@ def int8_queries(ctx: Context, model: embed.Embedder) -> dict[str, Any]:
     failure leaves queries on the full model and is reported, not fatal: the index is done."""
     if not quantize.enabled(ctx.conn):
         return {"precision": "float32", "note": quantize.note(False)}
-    if sys.stderr.isatty() and not ctx.as_json and not embed.int8_built():
+    if sys.stderr.isatty() and not ctx.as_json and not embed.int8_built(model.spec):
         print("building the int8 query model (once per model file)...", file=sys.stderr)
     try:
         folder = quantize.attach(model)

@@ -268,7 +268,11 @@ def cmd_config(args: argparse.Namespace, ctx: Context) -> int:
         except ValueError:
             parsed = args.value
         value = settings.set_value(conn, args.key, parsed)
-    emit({args.key: value}, ctx.as_json, f"{args.key} = {json.dumps(value)}")
+    said = f"{args.key} = {json.dumps(value)}"
+    if args.key == "recall.model" and args.value is not None:
+        said += ("\nrun `waymark index` to embed every memory with it (until then recall "
+                 "searches only what it has embedded; a running MCP server switches by itself)")  # fmt: skip
+    emit({args.key: value}, ctx.as_json, said)
     return 0
 
 

@@ -153,12 +153,13 @@ def _vector_pairs(conn: Connection, project: Project, memories: list[Memory]) ->
         import numpy as np
     except ImportError:
         return {}
-    from waymark.recall.embed import MODEL_DIM, MODEL_ID
+    from waymark.recall.embed import chosen
     from waymark.storage.vectors import get_vectors
 
+    spec = chosen(conn)  # the model recall searches with: vectors of two are never compared
     ids = rows.rowids_of(conn, [m.id for m in memories])
     by_rowid = {ids[m.id]: m for m in memories if m.id in ids}
-    found = [(r, blob) for r, _, blob in get_vectors(conn, MODEL_ID, MODEL_DIM, list(by_rowid))]
+    found = [(r, blob) for r, _, blob in get_vectors(conn, spec.id, spec.dim, list(by_rowid))]
     buckets: dict[tuple, list[tuple[str, Any]]] = {}
     for rowid, blob in found:
         m = by_rowid[rowid]

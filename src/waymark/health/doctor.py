@@ -328,7 +328,8 @@ def project_here(cwd: str | None = None) -> list[dict[str, str]]:
 def model() -> list[dict[str, str]]:
     from waymark.recall.embed import semantic_available
 
-    available, note = semantic_available()
+    int8, spec = _model_settings()
+    available, note = semantic_available(spec)
     if not available:
         return [
             finding(
@@ -338,26 +339,33 @@ def model() -> list[dict[str, str]]:
                 "`waymark index` fetches the model once; recall stays lexical until then",
             )
         ]
-    return [finding("embedding model", OK, note), query_model()]
+    return [finding("embedding model", OK, note), query_model(int8, spec)]
 
 
-def query_model() -> dict[str, str]:
-    """Whether queries go through the int8 copy of the model (twice as fast) and, if not, why."""
+def _model_settings() -> tuple[bool, embed.Model]:
+    """(`recall.int8_queries`, the `recall.model` chosen): the defaults where the database
+    cannot say (its own check reports what is wrong with it)."""
     from waymark.recall import quantize
     from waymark.storage import connection as db
 
-    enabled = True
     if os.path.exists(home.db_path()):
         try:
             conn = db.connect()
             try:
-                enabled = quantize.enabled(conn)
+                return quantize.enabled(conn), embed.chosen(conn)
             finally:
                 conn.close()
-        except Exception:  # the database check reports what is wrong with it
+        except Exception:
             pass
-    note = quantize.note(enabled)
-    if not enabled or embed.int8_built() is not None:
+    return True, embed.ENGLISH
+
+
+def query_model(enabled: bool, spec: embed.Model) -> dict[str, str]:
+    """Whether queries go through the int8 copy of the model (twice as fast) and, if not, why."""
+    from waymark.recall import quantize
+
+    note = quantize.note(enabled, spec)
+    if not enabled or embed.int8_built(spec) is not None:
         return finding("query model", OK, note)
     return finding(
         "query model",

@@ -25,9 +25,15 @@ def store_report(conn: Connection) -> dict[str, Any]:
     }
 
 
-def _semantic_said(available: bool, note: str, embedded: int) -> str:
+def _semantic_said(
+    available: bool, note: str, embedded: int, others: dict[str, int], spec: embed.Model
+) -> str:
     """One line on semantic recall: stored vectors without a model here are not "not
     downloaded yet" (another process, or another shell, had the model)."""
+    if others:
+        kept = ", ".join(f"{n} of {model}" for model, n in sorted(others.items()))
+        note += (f"; vectors kept from another model ({kept}) are not searched: `waymark "
+                 f"index` embeds every memory with {spec.id}")  # fmt: skip
     if available:
         return f"on: {note} ({embedded} embedded)"
     if embedded:
@@ -36,8 +42,10 @@ def _semantic_said(available: bool, note: str, embedded: int) -> str:
 
 
 def report(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
-    available, note = embed.semantic_available()
-    embedded = vectors.count_embedded(conn, project.id)
+    spec = embed.chosen(conn)
+    available, note = embed.semantic_available(spec)
+    by_model = vectors.count_embedded(conn, project.id)
+    embedded = by_model.pop(spec.id, 0)
     path = home.db_path()
     return {
         "project": project.to_dict(),
@@ -52,9 +60,10 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
             "available": available,
             "model": note,
             "embedded": embedded,
-            "said": _semantic_said(available, note, embedded),
-            "queries": quantize.note(quantize.enabled(conn)) if available else None,
-            "search": ann.note(conn, embed.MODEL_ID, embed.MODEL_DIM) if embedded else None,
+            "said": _semantic_said(available, note, embedded, by_model, spec),
+            "queries": quantize.note(quantize.enabled(conn), spec) if available else None,
+            "search": ann.note(conn, spec.id, spec.dim) if embedded else None,
+            "other_models": by_model,  # vectors kept from a model chosen before, never searched
         },
         "handoff": {
             "pending": [

@@ -98,9 +98,15 @@ def insert(
     rows.insert_memory(conn, memory)
     if draft.personal or (supersedes and rows.is_personal(conn, supersedes)):
         rows.mark_personal(conn, memory_id, stamp)  # a personal memory's revision stays so
+    # What the event adds to its own columns; nothing said when there is nothing to say (a
+    # million imports' `"supersedes": null, "redactions": 0` were 35 bytes a record).
     detail = dict(audit or {})
     if draft.agent:
         detail["agent"] = draft.agent
+    if supersedes:
+        detail["supersedes"] = supersedes
+    if draft.redactions:
+        detail["redactions"] = draft.redactions
     op = detail.pop("op", None) or (
         "supersede" if supersedes else draft.actor if draft.actor == "import" else "remember"
     )
@@ -111,8 +117,6 @@ def insert(
         memory_id=memory_id,
         actor=draft.actor,
         session_id=draft.session_id,
-        supersedes=supersedes,
-        redactions=draft.redactions,
         **detail,
     )
     return memory

@@ -188,10 +188,14 @@ def _impact(
 
 
 def why_recalled(hit: Any) -> str:
-    """`score 0.031 (lexical #1, semantic #4)`: a ranked hit's receipt, its tiers' ranks."""
+    """`score 0.031 (lexical #1, semantic #4 by all-MiniLM-L6-v2)`: a ranked hit's receipt,
+    its tiers' ranks, and the model whose vectors the semantic tier compared."""
     explain = hit.explain if isinstance(hit.explain, dict) else {}
     tiers = explain.get("tiers") or {}
-    parts = ", ".join(f"{name} #{entry['rank']}" for name, entry in tiers.items())
+    parts = ", ".join(
+        f"{name} #{entry['rank']}" + (f" by {entry['model']}" if entry.get("model") else "")
+        for name, entry in tiers.items()
+    )
     return f"score {hit.score:.3f}" + (f" ({parts})" if parts else "")
 
 

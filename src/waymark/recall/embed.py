@@ -13,27 +13,72 @@ import importlib.util
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from waymark import home
 from waymark.base.text import mend
 from waymark.errors import Int8Unavailable, ModelUnavailable
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_ID = MODEL_NAME.rsplit("/", 1)[-1]  # the name stored in vectors.model
-MODEL_DIM = 384
-MAX_TOKENS = 256  # sentence-transformers truncates this model at 256; fastembed would use 512
+
+@dataclass(frozen=True)
+class Model:
+    """An embedding model Waymark can run: `choice` is its value of the `recall.model`
+    setting, `id` the name each of its vectors is stored under (`vectors.model`: vectors of
+    two models are never compared), `name` fastembed's, `files` what a model folder holds."""
+
+    choice: str
+    name: str
+    dim: int
+    max_tokens: int  # what the model was trained to read; longer texts are cut here
+    model_file: str
+    hub: str  # fastembed 0.9's cache folder for it
+    legacy: str  # and an older fastembed's ("" when none)
+    size: str
+
+    @property
+    def id(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return (self.model_file, "tokenizer.json", "tokenizer_config.json")
+
+
+ENGLISH = Model(
+    "english", "sentence-transformers/all-MiniLM-L6-v2", 384,
+    256,  # sentence-transformers truncates this model at 256; fastembed would use 512
+    "model.onnx", "models--Qdrant--all-MiniLM-L6-v2-onnx", "fast-all-MiniLM-L6-v2", "about 90 MB",
+)  # fmt: skip
+# Opt in (`waymark config recall.model multilingual`): about 50 languages, and a query in
+# one finds a memory written in another. fastembed ships it already quantised to int8.
+MULTILINGUAL = Model(
+    "multilingual", "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2", 384, 128,
+    "model_optimized.onnx", "models--Qdrant--paraphrase-multilingual-MiniLM-L12-v2-onnx-Q", "",
+    "about 220 MB",
+)  # fmt: skip
+MODELS = {m.choice: m for m in (ENGLISH, MULTILINGUAL)}
+SETTING = "recall.model"
+
+MODEL_NAME = ENGLISH.name  # the default model's, for what names one model alone
+MODEL_ID = ENGLISH.id
+MODEL_DIM = ENGLISH.dim
+MAX_TOKENS = ENGLISH.max_tokens
 # A query is embedded up to here: its cost grows with its length (30 tokens ~9 ms, 86 ~27 ms
 # on one core), what it asks is in its opening, and its lexical tiers still read all of it.
 QUERY_MAX_TOKENS = 64
 BATCH_SIZE = 16  # larger batches cost memory (batch 256 peaks near 1.2 GB RSS), not speed
 THREADS = 1  # 2 measured worse beside recall on 2 cores (overlapped p95 25 vs 16 ms)
 ENV_MODEL_DIR = "WAYMARK_EMBED_MODEL_DIR"
-REQUIRED_FILES = ("model.onnx", "tokenizer.json", "tokenizer_config.json")
-# Where fastembed 0.9 caches MODEL_NAME (a hub snapshot), and where older versions did.
-HUB_SNAPSHOTS = os.path.join("models--Qdrant--all-MiniLM-L6-v2-onnx", "snapshots")
-LEGACY_DIR = "fast-all-MiniLM-L6-v2"
+REQUIRED_FILES = ENGLISH.files
 PACKAGES = ("fastembed", "onnxruntime", "numpy")
+
+
+def chosen(conn: Any) -> Model:
+    """The model this store's vectors are made with: the `recall.model` setting."""
+    from waymark import settings
+
+    return MODELS[str(settings.get(conn, SETTING))]
 
 
 MODEL_DIR_FILE = "model-dir"  # in the data folder: the folder `waymark index --model-dir` set
@@ -61,9 +106,9 @@ def _dir_source() -> str:
     return "the folder `waymark index --model-dir` recorded"
 
 
-def record_model_dir(folder: str) -> str | None:
+def record_model_dir(folder: str, spec: Model = ENGLISH) -> str | None:
     """Record `folder` as the model folder of every later process (after checking that it
-    holds REQUIRED_FILES), or forget the recorded one with "" (back to the download cache).
+    holds `spec`'s files), or forget the recorded one with "" (back to the download cache).
     Returns the absolute folder recorded, or None when forgotten."""
     from waymark.base.files import remove_quietly, write_atomic
     from waymark.errors import InvalidArgument
@@ -75,11 +120,11 @@ def record_model_dir(folder: str) -> str | None:
     full = os.path.abspath(os.path.expanduser(folder))
     if not os.path.isdir(full):
         raise InvalidArgument(f"--model-dir {full} is not a folder", path=full)
-    lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(full, f))]
+    lacking = [f for f in spec.files if not os.path.isfile(os.path.join(full, f))]
     if lacking:
         raise InvalidArgument(
             f"--model-dir {full} lacks {', '.join(lacking)} (a model folder holds "
-            f"{', '.join(REQUIRED_FILES)}: {MODEL_NAME} as ONNX)",
+            f"{', '.join(spec.files)}: {spec.name} as ONNX)",
             path=full,
             lacking=lacking,
         )
@@ -92,8 +137,8 @@ def cache_dir() -> str:
     return os.path.join(home.data_home(), "models")
 
 
-def semantic_available() -> tuple[bool, str]:
-    """Whether a model can be loaded without the network, and a sentence saying which or why.
+def semantic_available(spec: Model = ENGLISH) -> tuple[bool, str]:
+    """Whether `spec` can be loaded without the network, and a sentence saying which or why.
 
     Cheap: looks for packages and files, imports nothing.
     """
@@ -104,30 +149,31 @@ def semantic_available() -> tuple[bool, str]:
         )
     folder = model_dir()
     if folder is not None:
-        lacking = [f for f in REQUIRED_FILES if not os.path.isfile(os.path.join(folder, f))]
+        lacking = [f for f in spec.files if not os.path.isfile(os.path.join(folder, f))]
         if lacking:
             return False, (
                 f"{_dir_source()} ({folder}) lacks {', '.join(lacking)}; point it at a folder "
-                f"with {MODEL_NAME} as ONNX, or unset it to download the model"
+                f"with {spec.name} as ONNX, or unset it to download the model"
             )
-        return True, f"{MODEL_NAME} from {folder}"
-    cached = cached_model()
+        return True, f"{spec.name} from {folder}"
+    cached = cached_model(spec)
     if cached is None:
         return False, (
-            f"{MODEL_NAME} is not downloaded yet; `waymark index` fetches it (about 90 MB) "
+            f"{spec.name} is not downloaded yet; `waymark index` fetches it ({spec.size}) "
             f"into {cache_dir()}"
         )
-    return True, f"{MODEL_NAME} from {os.path.dirname(cached)}"
+    return True, f"{spec.name} from {os.path.dirname(cached)}"
 
 
-def cached_model() -> str | None:
-    snapshots = os.path.join(cache_dir(), HUB_SNAPSHOTS)
+def cached_model(spec: Model = ENGLISH) -> str | None:
+    snapshots = os.path.join(cache_dir(), spec.hub, "snapshots")
     try:
         revisions = sorted(os.listdir(snapshots), reverse=True)
     except OSError:
         revisions = []
-    candidates = [os.path.join(snapshots, r, "model.onnx") for r in revisions]
-    candidates.append(os.path.join(cache_dir(), LEGACY_DIR, "model.onnx"))
+    candidates = [os.path.join(snapshots, r, spec.model_file) for r in revisions]
+    if spec.legacy:
+        candidates.append(os.path.join(cache_dir(), spec.legacy, spec.model_file))
     return next((path for path in candidates if os.path.isfile(path)), None)
 
 
@@ -142,8 +188,7 @@ class Embedder:
     def __init__(
         self,
         backend: Any,
-        model: str = MODEL_ID,
-        dim: int = MODEL_DIM,
+        spec: Model = ENGLISH,
         *,
         load_full: Callable[[], Any] | None = None,
         queries: Any = None,
@@ -151,8 +196,9 @@ class Embedder:
         self._backend = backend
         self._load_full = load_full
         self._queries = queries
-        self.model = model
-        self.dim = dim
+        self.spec = spec
+        self.model = spec.id  # what its vectors are stored and searched under
+        self.dim = spec.dim
         # One inference at a time per model (one thread each), but a query through the copy
         # never waits behind a batch of documents: the server indexes while hooks ask.
         self._lock = threading.Lock()
@@ -180,7 +226,7 @@ class Embedder:
 
     def embed(self, texts: list[str], max_tokens: int | None = None) -> Any:
         """An (n, dim) float32 numpy array, one unit-length row per text, by the full model;
-        each text cut at `max_tokens` (default MAX_TOKENS): the cost grows with the length."""
+        each text cut at `max_tokens` (default: the model's own): the cost grows with the length."""
         return self._run(self._full() if texts else None, texts, max_tokens, self._lock)
 
     def embed_queries(self, texts: list[str], max_tokens: int = QUERY_MAX_TOKENS) -> Any:
@@ -215,13 +261,14 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with lock:
             tokenizer = _tokenizer(backend) if max_tokens else None
+            longest = self.spec.max_tokens
             if tokenizer is not None:
-                tokenizer.enable_truncation(max_length=min(int(max_tokens or 0), MAX_TOKENS))
+                tokenizer.enable_truncation(max_length=min(int(max_tokens or 0), longest))
             try:
                 rows = list(backend.embed([texts[i] for i in order], batch_size=BATCH_SIZE))
             finally:
                 if tokenizer is not None:
-                    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+                    tokenizer.enable_truncation(max_length=longest)
         sorted_rows = np.vstack(rows).astype(np.float32, copy=False)
         if sorted_rows.shape != (len(texts), self.dim):
             raise ModelUnavailable(
@@ -274,14 +321,18 @@ class OnnxQueries:
             yield from (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-_loaded: dict[tuple[str, str, bool, int], Embedder] = {}
+_loaded: dict[tuple[str, str, str, bool, int], Embedder] = {}
 _last_reason = ""
 
 
 def open_embedder(
-    allow_download: bool = False, *, int8_queries: bool = False, threads: int = THREADS
+    spec: Model = ENGLISH,
+    allow_download: bool = False,
+    *,
+    int8_queries: bool = False,
+    threads: int = THREADS,
 ) -> Embedder:
-    """Load the model (once per process and location) or raise ModelUnavailable.
+    """Load `spec` (once per process and location) or raise ModelUnavailable.
 
     With `allow_download=False` the network is never touched: a model folder from
     WAYMARK_EMBED_MODEL_DIR or an already cached download is required. With `int8_queries`,
@@ -289,26 +340,26 @@ def open_embedder(
     model loads only when documents are embedded. `threads` is the full model's: more than
     one only where nothing else runs beside it (`waymark index`).
     """
-    ok, reason = semantic_available()
+    ok, reason = semantic_available(spec)
     if not ok and not (allow_download and _only_missing_download()):
         raise ModelUnavailable(reason)
     folder = model_dir()
     where = ("dir", folder) if folder else ("cache", cache_dir())
-    key = (*where, int8_queries, threads)
+    key = (spec.choice, *where, int8_queries, threads)
     if key not in _loaded:
         local_only = folder is not None or ok
 
         def load() -> Any:
-            return load_backend(folder, local_only=local_only, threads=threads)
+            return load_backend(folder, local_only=local_only, threads=threads, spec=spec)
 
-        copy = _int8_copy() if int8_queries else None
-        _loaded[key] = Embedder(None if copy else load(), load_full=load, queries=copy)
+        copy = _int8_copy(spec) if int8_queries else None
+        _loaded[key] = Embedder(None if copy else load(), spec, load_full=load, queries=copy)
     return _loaded[key]
 
 
-def _int8_copy() -> Any:
+def _int8_copy(spec: Model) -> Any:
     """The int8 copy's backend when it is built and loads, else None (queries go full)."""
-    folder = int8_built()
+    folder = int8_built(spec)
     if folder is None:
         return None
     try:
@@ -323,13 +374,13 @@ MODEL_FILE = "model.onnx"
 QUERY_TOKENIZER = "query-tokenizer.json"  # the full model's tokenizer as fastembed set it up
 
 
-def int8_source() -> str | None:
+def int8_source(spec: Model = ENGLISH) -> str | None:
     """The full model's file: in WAYMARK_EMBED_MODEL_DIR, else fastembed's cached download."""
     folder = model_dir()
     if folder is not None:
-        path = os.path.join(folder, MODEL_FILE)
+        path = os.path.join(folder, spec.model_file)
         return path if os.path.isfile(path) else None
-    return cached_model()
+    return cached_model(spec)
 
 
 def int8_folder_for(source: str) -> str:
@@ -344,9 +395,9 @@ def int8_folder_for(source: str) -> str:
     return os.path.join(cache_dir(), "int8", key[:16])
 
 
-def int8_built() -> str | None:
-    """The folder of a ready copy of the current model, or None."""
-    source = int8_source()
+def int8_built(spec: Model = ENGLISH) -> str | None:
+    """The folder of a ready copy of `spec`'s model file, or None."""
+    source = int8_source(spec)
     if source is None:
         return None
     try:
@@ -364,11 +415,13 @@ def load_int8(folder: str) -> OnnxQueries:
         raise Int8Unavailable(f"cannot load the int8 query model from {folder}: {exc}") from exc
 
 
-def load_embedder(allow_download: bool = False, *, int8_queries: bool = False) -> Embedder | None:
+def load_embedder(
+    spec: Model = ENGLISH, allow_download: bool = False, *, int8_queries: bool = False
+) -> Embedder | None:
     """Like `open_embedder`, but None when unavailable; `last_reason()` then says why."""
     global _last_reason
     try:
-        return open_embedder(allow_download, int8_queries=int8_queries)
+        return open_embedder(spec, allow_download, int8_queries=int8_queries)
     except ModelUnavailable as exc:
         _last_reason = exc.message
         return None
@@ -387,7 +440,7 @@ def _only_missing_download() -> bool:
 PROBE_TIMEOUT_S = 3.0
 
 
-def _reachable_or_fail() -> None:
+def _reachable_or_fail(spec: Model) -> None:
     """Raise ModelUnavailable, with what to do, when the model's host cannot be reached."""
     import socket
     from urllib.parse import urlsplit
@@ -403,15 +456,17 @@ def _reachable_or_fail() -> None:
         socket.create_connection((host, port), timeout=PROBE_TIMEOUT_S).close()
     except OSError as exc:
         raise ModelUnavailable(
-            f"cannot reach {host}:{port} to fetch {MODEL_NAME} (about 90 MB): {exc}. This "
-            f"machine looks offline: copy the model's files ({', '.join(REQUIRED_FILES)}) "
+            f"cannot reach {host}:{port} to fetch {spec.name} ({spec.size}): {exc}. This "
+            f"machine looks offline: copy the model's files ({', '.join(spec.files)}) "
             "into a folder and run `waymark index --model-dir FOLDER` (every later process "
             f"uses it; {ENV_MODEL_DIR} does for one shell), or run `waymark index` again "
             "when online; recall stays lexical meanwhile"
         ) from None
 
 
-def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS) -> Any:
+def load_backend(
+    folder: str | None, *, local_only: bool, threads: int = THREADS, spec: Model = ENGLISH
+) -> Any:
     # An idle OpenBLAS pool can spin in a long-lived process; one thread is plenty here.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
@@ -420,19 +475,19 @@ def load_backend(folder: str | None, *, local_only: bool, threads: int = THREADS
         raise ModelUnavailable(f"cannot import fastembed: {exc}") from exc
     home.ensure_home()
     if not local_only:
-        _reachable_or_fail()  # offline: say so in seconds, not after 40 s of retries
+        _reachable_or_fail(spec)  # offline: say so in seconds, not after 40 s of retries
     options: dict[str, Any] = {"local_files_only": local_only}
     if folder is not None:
         options["specific_model_path"] = folder
     try:
         backend: Any = TextEmbedding(
-            model_name=MODEL_NAME, cache_dir=cache_dir(), threads=threads, **options
+            model_name=spec.name, cache_dir=cache_dir(), threads=threads, **options
         )
-        _tokenizer(backend).enable_truncation(max_length=MAX_TOKENS)
+        _tokenizer(backend).enable_truncation(max_length=spec.max_tokens)
     except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime errors...
         where = folder or cache_dir()
         raise ModelUnavailable(
-            f"cannot load {MODEL_NAME} from {where}: {exc}"
+            f"cannot load {spec.name} from {where}: {exc}"
             + ("" if local_only else "; check the network connection and retry")
         ) from exc
     return backend

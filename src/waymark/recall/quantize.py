@@ -65,12 +65,13 @@ def enabled(conn: Any) -> bool:
     return bool(settings.get(conn, SETTING))
 
 
-def build(full: embed.Embedder | None = None) -> str:
+def build(full: embed.Embedder | None = None, spec: embed.Model | None = None) -> str:
     """Build (or find) the copy of the current model and return its folder; raise Int8Unavailable
     saying why when it cannot be built or strays from the full model (then the verdict is
     kept, and not built again for that file). `full` is the loaded full model, for the check
     (loaded here when not given)."""
-    source = int8_source()
+    spec = full.spec if full is not None else spec or embed.ENGLISH
+    source = int8_source(spec)
     if source is None:
         raise Int8Unavailable("no embedding model on disk to copy")
     final = int8_folder_for(source)
@@ -112,7 +113,7 @@ def build(full: embed.Embedder | None = None) -> str:
             if os.path.isfile(side):
                 shutil.copyfile(side, os.path.join(work, name))
         real = os.path.realpath(source)
-        full = full or embed.open_embedder()
+        full = full or embed.open_embedder(spec)
         with open(os.path.join(work, QUERY_TOKENIZER), "w", encoding="utf-8") as f:
             f.write(full.tokenizer_json())
         mean, worst = _agreement(full, work)
@@ -159,14 +160,14 @@ def attach(embedder: embed.Embedder) -> str:
     return folder
 
 
-def note(enabled: bool) -> str:
+def note(enabled: bool, spec: embed.Model = embed.ENGLISH) -> str:
     """How queries are embedded here, in one sentence for `waymark status`."""
     if not enabled:
         return "full model (recall.int8_queries is off)"
-    folder = int8_built()
+    folder = int8_built(spec)
     if folder is not None:
         return f"int8 copy at {folder}"
-    source = int8_source()
+    source = int8_source(spec)
     rejected = about(int8_folder_for(source) + ".rejected") if source else {}
     if rejected.get("why"):
         return str(rejected["why"])
@@ -194,7 +195,7 @@ def _write_about(folder: str, facts: dict[str, Any]) -> None:
 def _agreement(full: embed.Embedder, folder: str) -> tuple[float, float]:
     """The mean and the lowest cosine between the full model's rows and the copy's, over
     PROBES."""
-    copy = embed.Embedder(load_int8(folder), full.model, full.dim)
+    copy = embed.Embedder(load_int8(folder), full.spec)
     reference = full.embed(list(PROBES), max_tokens=embed.QUERY_MAX_TOKENS)
     candidate = copy.embed(list(PROBES), max_tokens=embed.QUERY_MAX_TOKENS)
     cosines = (reference * candidate).sum(axis=1)

@@ -161,6 +161,10 @@ def recall(
     neighbours = semantic() if callable(semantic) else semantic
     found = list(neighbours or [])[: settings.semantic_candidates]
     fusion.fuse({"semantic": found}, settings, into=fused)
+    model = getattr(neighbours, "model", None)  # whose vectors: the receipt names it
+    if model:
+        for rowid, _ in found:
+            fused[rowid]["model"] = model
 
     # Candidates are scored on a few light columns; only the winners are read whole.
     words = set(tokens(query))
@@ -479,4 +483,6 @@ def _hit(
         explain["outcome"] = {"state": outcome[0], "by": outcome[1], "later": outcome[2]}
     if "linked_from" in fused:
         explain["linked_from"] = fused["linked_from"]
+    if "model" in fused and "semantic" in explain["tiers"]:
+        explain["tiers"]["semantic"]["model"] = fused["model"]
     return Hit(memory=memory, score=score, explain=explain)

@@ -19,6 +19,15 @@ CANDIDATES = 200  # recall.Settings.semantic_candidates: the pool its min-max sc
 WARM_DEADLINE_S = 0.05
 
 
+class Neighbours(list):  # type: ignore[type-arg]
+    """One query's nearest memories [(rowid, cosine)], best first, and the model whose
+    vectors they are (`model`): a receipt names it."""
+
+    def __init__(self, hits: Any = (), model: str | None = None) -> None:
+        super().__init__(hits)
+        self.model = model
+
+
 def neighbours(
     conn: Connection,
     project: Project,
@@ -69,7 +78,9 @@ def ask_warm(
         reply = pending.reply() if pending is not None else None
         if not reply or not reply.get("ok"):
             return None
-        return [[(int(r), float(s)) for r, s in hits] for hits in reply["hits"]]
+        model = reply.get("model") if isinstance(reply.get("model"), str) else None
+        return [Neighbours([(int(r), float(s)) for r, s in hits], model)
+                for hits in reply["hits"]]  # fmt: skip
 
     return collect
 
@@ -107,8 +118,9 @@ def overlapped(
         if not box:  # the embedding failed on its thread: recall stays lexical
             return []
         if scan is not None:
-            return list(box[0])
-        return vectors.search(conn, project_id, box[0], CANDIDATES, embedder.model)
+            return Neighbours(box[0], embedder.model)
+        found = vectors.search(conn, project_id, box[0], CANDIDATES, embedder.model)
+        return Neighbours(found, embedder.model)
 
     return neighbours
 
@@ -122,11 +134,14 @@ def local(
     """Embed in this process with a model already on disk; None if there is none."""
     from waymark.recall import embed, quantize, vectors
 
-    embedder = embed.load_embedder(allow_download=False, int8_queries=quantize.enabled(conn))
+    embedder = embed.load_embedder(
+        spec=embed.chosen(conn), allow_download=False, int8_queries=quantize.enabled(conn)
+    )
     if embedder is None:
         return None
     matrix = embedder.embed_queries(list(queries), max_tokens or embed.QUERY_MAX_TOKENS)
-    return [vectors.search(conn, project_id, row, CANDIDATES, embedder.model) for row in matrix]
+    return [Neighbours(vectors.search(conn, project_id, row, CANDIDATES, embedder.model),
+                       embedder.model) for row in matrix]  # fmt: skip
 
 
 def answer(conn: Connection, request: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +166,8 @@ def answer(conn: Connection, request: dict[str, Any]) -> dict[str, Any]:
     hits = local(conn, project_id, queries[:32], max_tokens)
     if hits is None:
         return {"ok": False, "error": "no embedding model loaded"}
-    return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits]}
+    model = next((h.model for h in hits if isinstance(h, Neighbours)), None)
+    return {"ok": True, "hits": [[[r, round(s, 6)] for r, s in h] for h in hits], "model": model}
 
 
 def _capturing_project(conn: Connection, cwd: str) -> tuple[str | None, str]:

@@ -73,6 +73,7 @@ class State:
         self._graph_running = False
         self._graph_again = False
         self.model_note = "loading"
+        self._model_loading = threading.Lock()  # one load at a time: at start, or a switch
         self.warm: warm.WarmServer | None = None
         self.started = time.time()
         self._sessions: dict[str, str] = {}  # project id -> the client session this serves
@@ -137,9 +138,23 @@ class State:
     ) -> Callable[[], list[tuple[int, float]]] | None:
         """Neighbours from the loaded model, embedded while recall runs its lexical tiers;
         None (lexical) while the model is not ready."""
-        if self.embedder is None:
+        embedder = self.embedder_for(conn)
+        if embedder is None:
             return None
-        return semantic.overlapped(conn, project.id, query, self.embedder)
+        return semantic.overlapped(conn, project.id, query, embedder)
+
+    def embedder_for(self, conn: Connection) -> embed.Embedder | None:
+        """The loaded model when it is the one the store's `recall.model` names; else None
+        (lexical), and the chosen one loads in the background: vectors of two models are
+        never compared, and a switch needs no restart."""
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        if getattr(embedder, "spec", None) in (None, embed.chosen(conn)):  # None: a test double
+            return embedder
+        if not self._model_loading.locked():
+            threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
+        return None
 
     def start_background(self) -> None:
         """Own the warm socket if nobody does, then load the model and index what is missing."""
@@ -302,9 +317,17 @@ class State:
             log.error("the database is damaged (%s); writes are stopped", problem)
 
     def _load_model(self) -> None:
+        if not self._model_loading.acquire(blocking=False):
+            return  # loading already
+        try:
+            self._load_chosen()
+        finally:
+            self._model_loading.release()
+
+    def _load_chosen(self) -> None:
         with self.conn() as conn:
-            int8 = quantize.enabled(conn)
-        embedder = embed.load_embedder(allow_download=False, int8_queries=int8)
+            int8, spec = quantize.enabled(conn), embed.chosen(conn)
+        embedder = embed.load_embedder(spec=spec, allow_download=False, int8_queries=int8)
         if embedder is None:
             self.model_note = embed.last_reason() or "no embedding model"
             log.info("semantic recall off: %s", self.model_note)
@@ -341,7 +364,10 @@ class State:
             return
         conn = db.connect()
         try:
-            vectors.index_missing(conn, self.embedder, project_id, memory_ids=memory_ids)
+            embedder = self.embedder_for(conn)  # the chosen model's vectors, or none yet
+            if embedder is None:
+                return
+            vectors.index_missing(conn, embedder, project_id, memory_ids=memory_ids)
         except Exception:  # background work: log, never take the server down
             log.exception("background indexing failed")
         finally:
@@ -391,7 +417,7 @@ class State:
             from waymark.packets import prompt
 
             with self.conn() as conn:
-                return prompt.answer(conn, request, embedder=self.embedder)
+                return prompt.answer(conn, request, embedder=self.embedder_for(conn))
         if self.embedder is None:
             return {"ok": False, "error": f"semantic recall not ready: {self.model_note}"}
         with self.conn() as conn:

@@ -99,14 +99,14 @@ def get_vectors(
     return rows
 
 
-def count_embedded(conn: Connection, project_id: str) -> int:
-    """Vectors of the project's active memories (any model)."""
-    row: Any = conn.execute(
-        "SELECT count(*) FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
-        " WHERE m.project_id = ? AND m.status = 'active'",
+def count_embedded(conn: Connection, project_id: str) -> dict[str, int]:
+    """How many of the project's active memories have a vector, by model."""
+    found = conn.execute(
+        "SELECT v.model, count(*) FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+        " WHERE m.project_id = ? AND m.status = 'active' GROUP BY v.model",
         (project_id,),
-    ).fetchone()
-    return int(row[0])
+    ).fetchall()
+    return {str(model): int(str(n)) for model, n in found}
 
 
 def load_extension(conn: Connection, path: str) -> bool:

@@ -74,7 +74,7 @@ def _query_vector(query: str) -> list[float] | None:
     """The query's embedding where a model is on this machine (else recall is lexical)."""
     from waymark.recall import embed
 
-    model = embed.load_embedder()
+    model = embed.load_embedder(embed.ENGLISH)  # the team store's one model (team/sync.py)
     if model is None:
         return None
     return [float(x) for x in model.embed_query(query)]

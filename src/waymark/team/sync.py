@@ -294,8 +294,10 @@ def _settle(conn: Connection, project: Project, slot: str, sent: Any, seq: int) 
 
 
 def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, bytes]:
-    """The local vectors of these memories (for team recall), by memory id, as stored."""
-    from waymark.recall.embed import MODEL_DIM, MODEL_ID
+    """The local vectors of these memories (for team recall), by memory id, as stored: the
+    English model's alone, the team store's one model (a store that embeds with another
+    sends none, and team recall on it is lexical: vectors of two models never meet)."""
+    from waymark.recall.embed import ENGLISH
     from waymark.storage.memories import rowids_of
     from waymark.storage.vectors import get_vectors
 
@@ -303,7 +305,7 @@ def _vectors(conn: Connection, memory_ids: list[str]) -> dict[str, bytes]:
     by_rowid = {rowid: memory_id for memory_id, rowid in rowids.items()}
     return {
         by_rowid[rowid]: bytes(blob)
-        for rowid, _, blob in get_vectors(conn, MODEL_ID, MODEL_DIM, list(by_rowid))
+        for rowid, _, blob in get_vectors(conn, ENGLISH.id, ENGLISH.dim, list(by_rowid))
     }
 
 
