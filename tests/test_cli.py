@@ -241,6 +241,20 @@ def test_import_loads_then_skips_unchanged_and_supersedes_changed(capsys, tmp_pa
     assert alice["event_time"] == "2023-05-08T13:56:00.000Z" and alice["actor"] == "import"
 
 
+def test_a_key_twice_in_one_batch_is_superseded_by_its_later_line(capsys, tmp_path):
+    """The batch reads every key's latest record at once; a later line of a key the batch
+    already wrote still supersedes it (and the same text again is unchanged)."""
+    lines = [{"key": "k", "text": "first"}, {"key": "other", "text": "other"},
+             {"key": "k", "text": "second"}, {"key": "k", "text": "second"}]  # fmt: skip
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    code, report = run_json(capsys, "import", str(src), "--project", "twice")
+    assert code == 0
+    assert (report["created"], report["superseded"], report["unchanged"]) == (2, 1, 1)
+    page = run_json(capsys, "list", "--project", "twice")[1]["results"]
+    assert sorted(m["content"] for m in page) == ["other", "second"]
+
+
 def test_import_bad_line_names_the_line_and_writes_nothing_of_its_batch(capsys, tmp_path):
     src = tmp_path / "bad.jsonl"
     src.write_text('{"key": "a", "text": "fine"}\n{"key": "b"}\n', encoding="utf-8")

@@ -20,7 +20,7 @@ from waymark.memories.draft import Draft, content_hash, make_draft
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
-from waymark.storage.memories import latest_by_key
+from waymark.storage.memories import latest_by_key, latest_by_keys
 
 BATCH = 500
 
@@ -101,12 +101,20 @@ def _write_batch(
 ) -> None:
     held = [draft for draft in batch if draft.flags]
     with db.write(conn):
+        # Every key's latest record in one statement; a key the batch already wrote is
+        # looked up again (a later line of the same key supersedes what an earlier wrote).
+        latest = latest_by_keys(conn, project.id, [d.key for d in batch if d.key is not None])
+        written: set[str] = set()
         for draft in batch:
             report.redactions += draft.redactions
             assert draft.key is not None  # parse_line requires one
             if draft.flags:
                 continue
-            row = latest_by_key(conn, project.id, draft.key)
+            if draft.key in written:
+                row = latest_by_key(conn, project.id, draft.key)
+            else:
+                row = latest.get(draft.key)
+            written.add(draft.key)
             if row is None:
                 store.insert(conn, project, draft)
                 report.created += 1

@@ -214,13 +214,29 @@ def first_id_by_key(conn: Connection, project_id: str, key: str) -> str | None:
 
 
 def latest_by_key(conn: Connection, project_id: str, key: str) -> tuple[Any, ...] | None:
-    """(id, status, content_hash, title, tags as JSON text) of the newest record of `key`."""
+    """(id, status, content_hash, title, tags as JSON text) of the newest record of `key`:
+    the last written (rowid; two written in one millisecond have ids in no order)."""
     row = conn.execute(
         "SELECT id, status, content_hash, title, tags FROM memories"
-        " WHERE project_id = ? AND key = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        " WHERE project_id = ? AND key = ? ORDER BY rowid DESC LIMIT 1",
         (project_id, key),
     ).fetchone()
     return None if row is None else tuple(row)
+
+
+def latest_by_keys(
+    conn: Connection, project_id: str, keys: list[str]
+) -> dict[str, tuple[Any, ...]]:
+    """`latest_by_key` of many keys in one statement (an import's batch): key -> row."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for row in conn.execute(
+        "SELECT key, id, status, content_hash, title, tags FROM memories"
+        " WHERE project_id = ? AND key IN (SELECT value FROM json_each(?))"
+        " ORDER BY rowid DESC",
+        (project_id, json.dumps(keys)),
+    ):
+        found.setdefault(str(row[0]), tuple(row[1:]))
+    return found
 
 
 def similar_candidates(
