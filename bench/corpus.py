@@ -599,16 +599,16 @@ def fill_vectors(
     conn: apsw.Connection, project_id: str | None, seed: int = 0, batch: int = 5000
 ) -> tuple[int, float]:
     """Give every active memory lacking one a vector from `text_vectors` that counts as
-    current (model embed.MODEL_ID, text_hash of its embed text); (count, seconds)."""
+    current (model embed.ENGLISH.id, text_hash of its embed text); (count, seconds)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     started = time.perf_counter()
-    todo = vectors.missing(conn, embed.MODEL_ID, project_id)
+    todo = vectors.missing(conn, embed.ENGLISH.id, project_id)
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
-        matrix = text_vectors([text for _, text in chunk], embed.MODEL_DIM, seed)
+        matrix = text_vectors([text for _, text in chunk], embed.ENGLISH.dim, seed)
         rows = [
-            (rowid, embed.MODEL_ID, embed.MODEL_DIM, vectors.text_hash(text), vectors.pack(vec))
+            (rowid, embed.ENGLISH.id, embed.ENGLISH.dim, vectors.text_hash(text), vectors.pack(vec))
             for (rowid, text), vec in zip(chunk, matrix, strict=True)
         ]
         with db.write(conn):

@@ -150,7 +150,7 @@ def setup(
     n_vectors, _ = corpus.fill_vectors(conn, project.id, seed)
     # A large store's approximate vector index, as `waymark index` leaves it (none below
     # 50,000 vectors): else the warm server would build it during the timed runs.
-    graph = ann.refresh(conn, embed.MODEL_ID, embed.MODEL_DIM, threads=os.cpu_count() or 1)
+    graph = ann.refresh(conn, embed.ENGLISH.id, embed.ENGLISH.dim, threads=os.cpu_count() or 1)
     if graph.get("file"):
         print(f"vector index: {graph['vectors']:,} vectors in {graph['seconds']:.0f} s", flush=True)
     if code_map:

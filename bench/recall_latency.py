@@ -96,7 +96,9 @@ def build(size: int, tmp: pathlib.Path, seed: int) -> dict:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out["vector_bytes"] = corpus.db_bytes(str(home / "waymark.db")) / size
     started = time.perf_counter()
-    out["graph"] = ann.refresh(conn, embed.MODEL_ID, embed.MODEL_DIM, threads=os.cpu_count() or 1)
+    out["graph"] = ann.refresh(
+        conn, embed.ENGLISH.id, embed.ENGLISH.dim, threads=os.cpu_count() or 1
+    )
     out["graph_s"] = time.perf_counter() - started
     graph_file = out["graph"].get("file")
     out["graph_bytes"] = os.path.getsize(graph_file) / size if graph_file else 0.0
@@ -156,14 +158,14 @@ def vector_tier(
     (the graph when there is one) and by the exact scan; recall@10 of the first against the
     second, with queries embedded like the stored vectors so that neighbours mean something."""
     queries = corpus.make_queries(data, WARMUP + RECALL_QUERIES, seed=seed + 3)
-    matrix = corpus.text_vectors(queries, embed.MODEL_DIM, seed)
+    matrix = corpus.text_vectors(queries, embed.ENGLISH.dim, seed)
     out: dict[str, list[float]] = {"default": [], "exact": [], "recall10": [], "pool": []}
     k = semantic.CANDIDATES
     for n, vec in enumerate(matrix):
         t0 = time.perf_counter()
-        found = vectors.search(conn, project.id, vec, k, embed.MODEL_ID)
+        found = vectors.search(conn, project.id, vec, k, embed.ENGLISH.id)
         t1 = time.perf_counter()
-        exact = vectors.search(conn, project.id, vec, k, embed.MODEL_ID, "numpy")
+        exact = vectors.search(conn, project.id, vec, k, embed.ENGLISH.id, "numpy")
         t2 = time.perf_counter()
         if n < WARMUP:
             continue

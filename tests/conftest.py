@@ -18,7 +18,7 @@ def _real_model_missing() -> str | None:
     folder = os.environ.get("WAYMARK_EMBED_MODEL_DIR", "")
     from waymark.recall import embed
 
-    if folder and all(os.path.isfile(os.path.join(folder, f)) for f in embed.REQUIRED_FILES):
+    if folder and all(os.path.isfile(os.path.join(folder, f)) for f in embed.ENGLISH.files):
         return None
     return (
         "needs the real all-MiniLM-L6-v2 ONNX model: set WAYMARK_EMBED_MODEL_DIR to its folder "

@@ -11,7 +11,7 @@ from waymark.curation import candidates, consolidate
 from waymark.memories import store
 from waymark.memories.draft import make_draft
 from waymark.recall import vectors
-from waymark.recall.embed import MODEL_DIM, MODEL_ID
+from waymark.recall.embed import ENGLISH
 from waymark.storage.memories import rowids_of
 from waymark.storage.vectors import put_vector
 
@@ -76,7 +76,7 @@ def test_vectors_that_agree_group_memories_whose_words_do_not(conn, project):
     b = saved(conn, project, "Each week, early Tuesday, the pre-production database is wiped")
     same = vectors.pack([1.0] + [0.0] * 383)  # one direction: cosine 1
     for rowid in rowids_of(conn, [a.id, b.id]).values():
-        put_vector(conn, rowid, MODEL_ID, MODEL_DIM, "test", same)
+        put_vector(conn, rowid, ENGLISH.id, ENGLISH.dim, "test", same)
     (group,) = consolidate.find(conn, project)
     assert group["members"] == [a.id, b.id]
     assert group["why"] == ["meaning agrees (cosine 1.00)"]

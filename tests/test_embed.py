@@ -15,8 +15,8 @@ from waymark.recall import embed
 class StubBackend:
     def embed(self, texts, batch_size):
         for n, _ in enumerate(texts):
-            row = np.zeros(embed.MODEL_DIM, dtype=np.float32)
-            row[n % embed.MODEL_DIM] = 3.0
+            row = np.zeros(embed.ENGLISH.dim, dtype=np.float32)
+            row[n % embed.ENGLISH.dim] = 3.0
             yield row
 
 
@@ -53,10 +53,10 @@ def test_a_cached_download_is_loaded_offline(loads):
 
 
 def test_a_model_dir_is_loaded_offline(loads, tmp_path, monkeypatch):
-    for name in embed.REQUIRED_FILES:
+    for name in embed.ENGLISH.files:
         (tmp_path / name).write_bytes(b"")
     monkeypatch.setenv(embed.ENV_MODEL_DIR, str(tmp_path))
-    assert embed.semantic_available() == (True, f"{embed.MODEL_NAME} from {tmp_path}")
+    assert embed.semantic_available() == (True, f"{embed.ENGLISH.name} from {tmp_path}")
     embed.open_embedder(allow_download=True)
     assert loads == [(str(tmp_path), True)]
 
@@ -104,7 +104,7 @@ def test_real_model_max_tokens_cuts_each_text_then_restores_the_default():
     cut, alone = embedder.embed([long], max_tokens=8)[0], embedder.embed([head])[0]
     assert np.dot(cut, alone) > 0.9
     assert np.dot(embedder.embed([long])[0], alone) < 0.8  # the default length is back
-    assert embed._tokenizer(embedder._backend).truncation["max_length"] == embed.MAX_TOKENS
+    assert embed._tokenizer(embedder._backend).truncation["max_length"] == embed.ENGLISH.max_tokens
 
 
 def test_more_threads_is_another_embedder_of_the_same_model(loads):

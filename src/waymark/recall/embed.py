@@ -60,17 +60,12 @@ MULTILINGUAL = Model(
 MODELS = {m.choice: m for m in (ENGLISH, MULTILINGUAL)}
 SETTING = "recall.model"
 
-MODEL_NAME = ENGLISH.name  # the default model's, for what names one model alone
-MODEL_ID = ENGLISH.id
-MODEL_DIM = ENGLISH.dim
-MAX_TOKENS = ENGLISH.max_tokens
 # A query is embedded up to here: its cost grows with its length (30 tokens ~9 ms, 86 ~27 ms
 # on one core), what it asks is in its opening, and its lexical tiers still read all of it.
 QUERY_MAX_TOKENS = 64
 BATCH_SIZE = 16  # larger batches cost memory (batch 256 peaks near 1.2 GB RSS), not speed
 THREADS = 1  # 2 measured worse beside recall on 2 cores (overlapped p95 25 vs 16 ms)
 ENV_MODEL_DIR = "WAYMARK_EMBED_MODEL_DIR"
-REQUIRED_FILES = ENGLISH.files
 PACKAGES = ("fastembed", "onnxruntime", "numpy")
 
 

@@ -150,9 +150,9 @@ def search(
     (sqlite-vec) or "auto" (numpy when importable, else vec0).
     """
     if model is None:
-        from waymark.recall.embed import MODEL_ID
+        from waymark.recall.embed import ENGLISH
 
-        model = MODEL_ID
+        model = ENGLISH.id
     return index_for(conn).search(project_id, query_vec, k, model, method)
 
 
