@@ -30,7 +30,9 @@ PROJECT = "concurrency-bench"
 GATE_S = 120.0  # how long workers wait for each other to be ready
 
 
-def worker(index: int, writes: int, chains: list[str], out: str, gate: str) -> None:
+def worker(
+    index: int, writes: int, chains: list[str], out: str, gate: str, window_ms: float
+) -> None:
     rng = random.Random(index)
     conn = db.connect()
     project = resolve(conn, PROJECT)
@@ -48,6 +50,8 @@ def worker(index: int, writes: int, chains: list[str], out: str, gate: str) -> N
                 acked.append(store.remember(conn, project, draft).memory.id)
             else:
                 head = store.history(conn, rng.choice(chains))[-1]
+                if window_ms:  # another writer may supersede the head meanwhile
+                    time.sleep(window_ms / 1000)
                 draft = make_draft(project, type="decision", content=f"w{index} n{n} on {head.id}")
                 acked.append(store.supersede(conn, project, head.id, draft).memory.id)
         except Conflict:
@@ -110,9 +114,14 @@ def main() -> int:
     parser.add_argument("--chain-ids", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--gate", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--window-ms", type=float, default=0.0,
+        help="wait between reading a chain's head and superseding it (widens the race)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.worker is not None:
-        worker(args.worker, args.writes, args.chain_ids.split(","), args.out, args.gate)
+        worker(args.worker, args.writes, args.chain_ids.split(","), args.out, args.gate,
+               args.window_ms)  # fmt: skip
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +142,8 @@ def main() -> int:
                     os.path.join(tmp, f"w{i}.json"),
                     "--gate",
                     tmp,
+                    "--window-ms",
+                    str(args.window_ms),
                 ]
             )
             for i in range(args.workers)

@@ -11,7 +11,18 @@ BENCH = pathlib.Path(__file__).parents[1] / "bench" / "concurrency.py"
 
 def test_racing_writer_processes_lose_nothing_and_conflict_cleanly():
     out = subprocess.run(
-        [sys.executable, str(BENCH), "--workers", "4", "--writes", "60", "--chains", "2"],
+        [
+            sys.executable,
+            str(BENCH),
+            "--workers",
+            "4",
+            "--writes",
+            "60",
+            "--chains",
+            "2",
+            "--window-ms",
+            "3",
+        ],  # each supersede waits 3 ms after reading the head: they race
         capture_output=True,
         text=True,
         encoding="utf-8",
