@@ -183,7 +183,7 @@ def test_the_mcp_tools_write_and_read_an_agents_tier(call):
     assert agent["results"][0]["explain"]["shadowed"] == [
         {"id": everyone["id"], "tier": "workspace"}
     ]
-    listed = ok(call("list", {"agent": "migrator"}))["results"]
+    listed = ok(call("recall", {"agent": "migrator"}))["results"]
     assert [m["id"] for m in listed] == [mine["id"]]
     bad = error(call("recall", {"query": "x", "agent": "two words"}))
     assert bad["code"] == "invalid_scope"

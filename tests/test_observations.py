@@ -217,9 +217,9 @@ def test_the_mcp_tools_observe_recall_and_page_observations(conn, enabled, files
     assert hit["id"] == memory.id
     assert hit["observation"]["state"] == "RECHECK_REQUIRED"
     assert hit["evidence_state"]["state"] == "RECHECK_REQUIRED"
-    page = call_tool(files, "history", {"id": memory.id}).structured_content
+    page = call_tool(files, "recall", {"id": memory.id}).structured_content
     assert page["observations"][0]["id"] == observed["id"] and page["observations_total"] == 1
-    later = call_tool(files, "history", {"id": memory.id, "offset": 1}).structured_content
+    later = call_tool(files, "recall", {"id": memory.id, "offset": 1}).structured_content
     assert later["observations"] == []
     bad = call_tool(files, "remember", {"supersedes": memory.id, "observe": {
         "status": "REPORTED_PASS", "links": [TEST]}})  # fmt: skip

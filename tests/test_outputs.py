@@ -90,11 +90,11 @@ def test_a_bad_output_table_is_a_clear_error_in_the_log_and_the_output_untouched
     assert "[output] trim_over must be a whole number" in log
 
 
-def test_the_mcp_history_tool_returns_a_trimmed_output(conn, enabled, repo):
+def test_the_mcp_recall_tool_returns_a_trimmed_output_by_its_id(conn, enabled, repo):
     opt_in(repo)
     view = json.loads(run_bash(repo, long_output()).stdout)["hookSpecificOutput"]
     output_id = view["updatedToolOutput"]["stdout"].rsplit("is ", 1)[1].split(":", 1)[0]
-    result = call_tool(repo, "history", {"id": output_id})
+    result = call_tool(repo, "recall", {"id": output_id})
     assert not result.is_error, result.content
     got = result.structured_content["output"]
     assert got["id"] == output_id and "collecting test_0200" in got["output"]
@@ -116,7 +116,7 @@ def test_an_output_past_64_kib_is_stored_whole_and_redacted_and_read_in_pages(co
     assert SECRET not in stored and "[REDACTED" in stored
     pages, offset = [], 0
     while offset is not None:
-        result = call_tool(repo, "history", {"id": output_id, "offset": offset})
+        result = call_tool(repo, "recall", {"id": output_id, "offset": offset})
         got = result.structured_content["output"]
         assert len(got["output"]) <= 16_000
         pages.append(got["output"])

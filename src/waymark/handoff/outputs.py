@@ -9,9 +9,9 @@ ignores it).
 A stream over `trim_over` reaches the model as its head, the lines in between that look like
 errors, its tail, and a reference. The whole output, however long, is stored redacted (window
 by window) in the owner-only database until it expires; `waymark output ID` returns it and
-the MCP `history` tool reads it in pages. Claude Code itself keeps at most CLAUDE_INLINE
-characters of a command's output inline and saves the whole elsewhere: the view says so, and
-where, when the output tells.
+the MCP `recall` tool (given its id) reads it in pages. Claude Code itself keeps at most
+CLAUDE_INLINE characters of a command's output inline and saves the whole elsewhere: the view
+says so, and where, when the output tells.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PART_CHARS = 1500
 LINE_CHARS = 300
 DEFAULT_KEEP_DAYS = 7
 ID_PREFIX = "out_"
-PAGE_CHARS = 16_000  # what one MCP `history` call returns of a stored output
+PAGE_CHARS = 16_000  # what one MCP `recall` by id returns of a stored output
 CLAUDE_INLINE = 30_000
 _SAVED_TO = "Full output saved to:"
 _ERROR_WORDS = (
@@ -79,7 +79,7 @@ def view(text: str, output_id: str, total: int) -> str:
     parts.append(
         f"[Waymark trimmed this output ({total:,} characters) to the view above. The whole"
         f" output, redacted, is {output_id}: `waymark output {output_id}`, or the MCP"
-        f" `history` tool with id {output_id} (in pages of {PAGE_CHARS:,} characters).]"
+        f" `recall` tool with id {output_id} (in pages of {PAGE_CHARS:,} characters).]"
     )
     client = _client_copy(text)
     if client:

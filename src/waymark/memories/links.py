@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 KINDS = ("related", "causes", "solves", "contradicts", "depends_on", "supersedes")
-__all__ = ["KINDS", "links_of", "relate"]
+__all__ = ["KINDS", "checked", "links_of", "relate"]
 
 
 def relate(
@@ -52,3 +52,27 @@ def relate(
                 kind=kind,
             )
     return created
+
+
+def checked(conn: Connection, project: Project, given: object) -> list[tuple[str, str]]:
+    """`given` (`[{id, kind?}]`, kind "related" unless said) as (full id, kind) pairs, every
+    one a memory of `project` and a known kind: checked before anything is written, so a
+    write that also links is refused whole rather than saved with its links half made."""
+    from waymark.memories.store import full_id
+
+    if not isinstance(given, list) or not all(isinstance(g, dict) for g in given):
+        raise InvalidArgument("links is a list of {id, kind?}", fields=["links"])
+    pairs = []
+    for link in given:
+        unknown = sorted(set(link) - {"id", "kind"})
+        if unknown or not isinstance(link.get("id"), str):
+            raise InvalidArgument("each link is {id, kind?}", fields=["links"])
+        kind = link.get("kind") or "related"
+        if kind not in KINDS:
+            raise InvalidArgument(f"unknown link kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+        dst = full_id(conn, link["id"])
+        found, owner = owner_of(conn, dst)
+        if not found or owner not in (project.id, None):
+            raise NotFound(f"no memory {link['id']!r} in this project", id=link["id"])
+        pairs.append((dst, kind))
+    return pairs

@@ -73,6 +73,20 @@ def recall_answer(
     return fit_answer(out, session, views, budget)
 
 
+def browse_answer(project: Project, page: Any, *, detail: str) -> dict[str, Any]:
+    """A page of memories newest first (`browse.Page`) as views at `detail`; a memory that is
+    no longer active says what it is (archived, superseded)."""
+    views = []
+    for memory in page.results:
+        view = briefing.memory_view(memory, detail)
+        if memory.status != "active":
+            view["status"] = memory.status
+        views.append(view)
+    out = {"project": project.to_dict(), "semantic": False, "results": views,
+           "has_more": page.has_more, "next_offset": page.next_offset}  # fmt: skip
+    return out | {"tokens": cost(out)}
+
+
 def team_answer(
     project: Project, found: dict[str, Any], *, detail: str, budget: int
 ) -> dict[str, Any]:

@@ -21,20 +21,15 @@ EventKind = Literal["decision", "failure", "tool_outcome"]
 @tool_errors
 def checkpoint(
     ctx: Context,
-    operation: Annotated[
-        Operation,
-        Field(description="record_event: kind, summary, source_key (same key, same fact)."),
-    ],
-    checkpoint_id: Annotated[str | None, Field(description="All but create.")] = None,
+    operation: Operation,  # record_event (kind, summary, source_key): not advertised
+    checkpoint_id: str | None = None,  # every operation but create
     expected_revision_id: str | None = None,  # the revision last seen (stale: a conflict)
     objective: str | None = None,
     progress: str | list[str] | None = None,
     decisions: Annotated[Items, Field(description="[{decision, why}]")] = None,
     failed_approaches: Annotated[Items, Field(description="[{approach, why_failed}]")] = None,
     blockers: str | list[str] | None = None,
-    tests: Annotated[
-        Items, Field(description="[{command, result: pass|fail|not_run, note?}]")
-    ] = None,
+    tests: Annotated[Items, Field(description="[{command, result: pass|fail|not_run}]")] = None,
     evidence: Annotated[
         Items,
         Field(
@@ -45,16 +40,15 @@ def checkpoint(
     relevant_files: str | list[str] | None = None,
     lessons: Annotated[
         Items,
-        Field(description="[{trigger, mistaken_assumption, correction, prevention, evidence?}]"),
+        Field(description="[{trigger, mistaken_assumption, correction, prevention}]"),
     ] = None,
     kind: EventKind | None = None,
     summary: str | None = None,
     source_key: str | None = None,
     project: ProjectArg = None,
 ) -> CheckpointSaved:
-    """Handoff for the next session: task, progress, decisions and why, failures, tests,
-    exact next action. Create at a multi-step task's start; revise as work moves and before
-    stopping. Summarise, never paste logs."""
+    """The task's handoff: create at a multi-step task's start, revise as work moves and
+    before stopping. Summarise, never paste logs."""
     values = locals()
     fields = {name: values[name] for name in FIELDS if values[name] is not None}
     state = state_of(ctx)

@@ -78,6 +78,7 @@ class MemoryView(TypedDict):
     full_tokens: NotRequired[int]  # what the full record would cost
     author: NotRequired[str]  # `team`: who sent it to the team store
     outcome: NotRequired[dict[str, Any]]  # what became of its change in git: held, reverted
+    status: NotRequired[str]  # browsing inactive ones too: archived, superseded
 
 
 class Project(TypedDict):
@@ -103,6 +104,13 @@ class ActiveCheckpoint(TypedDict):
     evidence: list[dict[str, Any]]
 
 
+class Link(TypedDict):
+    src: str
+    dst: str
+    kind: str
+    created_at: str
+
+
 class Recalled(TypedDict):
     project: Project
     semantic: bool
@@ -119,6 +127,13 @@ class Recalled(TypedDict):
     notes: NotRequired[list[dict[str, Any]]]  # the repository's note sections, cited
     dbt: NotRequired[list[str]]  # dbt models the query names: downstream, failing tests
     team: NotRequired[str]  # `team`: the shared project's key in the team store
+    has_more: NotRequired[bool]  # no query: a page newest first
+    next_offset: NotRequired[int | None]
+    chain: NotRequired[list[Memory]]  # `id`: the memory's supersession chain, newest first
+    links: NotRequired[list[Link]]
+    observations: NotRequired[list[dict[str, Any]]]  # newest first, each checked now
+    observations_total: NotRequired[int]
+    output: NotRequired[dict[str, Any]]  # `id` named a trimmed tool output
 
 
 class Saved(TypedDict):
@@ -130,34 +145,8 @@ class Saved(TypedDict):
     redactions: int
     status: NotRequired[str]  # an edit: applied or already_applied
     observation: NotRequired[dict[str, Any]]  # `observe`: the observation as stored, checked
-
-
-class Link(TypedDict):
-    src: str
-    dst: str
-    kind: str
-    created_at: str
-
-
-class History(TypedDict):
-    chain: list[Memory]
-    links: list[Link]
-    output: NotRequired[dict[str, Any]]  # `id` named a trimmed tool output
-    observations: NotRequired[list[dict[str, Any]]]  # newest first, each checked now
-    observations_total: NotRequired[int]
-
-
-class Related(TypedDict):
-    created: bool
-    src: str
-    dst: str
-    kind: str
-
-
-class Page(TypedDict):
-    results: list[Memory]
-    has_more: bool
-    next_offset: int | None
+    links: NotRequired[list[dict[str, Any]]]  # `links`: {dst, kind, created} each
+    links_not_made: NotRequired[str]  # the write was held for review: nothing to link from
 
 
 class Revision(TypedDict):

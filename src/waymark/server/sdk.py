@@ -9,10 +9,13 @@
    `not_found`, a crash `internal`. Never a bare "Error executing tool X".
 3. The tool definitions go into every model request, so what `tools/list` advertises is
    compact (`compact_input`): no generated titles, no `anyOf` with null for an optional
-   argument, one canonical form where an argument also accepts a string, no `items` for a
-   list of strings or of items a description shapes, no sanity caps, no default for a flag
-   that is off or a number that is 0, no `"type":"string"` on a plain string property
-   (the type every client assumes; Codex writes it back), whitespace collapsed. Validation still runs against the full models, so nothing accepted changes.
+   argument, one canonical form where an argument also accepts a string, no defaults and no
+   bounds (the server applies and checks them), `"items": {}` for a list whose items the
+   description shapes or that holds strings (Codex writes `{"type":"string"}` where none is
+   given), no `"type":"string"` on a plain string property (the type every client assumes),
+   whitespace collapsed; and none of the arguments in `UNADVERTISED`, which serve people and
+   scripts more than a model's own judgement (README, "MCP tools"). Validation still runs
+   against the full models, so nothing accepted changes.
 """
 
 from __future__ import annotations
@@ -86,6 +89,50 @@ def coded(name: str, exc: ToolError) -> ToolError:
     return type(exc)(f"Error executing tool {name}: {payload}")
 
 
+# Arguments every tool accepts but does not advertise (tool -> names; "name=value" leaves
+# one value out of an enum): they cost every model request tokens, and serve a person asking
+# for them (explain a packet, a budget, another branch) or a script. README lists them.
+UNADVERTISED: dict[str, tuple[str, ...]] = {
+    "recall": (
+        "token_budget",
+        "include_session",
+        "explain",
+        "branch",
+        "packet",
+        "scope",
+        "include_inactive",
+    ),
+    "remember": ("priority", "key"),
+    "forget": ("project",),
+    "checkpoint": ("operation=record_event", "kind", "summary", "source_key", "project"),
+    "status": ("project",),
+}
+
+
+TEXTS = [{"type": "string"}, {"type": "array", "items": {}}]  # as compacted
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    return sorted(json.dumps(x, sort_keys=True) for x in a) == sorted(
+        json.dumps(x, sort_keys=True) for x in b
+    )
+
+
+def advertised(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Tool `name`'s compact input schema without its UNADVERTISED arguments."""
+    schema = compact_input(schema)
+    props = schema.get("properties") or {}
+    for hidden in UNADVERTISED.get(name, ()):
+        arg, _, value = hidden.partition("=")
+        if not value:
+            props.pop(arg, None)
+        elif arg in props and value in props[arg].get("enum", ()):
+            props[arg] = {**props[arg], "enum": [v for v in props[arg]["enum"] if v != value]}
+    if "required" in schema:
+        schema["required"] = [r for r in schema["required"] if r in props]
+    return schema
+
+
 def compact_input(schema: Any) -> Any:
     """`schema` as the model needs to read it (see the module's point 3)."""
     if isinstance(schema, list):
@@ -94,12 +141,10 @@ def compact_input(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" or (key == "default" and value is None):
+        if key in ("title", "default", "minimum", "maximum"):
             continue
         if key == "additionalProperties" and value is True:
             continue
-        if key == "default" and (value is False or (value == 0 and type(value) is int)):
-            continue  # a flag is off, a number 0, unless set
         if key == "properties":
             out[key] = {name: _untyped_text(compact_input(prop)) for name, prop in value.items()}
         elif key == "description":
@@ -109,22 +154,23 @@ def compact_input(schema: Any) -> Any:
     members = out.pop("anyOf", None)
     if members is not None:
         members = [m for m in members if m != {"type": "null"}]
+        if "description" not in out and _same(members, TEXTS):
+            return out  # a string or a list of strings, either accepted: advertised bare
         arrays = [m for m in members if m.get("type") == "array"]
         chosen = arrays[:1] if arrays else members  # the canonical form of a list argument
         if len(chosen) == 1:
             out = {**chosen[0], **out}
         else:
             out["anyOf"] = chosen
-    low, high = out.get("minimum"), out.get("maximum")
-    if isinstance(low, int) and isinstance(high, int) and high - low >= 10_000:
-        del out["minimum"], out["maximum"]  # a sanity cap, not guidance (refused if crossed)
-    if out.get("type") == "array" and isinstance(out.get("description"), str):
-        out.pop("items", None)  # the description gives the shape of each item
+    if out.get("type") == "object" and "description" in out:
+        out.pop("additionalProperties", None)  # the description gives the shape
     if "enum" in out and out.get("type") == "string":
         del out["type"]  # the values say it
-    items = out.get("items")
-    if isinstance(items, dict) and ("anyOf" in items or items == {"type": "string"}):
-        del out["items"]  # a list of strings, or of "string or object" the description names
+    if out.get("type") == "array":
+        items = out.get("items")
+        described = isinstance(out.get("description"), str)
+        if items is None or described or items == {"type": "string"} or "anyOf" in items:
+            out["items"] = {}  # strings, or the shape the description gives
     return out
 
 
@@ -147,7 +193,7 @@ class Server(MCPServer):
     async def list_tools(self) -> list[Any]:
         tools = await super().list_tools()
         for tool in tools:
-            tool.input_schema = compact_input(tool.input_schema)
+            tool.input_schema = advertised(tool.name, tool.input_schema)
             if tool.description:
                 tool.description = " ".join(tool.description.split())
         return tools
