@@ -40,9 +40,14 @@ def load(bench: pathlib.Path, name: str, tmp: pathlib.Path) -> tuple[list[str], 
         for line in f:
             row = json.loads(line)
             groups.setdefault(row["group"], []).append(
-                json.dumps(
-                    {"key": row["id"], "text": row["text"], "timestamp": row.get("timestamp")}
-                )
+                json.dumps(  # a session's turns are embedded with their neighbours
+                    {
+                        "key": row["id"],
+                        "text": row["text"],
+                        "timestamp": row.get("timestamp"),
+                        "session": row.get("session"),
+                    }
+                )  # fmt: skip
             )
     for group, lines in groups.items():
         (tmp / f"{group}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

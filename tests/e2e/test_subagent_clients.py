@@ -46,23 +46,27 @@ def test_a_subagent_gets_the_small_packet(clients, client, monkeypatch, tmp_path
     # Claude Code names the subagent's type; its memories reach that subagent only.
     own = pinned("Subagents of this type write tests first", "general-purpose")
     other = pinned("Reviewers never edit files", "reviewer")
-    # Codex exec can end the main turn, and exit, before the sub-agent it spawned sends its
-    # first request (its race, seen in about one run in four before and after Waymark's
-    # changes; also after three main requests, about one run in ten): such a run says nothing
-    # about the packet, so it is run again, at most twice. A packet that never comes still
-    # fails: three runs in a row without it.
+    # Turns go to requests in arrival order, and Codex exec exits when its main turn ends,
+    # sub-agent or not: when the main agent asked before the sub-agent's first request (its
+    # SubagentStart hook runs first; on a loaded machine, often), "Working." ended the run
+    # before the sub-agent asked at all. The second turn is a pause instead: whoever takes
+    # it, the sub-agent's first request comes while the main agent waits. A run that still
+    # misses it is run again, at most twice; three in a row fail.
+    tried = []
     for _ in range(3):
         result = clients.run(
             client,
-            [spawn(client), {"text": "Working."}, {"text": "Sub done."}, {"text": "Done."}],
+            [spawn(client), {"shell": "sleep 2"}, {"text": "Sub done."}, {"text": "Done."}],
             run_dir=run_dir,
             hooks=clients.hooks(client),
         )
         bodies = [json.dumps(r["body"]) for r in result.main_requests]
         sub = [b for b in bodies if 'kind=\\"subagent\\"' in b]
-        if client != "codex" or sub:
+        hooked = conn.execute("SELECT count(*) FROM injections WHERE hook = 'SubagentStart'")
+        tried.append({**result.summary(), "subagent_packets": hooked.fetchone()[0]})
+        if sub:
             break
-    assert sub, "no request carried the subagent packet"
+    assert sub, f"no request carried the subagent packet: {json.dumps(tried, indent=1)}"
     assert "write refund() next to charge()" in sub[0]
     assert other.id not in sub[0]
     if client == "claude":

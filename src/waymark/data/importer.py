@@ -1,6 +1,8 @@
 """Bulk-load memories from JSON lines, fast and re-runnable.
 
-Each line: {"key", "text" | "content", "title"?, "type"?, "tags"?, "timestamp"?}. A key whose
+Each line: {"key", "text" | "content", "title"?, "type"?, "tags"?, "timestamp"?, "session"?,
+"source"?}; lines of one "session" are turns of one conversation, each embedded with its
+neighbours (recall/vectors.py `with_context`). A key whose
 latest record holds the same content is skipped; a changed one supersedes it; one the user
 archived or erased stays removed. Rows commit in batches, so thousands load per second, and
 a bad line stops the run with its line number before anything of its batch is written.
@@ -10,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from waymark.base import redact
 from waymark.curation import agent_writes
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.memories import store
@@ -23,6 +26,7 @@ from waymark.storage.connection import Connection
 from waymark.storage.memories import latest_by_key, latest_by_keys
 
 BATCH = 500
+MAX_SESSION = 200  # characters of a line's "session"
 
 
 @dataclass
@@ -52,8 +56,12 @@ def parse_line(project: Project, line: str, lineno: int) -> Draft:
         raise InvalidArgument(
             f'line {lineno}: needs "key" and "text" (or "content") as strings', line=lineno
         )
+    session = row.get("session")
+    if session is not None and (isinstance(session, bool) or not isinstance(session, (str, int))):
+        raise InvalidArgument(f'line {lineno}: "session" is a string or a number', line=lineno)
     try:
-        return make_draft(
+        session_id, n_session = redact.scrub(str(session)[:MAX_SESSION]) if session else (None, 0)
+        draft = make_draft(
             project,
             type=row.get("type") or "note",
             content=text,
@@ -64,7 +72,9 @@ def parse_line(project: Project, line: str, lineno: int) -> Draft:
             actor="import",
             client="import",
             source_ref=row.get("source"),
+            session_id=session_id,
         )
+        return replace(draft, redactions=draft.redactions + n_session) if n_session else draft
     except WaymarkError as exc:
         exc.message = f"line {lineno}: {exc.message}"
         exc.details["line"] = lineno

@@ -968,6 +968,13 @@ CREATE INDEX memories_by_hash ON memories (project_id, substr(content_hash, 1, 1
 WHERE status = 'active';
 """
 
+# Imported conversation turns by session, in order: a turn is embedded with its neighbours
+# (recall/vectors.py `with_context`). Only such turns are in it.
+M045_TURNS = """
+CREATE INDEX memories_by_turn ON memories (project_id, session_id, event_time)
+WHERE actor = 'import' AND session_id IS NOT NULL;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1013,6 +1020,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m042_map_edges_held", M042_MAP_EDGES_HELD),
     ("m043_vector_seq", M043_VECTOR_SEQ),
     ("m044_smaller_indexes", M044_SMALLER_INDEXES),
+    ("m045_turns", M045_TURNS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,17 +26,45 @@ def _scope_sql(project_id: str | None) -> tuple[str, tuple[Any, ...]]:
 def embedding_state(
     conn: Connection, model: str, project_id: str | None, memory_ids: list[str] | None = None
 ) -> list[tuple[Any, ...]]:
-    """(rowid, title, content, tags as JSON, stored text_hash or None) of every active memory
-    in scope, or of those of `memory_ids` still active (what a write just made), by rowid."""
+    """(rowid, title, content, tags as JSON, stored text_hash or None, turn) of every active
+    memory in scope, or of those of `memory_ids` still active (what a write just made), by
+    rowid; `turn` is (project id, session, event time, place) for an imported conversation
+    turn (`session_turns`), else None."""
     if memory_ids is None:
         where, params = _scope_sql(project_id)
     else:
         where, params = "m.id IN (SELECT value FROM json_each(?))", (json.dumps(memory_ids),)
+    return [
+        (*row[:5], (row[5], row[6], row[7], row[8]) if row[6] is not None else None)
+        for row in conn.execute(
+            "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash, m.project_id,"
+            f" CASE WHEN {TURN} THEN m.session_id END, m.event_time,"
+            f" CASE WHEN {TURN} THEN {PLACE} END FROM memories m"
+            " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
+            f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
+            (model, *params),
+        )
+    ]
+
+
+# An imported conversation turn: a memory `waymark import` wrote with a session (m045's
+# index holds exactly these).
+TURN = "m.actor = 'import' AND m.session_id IS NOT NULL"
+# A turn's place among turns of one time: where its key was first written (a turn changed
+# by a later import keeps its place; it is a new record, written last).
+PLACE = "(SELECT min(k.rowid) FROM memories k WHERE k.project_id = m.project_id AND k.key = m.key)"
+
+
+def session_turns(conn: Connection, sessions: list[tuple[str, str]]) -> list[tuple[Any, ...]]:
+    """(project id, session, rowid, title, content, tags as JSON) of the active imported turns
+    of each (project id, session), in each session's order (event time, then place)."""
     return conn.execute(
-        "SELECT m.rowid, m.title, m.content, m.tags, v.text_hash FROM memories m"
-        " LEFT JOIN vectors v ON v.memory_rowid = m.rowid AND v.model = ?"
-        f" WHERE m.status = 'active' AND {where} ORDER BY m.rowid",
-        (model, *params),
+        "SELECT m.project_id, m.session_id, m.rowid, m.title, m.content, m.tags"
+        " FROM json_each(?) s JOIN memories m INDEXED BY memories_by_turn"
+        " ON m.project_id = s.value ->> 0 AND m.session_id = s.value ->> 1"
+        f" WHERE {TURN} AND m.status = 'active'"
+        f" ORDER BY m.project_id, m.session_id, m.event_time, {PLACE}",
+        (json.dumps(sessions),),
     ).fetchall()
 
 
