@@ -248,7 +248,7 @@ def test_scoring_stops_early_without_changing_the_answer(conn, project, monkeypa
     queries = ["cache eviction", "cache minutes 42", "eviction"]
     early = [top(conn, project, q, limit=5) for q in queries]
     monkeypatch.setattr(
-        fusion, "ceiling", lambda named, s, branch=None: math.inf
+        fusion, "ceiling", lambda named, s, branch=None, dated=None: math.inf
     )  # score every candidate
     assert [top(conn, project, q, limit=5) for q in queries] == early
 

@@ -20,6 +20,7 @@ import time
 
 from waymark.base.clock import epoch
 from waymark.projects import pathnames
+from waymark.recall.when import fits
 
 TYPE_CHECKING = False  # typing and datetime would cost a hook process several ms
 
@@ -126,13 +127,15 @@ def multipliers(
     feedback: float = 0.0,
     outcome: str | None = None,
     measured: tuple[int, int] = (0, 0),
+    dated: Any = None,
 ) -> dict[str, float]:
     """Each bounded adjustment of a candidate's fused score; `branch` is the one checked out
     now (a decision written there is preferred); `feedback` is the memory's net feedback for
     this query (`ranked._feedback`), within ±`feedback_boost`; `outcome` what became of the
     change it led to in git (held or reverted: `curation.outcomes`); `measured` its
     (shown, used) counts since use is measured (`curation.use`): shown often and never used,
-    it decays faster, to `unused_floor` at most."""
+    it decays faster, to `unused_floor` at most; `dated` the dates the query names
+    (`when.cue`): a memory of one of them gets `when_boost`."""
     return {
         "unused": _unused(*measured, s),
         "outcome": s.reverted_factor
@@ -150,6 +153,7 @@ def multipliers(
         if branch and memory.type in BRANCH_TYPES and memory.git_branch == branch
         else 1.0,
         "feedback": 1.0 + s.feedback_boost * math.tanh(feedback / 2.0) if feedback else 1.0,
+        "when": 1.0 + s.when_boost if dated is not None and fits(dated, memory.event_time) else 1.0,
     }
 
 
@@ -165,7 +169,7 @@ def _unused(shown: int, used: int, s: Settings) -> float:
     return max(s.unused_floor, 1.0 - s.unused_step * (shown - UNUSED_AFTER + 1))
 
 
-def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:
+def ceiling(named: list[str], s: Settings, branch: str | None = None, dated: Any = None) -> float:
     """The largest product `multipliers` can return (recency never exceeds 1)."""
     scope = 1.0 + max(s.file_fit, s.dir_fit) if named else 1.0
     on_branch = 1.0 + s.branch_boost if branch else 1.0
@@ -176,6 +180,7 @@ def ceiling(named: list[str], s: Settings, branch: str | None = None) -> float:
         * on_branch
         * (1.0 + s.feedback_boost)
         * (1.0 + s.held_boost)
+        * (1.0 + s.when_boost if dated is not None else 1.0)
     )
 
 

@@ -35,13 +35,14 @@ FTS_WEIGHTS = (16.0, 4.0, 8.0, 8.0)
 #   reverted_factor      ...or was reverted: x0.5 (shown with the flag)
 #   unused_step          a memory shown 5+ times and never used loses 5% a showing...
 #   unused_floor         ...down to x0.75 at most (curation/use.py measures the use)
+#   when_boost           the query names a date its event time falls on (recall/when.py)
 Settings = record(
     "Settings",
     "lexical_weight semantic_weight path_weight fuzzy_weight expansion_weight graph_weight"
     " query_terms candidates semantic_candidates feedback_docs expansion_terms"
     " expansion_max_df graph_seeds half_life_days recency_floor use_boost priority_step"
     " pin_boost file_fit dir_fit query_max_share fuzzy_below query_max_rows branch_boost"
-    " feedback_boost held_boost reverted_factor unused_step unused_floor",
+    " feedback_boost held_boost reverted_factor unused_step unused_floor when_boost",
     defaults=[
         1.0,
         0.8,
@@ -72,6 +73,7 @@ Settings = record(
         0.5,
         0.05,
         0.75,
+        1.0,
     ],
 )
 DEFAULT = Settings()

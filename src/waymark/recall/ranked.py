@@ -25,7 +25,7 @@ from waymark.base.record import record
 from waymark.memories.kinds import check_types
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
-from waymark.recall import fusion
+from waymark.recall import fusion, when
 from waymark.recall import lexical as fts
 from waymark.recall.knobs import DEFAULT, FTS_WEIGHTS, Light, Settings
 from waymark.storage import memories as rows
@@ -168,6 +168,7 @@ def recall(
 
     # Candidates are scored on a few light columns; only the winners are read whole.
     words = set(tokens(query))
+    dated = when.cue(query, now)
     settled = outcome_rows.any_settled(conn, project.id)
     outcomes: dict[int, tuple[str, str | None, int]] = {}
 
@@ -183,7 +184,7 @@ def recall(
                 multipliers = fusion.multipliers(
                     light, uses, last_used, named, settings, now, current_branch,
                     said.get(rowid, 0.0), outcomes[rowid][0] if rowid in outcomes else None,
-                    (shown, used),
+                    (shown, used), dated,
                 )  # fmt: skip
                 final = fused[rowid]["fused"]
                 for value in multipliers.values():
@@ -191,7 +192,7 @@ def recall(
                 out.append((final, (final, light.id, rowid, multipliers)))
         return out
 
-    ceiling = fusion.ceiling(named, settings, current_branch)
+    ceiling = fusion.ceiling(named, settings, current_branch, dated)
     scored = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
     scored.sort(key=lambda item: (-item[0], item[1]))
     if not include_inactive:
