@@ -674,3 +674,14 @@ def test_remember_links_what_it_writes_and_refuses_a_bad_link_before_writing(cal
         call("remember", {"type": "note", "content": "Waits", "links": [{"id": cause["id"]}]})
     )
     assert held["code"] == "capture_refused"
+
+
+def test_recall_with_files_and_no_query_tells_what_is_known_about_them(call):
+    saved = ok(call("remember", {"type": "warning", "content": "core.run() must stay sync",
+                                 "scope": "file", "target": "src/pkg/core.py"}))  # fmt: skip
+    ok(call("remember", {"type": "note", "content": "Unrelated note about the docs"}))
+    got = ok(call("recall", {"paths": ["src/pkg/core.py"]}))
+    assert [m["id"] for m in got["file_memories"]] == [saved["memory"]["id"]]
+    assert got["results"][0]["id"] == saved["memory"]["id"] and "has_more" not in got
+    team = error(call("recall", {"team": True}))
+    assert team["code"] == "invalid_argument" and "query" in team["message"]

@@ -97,7 +97,9 @@ def recall_tool(
             told = {"project": proj.to_dict(), "semantic": False, "results": [],
                     "map": answer.map_answer(conn, proj, map, token_budget)}  # fmt: skip
             return cast(Recalled, told | {"tokens": answer.cost(told)})
-        if query is None:
+        if not (query or "").strip() and not paths:  # no query, no files: browse
+            if team:
+                raise InvalidArgument("team recall needs a query", fields=["team"])
             page = browse.list_memories(
                 conn, proj, query=None, types=_many(types), tags=_many(tags), scope=scope,
                 target=target, include_inactive=include_inactive, limit=limit or BROWSED,
@@ -110,17 +112,20 @@ def recall_tool(
                 "recall takes a larger limit instead",
                 fields=["offset"],
             )
+        query = query or ""  # files alone: what is known about them
         limit = limit or RANKED
         if limit > RANKED_MAX:
             raise InvalidArgument(f"a ranked recall returns at most {RANKED_MAX} memories",
                                   fields=["limit"])  # fmt: skip
         if team:
+            if not query.strip():
+                raise InvalidArgument("team recall needs a query", fields=["team"])
             from waymark.team.recall import team_recall
 
             shared = team_recall(conn, proj, query, limit=limit)
             return cast(Recalled, answer.team_answer(proj, shared, detail=detail,
                                                      budget=token_budget))  # fmt: skip
-        near = state.semantic_for(conn, proj, query)
+        near = state.semantic_for(conn, proj, query) if query.strip() else None
         hits = recall.recall(
             conn,
             proj,
@@ -141,6 +146,8 @@ def recall_tool(
             include_session=include_session, paths=_many(paths), agent=agent,
             budget=token_budget,
         )  # fmt: skip
+        if not query.strip():
+            return cast(Recalled, told)  # files alone: their memories, nothing to search for
         from waymark.codemap import notes
 
         found = notes.search(conn, proj, query, NOTES_SHOWN, notes.ALL_KINDS)
