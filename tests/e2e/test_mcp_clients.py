@@ -73,3 +73,53 @@ def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
     assert "Port the zebra importer" in recalled["checkpoint"]["text"]
     conflict = next(t for t in texts if "conflict" in t)
     assert current.revision.id in conflict  # the error names the current revision
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_the_five_tools_browse_link_and_read_a_history_in_the_real_clients(
+    clients, client, tmp_path
+):
+    """What `list`, `history` and `relate` did, through `recall` and `remember` as each
+    client sends them (their definitions as the clients shape them: no defaults, bare lists)."""
+    run_dir = tmp_path / "run"
+    first = clients.run(
+        client,
+        [
+            {
+                "tool": "mcp__waymark__remember",
+                "input": {
+                    "type": "incident",
+                    "content": "The zebra import ran out of memory",
+                    "tags": ["zebra", "oom"],
+                },
+            },
+            {"text": "Saved."},
+        ],  # fmt: skip
+        run_dir=run_dir,
+    )
+    incident = payload(next(t for t in tool_texts(first) if '"memory"' in t))["memory"]["id"]
+    second = clients.run(
+        client,
+        [
+            {
+                "tool": "mcp__waymark__remember",
+                "input": {
+                    "type": "solution",
+                    "content": "Stream the zebra rows in batches of 500",
+                    "links": [{"id": incident, "kind": "solves"}],
+                },
+            },
+            {"tool": "mcp__waymark__recall", "input": {"limit": 5, "detail": "compact"}},
+            {"tool": "mcp__waymark__recall", "input": {"id": incident}},
+            {"text": "Done."},
+        ],  # fmt: skip
+        run_dir=run_dir,
+    )
+    texts = [payload(t) for t in tool_texts(second) if "{" in t]
+    solved = next(t for t in texts if "links" in t and "memory" in t)
+    assert solved["links"] == [{"dst": incident, "kind": "solves", "created": True}]
+    browsed = next(t for t in texts if "has_more" in t)
+    assert [m["type"] for m in browsed["results"]] == ["solution", "incident"]
+    history = next(t for t in texts if "chain" in t)
+    assert history["chain"][0]["id"] == incident
+    assert history["links"][0]["kind"] == "solves" and history["links"][0]["dst"] == incident
