@@ -114,3 +114,40 @@ def test_an_import_keeps_a_session_scrubbed_and_refuses_one_of_another_kind(conn
         with pytest.raises(InvalidArgument, match='line 1: "session" is a string or a number'):
             import_lines(conn, project, lines({"key": "k3", "text": "x", "session": bad}))
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 2
+
+
+def test_import_then_index_as_a_user_runs_them_embeds_each_turn_with_its_context(tmp_path):
+    """`waymark import` and `waymark index` as processes, with the model the tests load."""
+    import subprocess
+    import sys
+
+    from waymark.storage import connection as db
+
+    lines_file = tmp_path / "chat.jsonl"
+    lines_file.write_text("\n".join(lines(
+        *turns("d1", "Ann: did you finish the charity race?", "Bo: yes, last Saturday, 10 km!",
+               "Ann: well done"),
+        *turns("d2", "Bo: my knee hurts since then"),
+    )) + "\n", encoding="utf-8")  # fmt: skip
+
+    def waymark(*args):
+        done = subprocess.run([sys.executable, "-m", "waymark", *args, "--json"],
+                              capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert waymark("import", str(lines_file), "--project", "convo")["created"] == 4
+    assert waymark("index", "--project", "convo")["embedded"] == 4
+    conn = db.connect()
+    stored = dict(conn.execute(
+        "SELECT m.content, v.text_hash FROM memories m JOIN vectors v ON v.memory_rowid = m.rowid"
+    ).fetchall())  # fmt: skip
+    own = "Bo: yes, last Saturday, 10 km!"
+    context = "\n".join([own, "Ann: did you finish the charity race?", "Ann: well done"])
+    assert stored[own] == vectors.text_hash(context) != vectors.text_hash(own)
+    alone = "Bo: my knee hurts since then"  # the only turn of its session
+    assert stored[alone] == vectors.text_hash(alone)
+    assert waymark("index", "--project", "convo")["embedded"] == 0  # nothing stale
+    found = waymark("recall", "how long was the charity race", "--project", "convo")
+    assert found["results"]
+    conn.close()
