@@ -33,8 +33,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "file",
         nargs="?",
-        help='JSON lines: {"key", "text"|"content", "title"?, "type"?, '
-        '"tags"?, "timestamp"?}, or a `waymark export` file; - for stdin',
+        help='JSON lines: {"key", "text"|"content", "title"?, "type"?, "tags"?, '
+        '"timestamp"?, "session"?, "source"?} (lines of one session: turns of one '
+        "conversation, each embedded with its neighbours), or a `waymark export` file; - for "
+        "stdin",
     )
     p.add_argument(
         "--from",
