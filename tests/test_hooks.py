@@ -904,3 +904,23 @@ def test_claude_codes_failure_error_loses_its_exit_code_line():
     assert (event.failed, event.exit_code, event.error) == (True, 2, "E   boom")
     event = normalise({"error": "Command timed out", "session_id": "s"}, "PostToolUseFailure")
     assert (event.failed, event.exit_code, event.error) == (True, None, "Command timed out")
+
+
+def test_past_a_thousand_rules_the_packet_counts_them_as_a_thousand_plus(conn, enabled, repo):
+    """Rules are counted up to briefing.RULES_COUNTED: a store of many says "N+", and costs
+    the session start no more than a thousand index entries."""
+    from waymark.memories.draft import make_draft
+    from waymark.memories.store import insert
+    from waymark.packets.briefing import RULES_COUNTED, count_rules
+    from waymark.storage import connection as db
+
+    with db.write(conn):
+        for i in range(RULES_COUNTED + 20):
+            draft = make_draft(enabled, type="convention", pinned=True,
+                               content=f"Pinned rule {i}: keep the careful habit number {i}")  # fmt: skip
+            insert(conn, enabled, draft)
+    assert count_rules(conn, enabled) == RULES_COUNTED + 1  # stopped counting
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    shown = text.count("Pinned rule ")
+    said = text.split("Left out: ")[1].split(" from rules")[0]
+    assert said == f"{RULES_COUNTED - shown}+", said  # at least: it stopped counting

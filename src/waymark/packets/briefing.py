@@ -82,10 +82,19 @@ def pinned_rules(
     return found[:limit]
 
 
+# Rules are counted up to this many: a packet says "1000+" past it (a million memories held
+# 65,000 rules, and counting them cost a session start several milliseconds).
+RULES_COUNTED = 1000
+
+
 def count_rules(conn: Connection, project: Project, agent: str | None = None) -> int:
-    """Every rule `pinned_rules` could show: the project's and the global ones."""
+    """Every rule `pinned_rules` could show, the project's and the global ones, counted up to
+    RULES_COUNTED: a larger count is RULES_COUNTED + 1 (say it "RULES_COUNTED+")."""
     now = clock.second()
-    return rows.count_rules(conn, project.id, now, agent) + rows.count_rules(conn, None, now, agent)
+    mine = rows.count_rules(conn, project.id, now, agent, RULES_COUNTED)
+    if mine > RULES_COUNTED:
+        return mine
+    return min(RULES_COUNTED + 1, mine + rows.count_rules(conn, None, now, agent, RULES_COUNTED))
 
 
 EXPIRED_SLACK = 20  # rows read past what a packet shows, for ones found expired

@@ -30,6 +30,12 @@ HEADER = (
 Section = record("Section", "title items budget more notes", defaults=(0, None))
 
 
+class AtLeast(int):
+    """A `more` that stopped counting at its cap: said "N+"."""
+
+    __slots__ = ()
+
+
 def render(kind: str, sections: list[Section], budget: int) -> str:
     """The fenced packet, or "" when no section has anything to say. The whole text, the
     note of what was left out included, stays within `budget` tokens."""
@@ -87,7 +93,8 @@ def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:
             parts.append(block)
             used += estimate(block) + 1
         if left_out + section.more:
-            omitted.append(f"{left_out + section.more} from {section.title.lower()} (budget)")
+            plus = "+" if isinstance(section.more, AtLeast) else ""
+            omitted.append(f"{left_out + section.more}{plus} from {section.title.lower()} (budget)")
     if not parts:
         return "", 0
     if omitted:

@@ -104,10 +104,16 @@ def rules(
     (everyone's, and `agent`'s for a subagent of that type): their lines, (id, why) notes,
     and how many more there are than were read. One that a file `client` loads states
     already is left out."""
-    from waymark.packets.briefing import count_rules, pinned_rules
+    from waymark.packets.briefing import RULES_COUNTED, count_rules, pinned_rules
+    from waymark.packets.render import AtLeast
 
     memories = pinned_rules(conn, project, RULES_READ, agent)
-    more = count_rules(conn, project, agent) - len(memories) if len(memories) == RULES_READ else 0
+    more = 0
+    if len(memories) == RULES_READ:
+        counted = count_rules(conn, project, agent)
+        more = counted - len(memories)
+        if counted > RULES_COUNTED:  # stopped counting: at least this many more
+            more = AtLeast(RULES_COUNTED - len(memories))
     stated = not_restated(project, memories, client)
     memories = [m for m in memories if m not in stated]
     notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]
@@ -118,7 +124,7 @@ def rules(
         )
         lines.append(f"- ({len(stated)} more already in {files})")
         notes.append((None, "said by the client's own instructions: left out"))
-    return lines, notes, max(0, more)
+    return lines, notes, more if isinstance(more, AtLeast) else max(0, more)
 
 
 def not_restated(

@@ -400,15 +400,17 @@ def recent_events(conn: Connection, project_id: str, limit: int) -> list[Memory]
 
 
 def count_rules(
-    conn: Connection, project_id: str | None, now: str, agent: str | None = None
+    conn: Connection, project_id: str | None, now: str, agent: str | None = None, cap: int = 0
 ) -> int:
-    """How many rules `rules` could return, unexpired (the packet says how many it left out)."""
+    """How many rules `rules` could return, unexpired (the packet says how many it left out);
+    with `cap`, counting stops past `cap` (cap + 1 means "more than cap")."""
     owner = "project_id IS NULL" if project_id is None else "project_id = ?"
     whose, whose_params = agent_where(agent)
     params: tuple[Any, ...] = () if project_id is None else (project_id,)
+    limit = f" LIMIT {int(cap) + 1}" if cap else ""
     row: Any = conn.execute(
-        f"SELECT count(*) FROM memories INDEXED BY memories_rules WHERE {owner} AND"
-        f" {_RULES_WHERE} AND (valid_until IS NULL OR valid_until > ?) AND {whose}",
+        f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_rules WHERE {owner}"
+        f" AND {_RULES_WHERE} AND (valid_until IS NULL OR valid_until > ?) AND {whose}{limit})",
         (*params, now, *whose_params),
     ).fetchone()
     return int(row[0])  # from the index alone (m012 and m021 put valid_until, agent in it)
