@@ -5,6 +5,8 @@ python -I -c "from waymark.hooks.session_start import main;main()" claude-code|c
 
 from __future__ import annotations
 
+import os
+
 from .runtime import Context, context_output, log, run
 
 TYPE_CHECKING = False
@@ -15,6 +17,7 @@ NAME = "SessionStart"
 
 
 def handle(ctx: Context) -> str | None:
+    started = _begin_status(ctx.event.cwd)  # git works while the store is opened
     if not ctx.capturing():
         return None
     _warn_config(ctx)
@@ -25,14 +28,35 @@ def handle(ctx: Context) -> str | None:
     if ctx.records and (event.source or "startup") in ("startup", "clear"):
         _refresh_map(ctx, later.append)
     text = start_session(
-        ctx.conn, ctx.project, event.session_id, event.client, event.source, record=ctx.records
-    )
+        ctx.conn, ctx.project, event.session_id, event.client, event.source,
+        record=ctx.records, started=started,
+    )  # fmt: skip
     if later:
         from waymark.codemap.snapshot import in_background
 
         for root in later:
             in_background(root)
     return context_output(NAME, text) if text else None
+
+
+def _begin_status(cwd: str | None) -> tuple[str, object] | None:
+    """(the working tree of `cwd`, its `git status` begun now), or None outside git. The
+    packet reads it after opening the store and its own queries: at a million memories it
+    had waited up to 6 ms for git, having begun it only then."""
+    from waymark import home
+    from waymark.projects import git
+    from waymark.projects.locate import locate
+
+    if not os.path.exists(home.db_path()):  # a first session: capturing() decides first
+        return None
+    try:
+        where = locate(cwd or os.getcwd())
+    except Exception:  # no such directory: the hook goes on, and capturing() decides
+        return None
+    if where.how == "directory":
+        return None
+    status = git.start_dirty(where.top)
+    return (where.top, status) if status is not None else None
 
 
 def _warn_config(ctx: Context) -> None:

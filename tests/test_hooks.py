@@ -924,3 +924,23 @@ def test_past_a_thousand_rules_the_packet_counts_them_as_a_thousand_plus(conn, e
     shown = text.count("Pinned rule ")
     said = text.split("Left out: ")[1].split(" from rules")[0]
     assert said == f"{RULES_COUNTED - shown}+", said  # at least: it stopped counting
+
+
+def test_session_start_begins_git_status_before_it_opens_the_store(conn, enabled, repo, tmp_path):
+    """`git status` runs while the hook imports and opens the store (at a million memories
+    the packet had waited for it); the packet reads it, or starts its own for another tree."""
+    from waymark.hooks.session_start import _begin_status
+
+    from waymark.packets.session_start import start_session
+    from waymark.projects import git
+
+    (repo / "new.txt").write_text("x", encoding="utf-8")
+    root, status = _begin_status(str(repo / "src"))
+    assert root == str(repo.resolve()) and git.finish_dirty(status, root) == git.dirty(root)
+    assert _begin_status(str(tmp_path)) is None  # not in git
+    text = start_session(conn, enabled, "early-1", "claude-code", "startup",
+                         started=_begin_status(str(repo)))  # fmt: skip
+    assert text and "new.txt" in text  # the repository since last session, from it
+    other = start_session(conn, enabled, "early-2", "claude-code", "startup",
+                          started=("/elsewhere", None))  # fmt: skip
+    assert other and "new.txt" in other  # not its tree: it asked git itself

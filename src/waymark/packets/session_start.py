@@ -14,6 +14,7 @@ from waymark.packets.render import Section, render
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
@@ -32,16 +33,21 @@ def start_session(
     source: str | None,
     *,
     record: bool = True,
+    started: tuple[str, Any] | None = None,
 ) -> str | None:
     """Open the session's ledger and return the text to inject for this `source`, if any.
-    With `record` False (capture read-only) nothing is written, only read."""
+    With `record` False (capture read-only) nothing is written, only read. `started` is
+    (a working tree, its `git status` begun by the caller): used when it is the project's."""
     from waymark.handoff import ledger
     from waymark.packets.seen import note_injected
     from waymark.projects import git
 
     source = source or "startup"
     root = project.files
-    status = git.start_dirty(root)  # git works while we read the database
+    # git works while we read the database; begun by the caller before it opened the store,
+    # it is done, or nearly
+    mine = started is not None and started[0] == root
+    status = started[1] if started is not None and mine else git.start_dirty(root)
     snapshot: list[dict[str, str] | None] = []
 
     def dirty() -> dict[str, str] | None:
