@@ -46,8 +46,7 @@ def start_session(
     root = project.files
     # git works while we read the database; begun by the caller before it opened the store,
     # it is done, or nearly
-    mine = started is not None and started[0] == root
-    status = started[1] if started is not None and mine else git.start_dirty(root)
+    status = started[1] if started and started[0] == root else git.start_dirty(root)
     snapshot: list[dict[str, str] | None] = []
 
     def dirty() -> dict[str, str] | None:

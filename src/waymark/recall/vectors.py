@@ -93,12 +93,12 @@ def _scan(
 
 
 # An imported conversation turn ("Mel: Yes, last week!") says little alone: it is embedded
-# with up to this many turns of its session either side (after its own text, so a model that
-# truncates cuts the neighbours first). Development set (bench/retrieval.py): hybrid R@10
-# 0.697 -> 0.726, nDCG@10 0.543 -> 0.559, MRR@10 0.519 -> 0.531 with 2; 1 gave 0.708 / 0.548,
-# 3 gave 0.707 / 0.545. A turn is embedded again when a neighbour changes (its text hash).
-# Cut at 128 tokens (its own text first): as good (R@10 0.737, nDCG@10 0.565) and `waymark
-# index` of the set 54 -> 36 s (14.8 s for the turns alone); 96 tokens lost R@10 (0.724).
+# with up to this many turns of its session either side, after its own text, the whole cut
+# at CONTEXT_MAX_TOKENS (a cut loses neighbours first). Development set (bench/retrieval.py),
+# hybrid R@10 0.697 before: 0.737 with 2 turns and 128 tokens (nDCG@10 0.543 -> 0.565),
+# 0.735 at the model's 256 tokens (and `waymark index` of the set 54 s, not 34), 0.724 at
+# 96; in a first trial across sessions, 1 turn gave 0.708 and 3 gave 0.707 where 2 gave
+# 0.726. A turn is embedded again when a neighbour changes (its text hash).
 CONTEXT_TURNS = 2
 CONTEXT_MAX_TOKENS = 128
 

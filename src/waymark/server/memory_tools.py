@@ -97,9 +97,9 @@ def recall_tool(
             told = {"project": proj.to_dict(), "semantic": False, "results": [],
                     "map": answer.map_answer(conn, proj, map, token_budget)}  # fmt: skip
             return cast(Recalled, told | {"tokens": answer.cost(told)})
+        if team and not (query or "").strip():
+            raise InvalidArgument("team recall needs a query", fields=["team"])
         if not (query or "").strip() and not paths:  # no query, no files: browse
-            if team:
-                raise InvalidArgument("team recall needs a query", fields=["team"])
             page = browse.list_memories(
                 conn, proj, query=None, types=_many(types), tags=_many(tags), scope=scope,
                 target=target, include_inactive=include_inactive, limit=limit or BROWSED,
@@ -118,8 +118,6 @@ def recall_tool(
             raise InvalidArgument(f"a ranked recall returns at most {RANKED_MAX} memories",
                                   fields=["limit"])  # fmt: skip
         if team:
-            if not query.strip():
-                raise InvalidArgument("team recall needs a query", fields=["team"])
             from waymark.team.recall import team_recall
 
             shared = team_recall(conn, proj, query, limit=limit)
