@@ -80,7 +80,7 @@ def _confirmed_before(session_id: str, key: str) -> bool:
     home, so a read-only session needs no database write); marks it otherwise."""
     import hashlib
 
-    from .markers import mark
+    from waymark.base.markers import mark
 
     digest = hashlib.sha256(f"{session_id}\0{key}".encode()).hexdigest()[:32]
     return mark("guard", digest, GUARD_MARKER_DAYS * 86400, sweep_each=True)

@@ -93,7 +93,7 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         data = parse_payload(raw)
         if data is not None:
             outcome = "repeat"
-        key = delivery_key(name, raw)
+        key = delivery_key(name, raw, data, client)
         if data is not None and first_delivery(key):
             outcome = "ok"
             _replay_spool()
@@ -219,29 +219,23 @@ def _salvage(raw: bytes) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-DEDUPE_DIR = "hookruns"
-DEDUPE_WINDOW_S = 30.0
+def delivery_key(name: str, raw: bytes, data: dict | None, client: str) -> str:
+    """The key that runs this event once (`markers.first_delivery`): a Claude Code prompt's
+    is its session and `prompt_id`, shared with the MCP `hook` tool that may answer it first."""
+    from waymark.base.markers import delivery_key as payload_key
+    from waymark.base.markers import prompt_key
 
-
-def delivery_key(name: str, raw: bytes) -> str:
-    """What names one delivery of one event: its name and its payload's length and checksums
-    (payloads carry unique ids: a tool call's, a prompt's)."""
-    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
-
-    return f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+    if name == "UserPromptSubmit" and client == "claude-code" and data is not None:
+        session, prompt_id = data.get("session_id"), data.get("prompt_id")
+        if isinstance(session, str) and isinstance(prompt_id, str) and prompt_id:
+            return prompt_key(session, prompt_id)
+    return payload_key(name, raw)
 
 
 def first_delivery(key: str) -> bool:
-    """False when this exact event was already delivered to Waymark: the plugin route and
-    the `waymark install` route may both be registered, and each event must run once."""
-    if not os.path.isdir(home.data_home()):
-        return True
-    from .markers import mark
+    from waymark.base.markers import first_delivery as first
 
-    try:
-        return not mark(DEDUPE_DIR, key, DEDUPE_WINDOW_S)
-    except OSError:
-        return True  # no marker: run it (a second run is safer than none)
+    return first(key)
 
 
 WARM_S = 0.3  # a warm answer's deadline; past it the hook does the work itself

@@ -8,7 +8,9 @@ Claude Code keeps user settings in `$CLAUDE_CONFIG_DIR/settings.json` (default
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 
 from . import commands, hookconfig, jsonedit, mcpjson
 from .files import client_dir, display
@@ -40,8 +42,29 @@ def found() -> bool:
 # settings.json
 
 
-def add_settings(text: str | None, path: str, python: str, windows: bool) -> tuple[str, dict]:
-    groups = commands.hook_groups(python, commands.CLAUDE, windows=windows)
+TOOL_HOOKS_SINCE = (2, 1, 118)  # the first Claude Code that runs "mcp_tool" hooks
+VERSION_TIMEOUT_S = 20.0
+
+
+def runs_tool_hooks() -> bool:
+    """Whether the Claude Code on PATH runs `mcp_tool` hooks; False when there is none or
+    its version cannot be read (an older one might refuse the settings file's hooks)."""
+    exe = shutil.which("claude")
+    if not exe:
+        return False
+    try:
+        said = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return False
+    found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", said or "")
+    return found is not None and tuple(map(int, found.groups())) >= TOOL_HOOKS_SINCE
+
+
+def add_settings(
+    text: str | None, path: str, python: str, windows: bool, prompt_tool: bool = False
+) -> tuple[str, dict]:
+    groups = commands.hook_groups(python, commands.CLAUDE, windows=windows, prompt_tool=prompt_tool)
     new, owned = hookconfig.add(text, path, groups)
     return new, {"hooks": [_describe(e, g) for e, g in groups], **owned}
 

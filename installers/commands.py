@@ -105,6 +105,7 @@ def hook_command_windows(python: str, module: str, client: str) -> str:
 
 
 def is_waymark_hook(handler: object) -> bool:
+    """A command handler running one of Waymark's hook modules."""
     return (
         isinstance(handler, dict)
         and isinstance(handler.get("command"), str)
@@ -112,8 +113,44 @@ def is_waymark_hook(handler: object) -> bool:
     )
 
 
-def hook_groups(python: str, client: str, *, windows: bool) -> list[tuple[str, dict]]:
-    """(event, matcher group) pairs in the clients' shared hooks format."""
+# Claude Code (2.1.118 and later) also runs a hook as a call to a connected MCP server: the
+# prompt hook then costs no process (bench/mcp_tool_hook.py). The server's `hook` tool
+# answers; the command beside it is the fallback when the server is not connected, and the
+# first of the two to reach Waymark answers (`markers.prompt_key`).
+TOOL_HOOK = "hook"
+TOOL_HOOK_INPUT = {
+    "event": "UserPromptSubmit",
+    "prompt": "${prompt}",
+    "prompt_id": "${prompt_id}",
+    "session_id": "${session_id}",
+    "cwd": "${cwd}",
+}
+
+
+def tool_hook(timeout: int) -> dict:
+    return {"type": "mcp_tool", "server": MCP_NAME, "tool": TOOL_HOOK,
+            "input": dict(TOOL_HOOK_INPUT), "timeout": timeout}  # fmt: skip
+
+
+def is_waymark_tool_hook(handler: object) -> bool:
+    """An `mcp_tool` handler calling Waymark's server's `hook` tool."""
+    return (
+        isinstance(handler, dict)
+        and handler.get("type") == "mcp_tool"
+        and handler.get("server") == MCP_NAME
+        and handler.get("tool") == TOOL_HOOK
+    )
+
+
+def is_ours(handler: object) -> bool:
+    return is_waymark_hook(handler) or is_waymark_tool_hook(handler)
+
+
+def hook_groups(
+    python: str, client: str, *, windows: bool, prompt_tool: bool = False
+) -> list[tuple[str, dict]]:
+    """(event, matcher group) pairs in the clients' shared hooks format; with `prompt_tool`
+    (Claude Code with Waymark's MCP server), the prompt hook's group also calls the server."""
     groups = []
     for spec in HOOKS:
         if client == CODEX and spec.event in CLAUDE_ONLY:
@@ -126,7 +163,10 @@ def hook_groups(python: str, client: str, *, windows: bool) -> list[tuple[str, d
             handler["commandWindows"] = hook_command_windows(python, spec.module, client)
         handler["timeout"] = spec.timeout
         group: dict[str, object] = {"matcher": spec.matcher} if spec.matcher else {}
-        group["hooks"] = [handler]
+        handlers: list[dict] = [handler]
+        if prompt_tool and client == CLAUDE and spec.event == "UserPromptSubmit":
+            handlers.append(tool_hook(spec.timeout))
+        group["hooks"] = handlers
         groups.append((spec.event, group))
     return groups
 

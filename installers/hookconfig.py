@@ -1,8 +1,8 @@
 """Waymark's hooks inside a JSON hooks config: Claude Code's settings.json and Codex's
 hooks.json share the shape `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler]}]}}`.
 
-A handler is Waymark's when its command runs a `waymark.hooks.*` module (no tag key: Claude
-Code and Codex validate these objects). `strip` removes every such handler, then the
+A handler is Waymark's when its command runs a `waymark.hooks.*` module, or when it calls the
+`hook` tool of Waymark's MCP server (no tag key: Claude Code and Codex validate these objects). `strip` removes every such handler, then the
 containers the manifest says we created, once they are empty; `add` appends one matcher
 group per event. `strip(add(x)) == x` byte for byte, which the installer checks.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from waymark.errors import InstallRefused
 
 from . import jsonedit
-from .commands import is_waymark_hook
+from .commands import is_ours
 from .files import display
 
 
@@ -48,7 +48,7 @@ def _find_ours(doc: dict[str, Any]) -> tuple[str, int, int | None] | None:
             handlers = group.get("hooks") if isinstance(group, dict) else None
             if not isinstance(handlers, list) or not handlers:
                 continue
-            mine = [is_waymark_hook(h) for h in handlers]
+            mine = [is_ours(h) for h in handlers]
             if all(mine):
                 return event, gi, None
             if any(mine):

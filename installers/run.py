@@ -107,13 +107,16 @@ MODES = ("both", "hooks", "mcp")
 def _targets(
     client: str, python: str, windows: bool, only: str = "both"
 ) -> list[tuple[Kind, str, Callable]]:
-    """The files `install` writes for `client`, of every role `only` names."""
-    return [t for t in _all_targets(client, python, windows, notify=only == "both")
-            if only == "both" or t[0].role == only]  # fmt: skip
+    """The files `install` writes for `client`, of every role `only` names. With both roles,
+    Claude Code's prompt hook also calls the MCP server where the client can."""
+    both = only == "both"
+    tool = both and client == CLAUDE and claude.runs_tool_hooks()
+    return [t for t in _all_targets(client, python, windows, notify=both, prompt_tool=tool)
+            if both or t[0].role == only]  # fmt: skip
 
 
 def _all_targets(
-    client: str, python: str, windows: bool, notify: bool = True
+    client: str, python: str, windows: bool, notify: bool = True, prompt_tool: bool = False
 ) -> list[tuple[Kind, str, Callable]]:
     if client == OPENCODE:  # no hooks to run: its MCP server only
         return [
@@ -128,7 +131,9 @@ def _all_targets(
             (
                 KINDS["claude-settings"],
                 claude.settings_path(),
-                partial(claude.add_settings, python=python, windows=windows),
+                partial(
+                    claude.add_settings, python=python, windows=windows, prompt_tool=prompt_tool
+                ),
             ),
             (
                 KINDS["claude-user"],

@@ -41,10 +41,13 @@ def hook(
     timeout=20,
     fresh: bool = True,
 ):
-    """Run one hook process. `fresh` gives the payload a new turn id, as real clients do for
-    every turn (an identical payload is a second delivery of the same event)."""
+    """Run one hook process. `fresh` gives the payload a new turn id (and a prompt a new
+    prompt id), as real clients do for every turn (an identical payload is a second delivery
+    of the same event)."""
     if isinstance(payload, dict) and fresh:
         payload = {**payload, "turn_id": uuid.uuid4().hex}
+        if "prompt_id" in payload:
+            payload["prompt_id"] = str(uuid.uuid4())
     data = (
         payload
         if isinstance(payload, bytes)

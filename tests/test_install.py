@@ -654,3 +654,52 @@ def test_doctor_says_opencode_runs_no_hooks_and_checks_its_server(repo, home, mo
     main(["doctor", "--json"])
     found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
     assert found["opencode mcp"]["status"] == "ok"
+
+
+def fake_claude(home, version: str) -> None:
+    """A `claude` on PATH that says `version`, as `claude --version` does."""
+    exe = home.parent / "bin" / "claude"
+    exe.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n", encoding="utf-8")
+    exe.chmod(0o755)
+
+
+def prompt_handlers(home) -> list[dict]:
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    return group["hooks"]
+
+
+def test_a_claude_code_that_runs_mcp_tool_hooks_also_gets_the_prompt_hook_as_a_server_call(
+    home,
+):
+    (home / ".claude").mkdir()
+    fake_claude(home, "2.1.332")
+    before = tree(home)
+    install(["claude-code"], python=PY)
+    command, tool = prompt_handlers(home)
+    assert commands.is_waymark_hook(command)  # the fallback when the server is not connected
+    assert tool == {
+        "type": "mcp_tool", "server": "waymark", "tool": "hook", "timeout": 5,
+        "input": {"event": "UserPromptSubmit", "prompt": "${prompt}",
+                  "prompt_id": "${prompt_id}", "session_id": "${session_id}", "cwd": "${cwd}"},
+    }  # fmt: skip
+    user = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    assert tool["server"] in user["mcpServers"]  # the server the call goes to
+    after = tree(home)
+    assert install(["claude-code"], python=PY)["files"][0]["status"] == "unchanged"
+    assert tree(home) == after
+    install(["claude-code"], python=PY, only="hooks")  # no server: no call to one
+    assert [h["type"] for h in prompt_handlers(home)] == ["command"]
+    install(["claude-code"], python=PY)
+    assert len(prompt_handlers(home)) == 2
+    uninstall()
+    assert tree(home) == before
+
+
+@pytest.mark.parametrize("said", ["2.1.117", "1.0.3", "not a version"])
+def test_an_older_or_unreadable_claude_code_gets_the_command_hooks_only(home, said):
+    (home / ".claude").mkdir()
+    fake_claude(home, said)
+    install(["claude-code"], python=PY)
+    check_claude(home)
+    assert [h["type"] for h in prompt_handlers(home)] == ["command"]

@@ -23,9 +23,11 @@ def remember(conn, project, content: str, **kw):
     return store.remember(conn, project, draft).memory
 
 
-def prompt(repo, session: str, text: str) -> str | None:
-    done = hook("UserPromptSubmit", payload("claude-code", "UserPromptSubmit", cwd=str(repo),
-                                            session_id=session, prompt=text))  # fmt: skip
+def prompt(repo, session: str, text: str, prompt_id: str | None = None) -> str | None:
+    """The prompt hook's packet; `prompt_id` names the prompt (else each call is a new one)."""
+    data = payload("claude-code", "UserPromptSubmit", cwd=str(repo), session_id=session,
+                   prompt=text, **({"prompt_id": prompt_id} if prompt_id else {}))  # fmt: skip
+    done = hook("UserPromptSubmit", data, fresh=prompt_id is None)
     assert done.returncode == 0, done.stderr
     return (
         json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else None

@@ -49,10 +49,11 @@ class Clients:
             env["WAYMARK_EMBED_MODEL_DIR"] = os.environ["WAYMARK_EMBED_MODEL_DIR"]
         return env
 
-    def hooks(self, client: str) -> dict[str, Any]:
+    def hooks(self, client: str, *, prompt_tool: bool = False) -> dict[str, Any]:
         """Waymark's hooks in the clients' shared hooks schema, as `waymark install` writes
-        them (its events, matchers and timeouts), run by this interpreter."""
-        from waymark.installers.commands import CLAUDE_ONLY, HOOKS, hook_command
+        them (its events, matchers and timeouts), run by this interpreter; `prompt_tool`
+        adds the prompt hook's call to the MCP server (Claude Code)."""
+        from waymark.installers.commands import CLAUDE_ONLY, HOOKS, hook_command, tool_hook
 
         name = "claude-code" if client == "claude" else "codex"
         out: dict[str, Any] = {}
@@ -65,7 +66,10 @@ class Clients:
                 "command": hook_command(sys.executable, spec.module, name),
             }
             group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher else {}
-            out[spec.event] = [{**group, "hooks": [handler]}]
+            handlers = [handler]
+            if prompt_tool and spec.event == "UserPromptSubmit":
+                handlers.append(tool_hook(10))
+            out[spec.event] = [{**group, "hooks": handlers}]
         return out
 
     def script(self, name: str, turns: list[dict[str, Any]]) -> str:

@@ -21,10 +21,10 @@ from pydantic import Field
 from waymark import __version__
 from waymark.errors import InvalidArgument, WaymarkError
 from waymark.health import status
-from waymark.server import checkpoint_tool, lifecycle, memory_tools
+from waymark.server import checkpoint_tool, hook_tool, lifecycle, memory_tools
 from waymark.server.results import Status
 from waymark.server.sdk import Server
-from waymark.server.state import ADDS, ProjectArg, State, state_of, tool_errors
+from waymark.server.state import ADDS, READ_ONLY, ProjectArg, State, state_of, tool_errors
 from waymark.storage import connection as db
 
 INSTRUCTIONS = "Waymark: this project's memory across sessions."
@@ -41,6 +41,8 @@ def build_server(state: State | None = None) -> tuple[Server, State]:
     server = Server("waymark", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan)
     for fn, name, hints in (*memory_tools.TOOLS, *checkpoint_tool.TOOLS, *TOOLS):
         server.tool(name=name, annotations=hints)(fn)
+    # plain text out: what a command hook prints
+    server.tool(name="hook", annotations=READ_ONLY, structured_output=False)(hook_tool.hook)
     return server, state
 
 

@@ -109,6 +109,9 @@ UNADVERTISED: dict[str, tuple[str, ...]] = {
 }
 
 
+# Tools a client calls by name and no model needs (`hook_tool`): never listed.
+HIDDEN = frozenset({"hook"})
+
 TEXTS = [{"type": "string"}, {"type": "array", "items": {}}]  # as compacted
 
 
@@ -191,7 +194,7 @@ class Server(MCPServer):
     definitions are compact."""
 
     async def list_tools(self) -> list[Any]:
-        tools = await super().list_tools()
+        tools = [tool for tool in await super().list_tools() if tool.name not in HIDDEN]
         for tool in tools:
             tool.input_schema = advertised(tool.name, tool.input_schema)
             if tool.description:

@@ -159,7 +159,7 @@ class State:
     def start_background(self) -> None:
         """Own the warm socket if nobody does, then load the model and index what is missing."""
         try:
-            self.warm = warm.start(self._answer_warm)
+            self.warm = warm.start(self.answer_warm)
         except OSError as exc:
             log.warning("warm recall socket unavailable: %s", exc)
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
@@ -402,7 +402,8 @@ class State:
                     self._graph_running = False
                     return
 
-    def _answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
+    def answer_warm(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A hook's request (the warm socket's, or the `hook` tool's): `{"ok": ...}`."""
         if request.get("op") == "tool_result":  # what a tool call did: needs no model
             from waymark.packets import failure
 

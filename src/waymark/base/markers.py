@@ -3,7 +3,9 @@
 One file per key in a folder of the data home, owner-only, its modification time the moment
 it was marked. `mark` says whether the key was already marked within a window; old markers
 are swept now and then. The hooks use it to run each delivered event once (`hookruns/`) and
-to let a guarded call through the second time the user asks (`guard/`).
+to let a guarded call through the second time the user asks (`guard/`); the MCP server's
+`hook` tool marks the prompts it answers in the same folder, under the same keys as the
+prompt hook (`prompt_key`), so whichever route comes first answers and the other says nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +35,38 @@ def mark(folder_name: str, key: str, within_s: float, *, sweep_each: bool = Fals
     if sweep_each or key.endswith("0"):  # a key is a hash: one in 16
         sweep(folder, within_s)
     return False
+
+
+DEDUPE_DIR = "hookruns"
+DEDUPE_WINDOW_S = 30.0
+
+
+def delivery_key(name: str, raw: bytes) -> str:
+    """What names one delivery of one event: its name and its payload's length and checksums
+    (payloads carry unique ids: a tool call's, a prompt's)."""
+    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
+
+    return f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+
+
+def prompt_key(session_id: str, prompt_id: str) -> str:
+    """One prompt of one session, however it reached Waymark: a command hook's payload or
+    the MCP `hook` tool's arguments (Claude Code gives both the prompt's `prompt_id`)."""
+    return delivery_key(
+        "UserPromptSubmit-p", f"{session_id}\0{prompt_id}".encode("utf-8", "replace")
+    )
+
+
+def first_delivery(key: str) -> bool:
+    """False when this exact event was already delivered to Waymark: the plugin route and
+    the `waymark install` route may both be registered, a prompt may come both as a command
+    hook and as an MCP call, and each event must run once."""
+    if not os.path.isdir(home.data_home()):
+        return True
+    try:
+        return not mark(DEDUPE_DIR, key, DEDUPE_WINDOW_S)
+    except OSError:
+        return True  # no marker: run it (a second run is safer than none)
 
 
 def sweep(folder: str, older_than_s: float) -> None:
