@@ -118,7 +118,7 @@ def overlapped(
         if not box:  # the embedding failed on its thread: recall stays lexical
             return []
         if scan is not None:
-            return Neighbours(box[0], embedder.model)
+            return Neighbours(box[0](), embedder.model)  # a graph's candidates: checked here
         found = vectors.search(conn, project_id, box[0], CANDIDATES, embedder.model)
         return Neighbours(found, embedder.model)
 

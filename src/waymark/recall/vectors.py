@@ -324,23 +324,46 @@ class VectorIndex:
 
     def prepare(
         self, project_id: str | None, k: int, model: str, dim: int
-    ) -> Callable[[Any], list[tuple[int, float]]] | None:
-        """Bring the scope's numpy snapshot up to date now, on the caller's thread, and
-        return its top-k scan as a function of the query vector: pure numpy, no database,
-        so a worker thread can run it beside the caller's queries. None when the scan
-        would be vec0's (that one reads the database)."""
+    ) -> Callable[[Any], Callable[[], list[tuple[int, float]]]] | None:
+        """Bring the scope's snapshot (or the store's graph) up to date now, on the caller's
+        thread, and return `near(query_vec)` for a worker thread to run beside the caller's
+        queries: no database there (the numpy scan, or the graph's search). `near` returns
+        the function that finishes on the caller's thread, giving the top k: with a graph, its
+        candidates checked against the database and scored exactly. None when the scan would
+        be vec0's (that one reads the database)."""
         if k < 1:
             raise InvalidArgument(f"k must be at least 1 (got {k})")
         with self._lock:
-            if self._method("auto") != "numpy" or self._graph(model, dim) is not None:
+            if self._method("auto") != "numpy":
                 return None
-            snap = self._fresh("numpy", project_id, model, dim)
+            graph = self._graph(model, dim)
+            snap = None if graph is not None else self._fresh("numpy", project_id, model, dim)
 
-        def top(query_vec: Any) -> list[tuple[int, float]]:
-            with self._lock:  # a refresh on another thread rewrites the snapshot
-                return _numpy_top(snap, query_vec, k)
+        def near(query_vec: Any) -> Callable[[], list[tuple[int, float]]]:
+            if graph is None:
+                assert snap is not None
+                with self._lock:  # a refresh on another thread rewrites the snapshot
+                    found = _numpy_top(snap, query_vec, k)
+                return lambda: found
+            query = _unit(query_vec)
+            count = _first_count(graph, k)
+            with self._lock:  # a refresh on another thread replaces the graph's matrices
+                keys = _graph_keys(graph, query, count)
+            return lambda: self._graph_finish(graph, project_id, query, k, model, count, keys)
 
-        return top
+        return near
+
+    def _graph_finish(
+        self, graph: _Ann, project_id: str | None, query: Any, k: int, model: str, count: int,
+        keys: set[int],
+    ) -> list[tuple[int, float]]:  # fmt: skip
+        """`prepare`'s graph candidates, finished on the thread that owns the connection."""
+        with self._lock:
+            found = self._graph_checked(graph, project_id, query, k, model, count, keys)
+            if found is None:  # a small scope in a large store: scanned exactly
+                snap = self._fresh("numpy", project_id, model, len(query))
+                found = _numpy_top(snap, query, k)
+            return found
 
     def vec0_available(self) -> bool:
         if self._vec0 is None:
@@ -461,27 +484,28 @@ class VectorIndex:
         """Top-k by the graph and the vectors written since, checked and scored exactly;
         None when the scope holds too few of the candidates (a small project in a large
         store), for the caller to scan exactly."""
+        query = _unit(query_vec)
+        count = _first_count(graph, k)
+        keys = _graph_keys(graph, query, count)
+        return self._graph_checked(graph, project_id, query, k, model, count, keys)
+
+    def _graph_checked(
+        self, graph: _Ann, project_id: str | None, query: Any, k: int, model: str, count: int,
+        keys: set[int],
+    ) -> list[tuple[int, float]] | None:  # fmt: skip
+        """The candidates `keys` (from a search `count` wide) kept where the scope allows
+        and scored with their float32 vectors; the search widened while too few are kept."""
         np = _numpy()
-        query = np.asarray(query_vec, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        query = query / norm if norm else query
         dim = len(query)
         total = len(graph.view) + len(graph.added)
-        count = min(total, k + k // 2 + 10)
         while True:
-            keys: set[int] = set()
-            if len(graph.view):
-                keys.update(int(r) for r in ann.search(graph.view, query, count)[0])
-            if graph.added:
-                scores = graph.matrix @ query
-                near = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else None
-                keys.update((graph.rowids if near is None else graph.rowids[near]).tolist())
             checked = rows.scoped_vectors(self.conn, project_id, model, dim, sorted(keys))
             if len(checked) >= k or count >= total:
                 break
             if count >= ANN_MAX_TRY:
                 return None
             count = min(total, count * ANN_WIDEN)
+            keys = _graph_keys(graph, query, count)
         if not checked:
             return []
         matrix = _normalised(b"".join(blob for _, blob in checked), dim)
@@ -494,6 +518,32 @@ class VectorIndex:
         assert snap.table is not None
         found = rows.knn(self.conn, snap.table, pack(query_vec), min(k, MAX_VEC0_K))
         return [(rowid, 1.0 - distance) for rowid, distance in found]
+
+
+def _unit(query_vec: Any) -> Any:
+    np = _numpy()
+    query = np.asarray(query_vec, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    return query / norm if norm else query
+
+
+def _first_count(graph: _Ann, k: int) -> int:
+    """How many candidates a graph search asks for first: k and half again, and a few."""
+    return min(len(graph.view) + len(graph.added), k + k // 2 + 10)
+
+
+def _graph_keys(graph: _Ann, query: Any, count: int) -> set[int]:
+    """The rowids nearest the unit `query` in the graph and among the vectors written
+    since (scanned exactly): no database."""
+    np = _numpy()
+    keys: set[int] = set()
+    if len(graph.view):
+        keys.update(int(r) for r in ann.search(graph.view, query, count)[0])
+    if graph.added:
+        scores = graph.matrix @ query
+        near = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else None
+        keys.update((graph.rowids if near is None else graph.rowids[near]).tolist())
+    return keys
 
 
 def _numpy() -> Any:
