@@ -77,9 +77,26 @@ def client_checks(client: str) -> list[dict[str, str]]:
     if client == "codex":
         out.append(_codex_trust())
     else:
+        if mode == "both" and found_hooks:
+            out.append(_prompt_route())
         timeouts = {event: seconds for event, _, seconds in installed_commands(client)}
         out.append(cotenants.finding(chain(), timeouts))
     return out
+
+
+def _prompt_route() -> dict[str, str]:
+    """How Claude Code's prompt hook reaches Waymark: a call into the MCP server (the
+    command beside it the fallback), or the command alone."""
+    name = "claude-code prompt hook"
+    if any(commands.is_waymark_tool_hook(h) for _, h in _handlers(claude.settings_path())):
+        return finding(name, OK, "answered inside the MCP server (an mcp_tool hook), the "
+                       "command hook beside it as the fallback")  # fmt: skip
+    if claude.runs_tool_hooks():
+        return finding(name, WARN, "a command only, though this Claude Code can call the MCP "
+                       "server instead (faster; an install before it could)",
+                       "waymark install --client claude-code")  # fmt: skip
+    return finding(name, SKIP, "a command only: the Claude Code on PATH is older than "
+                   f"{'.'.join(map(str, claude.TOOL_HOOKS_SINCE))} or was not found")  # fmt: skip
 
 
 _MODE_TEXT = {
@@ -230,17 +247,22 @@ def _our_hooks(path: str) -> dict[str, str]:
 
 
 def _our_handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, handler) of each Waymark hook in a hooks file, in the file's order."""
+    """(event, handler) of each Waymark hook command in a hooks file, in the file's order."""
+    return [(event, h) for event, h in _handlers(path) if is_waymark_hook(h)]
+
+
+def _handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) of every handler in a hooks file, in the file's order."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):
         return []
     out = []
-    for event, groups in (doc.get("hooks") or {}).items():
+    for event, groups in (doc.get("hooks") or {}).items() if isinstance(doc, dict) else ():
         for group in groups if isinstance(groups, list) else []:
             for handler in group.get("hooks", []) if isinstance(group, dict) else []:
-                if is_waymark_hook(handler):
+                if isinstance(handler, dict):
                     out.append((event, handler))
     return out
 

@@ -703,3 +703,24 @@ def test_an_older_or_unreadable_claude_code_gets_the_command_hooks_only(home, sa
     install(["claude-code"], python=PY)
     check_claude(home)
     assert [h["type"] for h in prompt_handlers(home)] == ["command"]
+
+
+def test_doctor_says_how_claude_codes_prompt_hook_reaches_waymark(repo, home, monkeypatch, capsys):
+    (home / ".claude").mkdir()
+    monkeypatch.chdir(repo)
+
+    def route() -> dict:
+        capsys.readouterr()
+        main(["doctor", "--json"])
+        found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+        return found["claude-code prompt hook"]
+
+    fake_claude(home, "2.1.100")
+    assert main(["install", "--client", "claude-code"]) == 0
+    assert route()["status"] == "skip" and "older than 2.1.118" in route()["detail"]
+    fake_claude(home, "2.1.332")  # upgraded since: the install could do better
+    said = route()
+    assert said["status"] == "warn" and said["fix"] == "waymark install --client claude-code"
+    assert main(["install", "--client", "claude-code"]) == 0
+    said = route()
+    assert said["status"] == "ok" and "mcp_tool" in said["detail"]
