@@ -13,7 +13,7 @@ import sys
 import time
 
 from waymark import home
-from waymark.base import hookruns
+from waymark.base import hookruns, markers
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 
 from .event import CLIENTS, Event
@@ -94,7 +94,7 @@ def run(name: str, handler: Callable[[Context], str | None]) -> None:
         if data is not None:
             outcome = "repeat"
         key = delivery_key(name, raw, data, client)
-        if data is not None and first_delivery(key):
+        if data is not None and markers.first_delivery(key):
             outcome = "ok"
             _replay_spool()
             ctx = Context(normalise(client, data, name))
@@ -222,20 +222,11 @@ def _salvage(raw: bytes) -> dict | None:
 def delivery_key(name: str, raw: bytes, data: dict | None, client: str) -> str:
     """The key that runs this event once (`markers.first_delivery`): a Claude Code prompt's
     is its session and `prompt_id`, shared with the MCP `hook` tool that may answer it first."""
-    from waymark.base.markers import delivery_key as payload_key
-    from waymark.base.markers import prompt_key
-
     if name == "UserPromptSubmit" and client == "claude-code" and data is not None:
         session, prompt_id = data.get("session_id"), data.get("prompt_id")
         if isinstance(session, str) and isinstance(prompt_id, str) and prompt_id:
-            return prompt_key(session, prompt_id)
-    return payload_key(name, raw)
-
-
-def first_delivery(key: str) -> bool:
-    from waymark.base.markers import first_delivery as first
-
-    return first(key)
+            return markers.prompt_key(session, prompt_id)
+    return markers.delivery_key(name, raw)
 
 
 WARM_S = 0.3  # a warm answer's deadline; past it the hook does the work itself
