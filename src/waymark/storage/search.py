@@ -23,6 +23,10 @@ TOKENIZE_DOCUMENT = apsw.FTS5_TOKENIZE_DOCUMENT
 TOKENIZE_QUERY = apsw.FTS5_TOKENIZE_QUERY
 
 
+# How many of the best matches overall the first query scores and filters (x the limit).
+BM25_FIRST = 4
+
+
 def bm25(
     conn: Connection,
     project_id: str,
@@ -32,19 +36,30 @@ def bm25(
     include_inactive: bool,
 ) -> list[tuple[int, float]]:
     """(rowid, score) of the best BM25 matches of `match` among the project's memories and the
-    global ones; higher is better (FTS5's bm25 negated)."""
+    global ones; higher is better (FTS5's bm25 negated).
+
+    The best `BM25_FIRST * limit` matches of the whole index are filtered first: when `limit`
+    of them pass, they are exactly the answer (a passing match outside them scores below
+    all of them). Else every match is filtered, as one query. Looking each match up in
+    `memories` cost more than scoring it (16 -> 7 ms for 11,000 matches at a million)."""
     columns = ", ".join(str(w) for w in weights)
     active = "" if include_inactive else " AND m.status = 'active'"
-    return [
-        (int(rowid), -float(score))
-        for rowid, score in conn.execute(
+    scope = f" AND (m.project_id = ? OR m.project_id IS NULL){active}"
+    best = (
+        f"SELECT f.rowid, f.s FROM (SELECT rowid, bm25(memories_fts, {columns}) AS s"
+        " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s, rowid LIMIT ?) f"
+        f" JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid WHERE 1{scope}"
+        " ORDER BY f.s, f.rowid LIMIT ?"
+    )
+    found = conn.execute(best, (match, BM25_FIRST * limit, project_id, limit)).fetchall()
+    if len(found) < limit:  # too few of the best pass (or there are no more): all of them
+        found = conn.execute(
             f"SELECT f.rowid, bm25(memories_fts, {columns}) AS s FROM memories_fts f"
             " JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid"
-            " WHERE memories_fts MATCH ?"
-            f" AND (m.project_id = ? OR m.project_id IS NULL){active} ORDER BY s LIMIT ?",
+            f" WHERE memories_fts MATCH ?{scope} ORDER BY s, f.rowid LIMIT ?",
             (match, project_id, limit),
-        )
-    ]
+        ).fetchall()
+    return [(int(rowid), -float(score)) for rowid, score in found]
 
 
 def target_rows(
