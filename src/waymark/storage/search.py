@@ -51,7 +51,7 @@ def bm25(
         f" JOIN memories m INDEXED BY memories_live ON m.rowid = f.rowid WHERE 1{scope}"
         " ORDER BY f.s, f.rowid LIMIT ?"
     )
-    found = conn.execute(best, (match, BM25_FIRST * limit, project_id, limit)).fetchall()
+    found: list[Any] = conn.execute(best, (match, BM25_FIRST * limit, project_id, limit)).fetchall()
     if len(found) < limit:  # too few of the best pass (or there are no more): all of them
         found = conn.execute(
             f"SELECT f.rowid, bm25(memories_fts, {columns}) AS s FROM memories_fts f"
