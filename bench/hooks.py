@@ -19,7 +19,7 @@ warm-up runs there is nothing new to say, the common case.
 
     python bench/hooks.py [--sizes 10000,100000] [--runs 40] [--hooks EVENT,...] [--map]
                           [--map-files 50000]
-                          [--profile] [--keep]
+                          [--profile] [--keep] [--reuse DIR]
 
 WAYMARK_EMBED_MODEL_DIR defaults to ../shared/models/all-MiniLM-L6-v2-onnx when that exists.
 """
@@ -419,9 +419,26 @@ def profile(env: dict, hooks: list[str], rng: random.Random) -> None:
         print(text[text.find("ncalls") :].rstrip() if "ncalls" in text else text)
 
 
+def reopen(size: int, tmp: pathlib.Path, seed: int) -> dict:
+    """What `setup` returned, for the store and repository a `--keep` run left in `tmp`
+    (the corpus is made again from the seed; nothing is loaded)."""
+    data = corpus.make_corpus(size, seed)
+    repo = tmp / f"repo-{size}"
+    os.environ["WAYMARK_HOME"] = str(tmp / f"home-{size}")
+    conn = db.connect()
+    project = resolve(conn, str(repo))
+    vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    conn.close()
+    return {"repo": repo, "project": project, "corpus": data, "load_s": 0.0, "vectors": vectors,
+            "prompts": corpus.make_prompts(data, 400, seed + 1)}  # fmt: skip
+
+
 def measure(size: int, tmp: pathlib.Path, args: argparse.Namespace) -> dict:
     started = time.perf_counter()
-    env = setup(size, tmp, args.seed, args.map or args.map_files > 0, args.map_files)
+    if (tmp / f"home-{size}").is_dir():  # `--reuse`: the store an earlier run kept
+        env = reopen(size, tmp, args.seed)
+    else:
+        env = setup(size, tmp, args.seed, args.map or args.map_files > 0, args.map_files)
     print(
         f"{size:,} memories loaded in {env['load_s']:.0f} s ({env['vectors']:,} vectors);"
         f" setup {time.perf_counter() - started:.0f} s",
@@ -500,6 +517,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
+        "--reuse", default="", help="the folder a --keep run left: its stores are measured again"
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="also print a cProfile of one run per hook"
     )
     parser.add_argument("--map", action="store_true", help="build the repository's code map first")
@@ -517,7 +537,7 @@ def main() -> int:
     ok, why = embed.semantic_available()
     if not ok:
         raise SystemExit(f"the warm path needs the model: {why}")
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="waymark-hooks-"))
+    tmp = pathlib.Path(args.reuse or tempfile.mkdtemp(prefix="waymark-hooks-"))
     results = {}
     try:
         for size in [int(s) for s in args.sizes.split(",") if s.strip()]:
@@ -526,7 +546,7 @@ def main() -> int:
             if log.exists():
                 print(f"hooks.log for {size:,}:", log.read_text(encoding="utf-8")[-1500:])
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
