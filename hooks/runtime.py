@@ -221,11 +221,18 @@ def _salvage(raw: bytes) -> dict | None:
 
 def delivery_key(name: str, raw: bytes, data: dict | None, client: str) -> str:
     """The key that runs this event once (`markers.first_delivery`): a Claude Code prompt's
-    is its session and `prompt_id`, shared with the MCP `hook` tool that may answer it first."""
+    is its session and prompt (`markers.prompt_key`), shared with the MCP `hook` tool that
+    may answer it first."""
     if name == "UserPromptSubmit" and client == "claude-code" and data is not None:
-        session, prompt_id = data.get("session_id"), data.get("prompt_id")
-        if isinstance(session, str) and isinstance(prompt_id, str) and prompt_id:
-            return markers.prompt_key(session, prompt_id)
+        session, prompt_id, prompt = (
+            data.get("session_id"),
+            data.get("prompt_id"),
+            data.get("prompt"),
+        )
+        if isinstance(session, str) and isinstance(prompt, str):
+            return markers.prompt_key(
+                session, prompt_id if isinstance(prompt_id, str) else "", prompt
+            )
     return markers.delivery_key(name, raw)
 
 

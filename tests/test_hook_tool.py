@@ -88,3 +88,22 @@ def test_the_hook_tool_says_nothing_outside_a_captured_project_and_refuses_other
     )
     assert not nothing.is_error and nothing.content[0].text == ""
     assert wrong.is_error and "invalid_argument" in wrong.content[0].text
+
+
+def test_without_a_prompt_id_the_two_routes_agree_on_the_prompts_text(
+    conn,
+    enabled,
+    repo,
+    server,
+    remembered,  # noqa: F811
+):
+    from test_hooks import hook, payload
+
+    _, (first,) = calls(server, hooked(repo, "p-noid", prompt_id=""))
+    assert remembered.id in first.content[0].text
+    data = payload("claude-code", "UserPromptSubmit", cwd=str(repo), session_id="p-noid",
+                   prompt=PROMPT)  # fmt: skip
+    del data["prompt_id"]  # a client that sends none
+    done = hook("UserPromptSubmit", data, fresh=False)
+    assert done.returncode == 0 and done.stdout == b""  # the tool answered this prompt
+    assert receipts(conn, "p-noid") == 1

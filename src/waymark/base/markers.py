@@ -49,12 +49,13 @@ def delivery_key(name: str, raw: bytes) -> str:
     return f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
 
 
-def prompt_key(session_id: str, prompt_id: str) -> str:
+def prompt_key(session_id: str, prompt_id: str, prompt: str) -> str:
     """One prompt of one session, however it reached Waymark: a command hook's payload or
-    the MCP `hook` tool's arguments (Claude Code gives both the prompt's `prompt_id`)."""
-    return delivery_key(
-        "UserPromptSubmit-p", f"{session_id}\0{prompt_id}".encode("utf-8", "replace")
-    )
+    the MCP `hook` tool's arguments. By its `prompt_id` (Claude Code gives both the same);
+    by its text where a client sends none (the same prompt twice within the window then
+    runs once, as an identical payload always did)."""
+    name = prompt_id or "text\0" + prompt
+    return delivery_key("UserPromptSubmit-p", f"{session_id}\0{name}".encode("utf-8", "replace"))
 
 
 def first_delivery(key: str) -> bool:

@@ -43,8 +43,7 @@ def hook(
     started = time.perf_counter()
     outcome = "error"
     try:
-        key = markers.prompt_key(session_id, prompt_id) if prompt_id else None
-        if key is not None and not markers.first_delivery(key):
+        if not markers.first_delivery(markers.prompt_key(session_id, prompt_id, prompt)):
             outcome = "repeat"  # the command hook (or another server) came first
             return ""
         request = {"op": "prompt", "prompt": prompt, "event": {
