@@ -124,6 +124,7 @@ TOOL_HOOK_INPUT = {
     "prompt_id": "${prompt_id}",
     "session_id": "${session_id}",
     "cwd": "${cwd}",
+    "agent_id": "${agent_id}",  # empty for the main agent's prompts
 }
 
 

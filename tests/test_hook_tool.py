@@ -57,6 +57,8 @@ def test_the_hook_tool_answers_the_prompt_hooks_output_and_is_not_listed(
     runs = [r for r in hookruns.read() if r["event"] == "UserPromptSubmit"]
     assert [r["outcome"] for r in runs[-2:]] == ["ok", "repeat"]
     assert runs[-1]["client"] == "claude-code"
+    _, (subagent,) = calls(server, {**hooked(repo, "p-sub"), "agent_id": "agent-7"})
+    assert not subagent.is_error and subagent.content[0].text == ""  # SubagentStart's packet
 
 
 def test_the_command_hook_and_the_tool_answer_one_prompt_once_whichever_comes_first(

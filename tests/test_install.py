@@ -681,7 +681,8 @@ def test_a_claude_code_that_runs_mcp_tool_hooks_also_gets_the_prompt_hook_as_a_s
     assert tool == {
         "type": "mcp_tool", "server": "waymark", "tool": "hook", "timeout": 5,
         "input": {"event": "UserPromptSubmit", "prompt": "${prompt}",
-                  "prompt_id": "${prompt_id}", "session_id": "${session_id}", "cwd": "${cwd}"},
+                  "prompt_id": "${prompt_id}", "session_id": "${session_id}", "cwd": "${cwd}",
+                  "agent_id": "${agent_id}"},
     }  # fmt: skip
     user = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
     assert tool["server"] in user["mcpServers"]  # the server the call goes to

@@ -36,6 +36,7 @@ def hook(
     session_id: str = "",
     prompt_id: str = "",
     cwd: str = "",
+    agent_id: str = "",
 ) -> str:
     """A hook's output for `event`, as the command hook prints it (empty: nothing to add)."""
     if event not in EVENTS:
@@ -48,7 +49,7 @@ def hook(
             return ""
         request = {"op": "prompt", "prompt": prompt, "event": {
             "cwd": cwd, "session_id": session_id, "client": CLIENT, "name": event,
-            "agent_id": None}}  # fmt: skip
+            "agent_id": agent_id or None}}  # fmt: skip
         reply = state_of(ctx).answer_warm(request)
         if not reply.get("ok"):
             raise InvalidArgument(str(reply.get("error")))
