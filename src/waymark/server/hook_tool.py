@@ -2,8 +2,9 @@
 
 Claude Code (2.1.118 and later) can run a hook as a call to a connected MCP server instead
 of a process: `{"type": "mcp_tool", "server": "waymark", "tool": "hook", "input": {...}}`
-with `${prompt}`, `${prompt_id}`, `${session_id}` and `${cwd}` filled in from the hook's input. The tool
-answers what the UserPromptSubmit command hook prints (the same packet, made by the code the
+with `${prompt}`, `${prompt_id}`, `${session_id}`, `${cwd}` and `${agent_id}` filled in from
+the hook's input (`installers/commands.TOOL_HOOK_INPUT`). The tool answers what the
+UserPromptSubmit command hook prints (the same packet, made by the code the
 warm socket runs), so the client applies it as it would a command's output. The command hook
 may be registered beside it as the fallback: both mark the prompt (`markers.prompt_key`)
 and only the first to arrive answers, so a session whose server is not connected still gets
