@@ -15,16 +15,21 @@ WORDS = ["zebra", "lantern", "quartz", "harbor", "velvet", "cobalt", "maple", "e
 
 
 def everything(conn, project_id: str, match: str, limit: int, inactive: bool = False):
-    """The reference: every match filtered, as one query."""
+    """The reference: every match scored, then kept in Python where it is in scope."""
     columns = ", ".join(str(w) for w in FTS_WEIGHTS)
-    active = "" if inactive else " AND m.status = 'active'"
-    rows = conn.execute(
-        f"SELECT f.rowid, bm25(memories_fts, {columns}) AS s FROM memories_fts f"
-        " JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?"
-        f" AND (m.project_id = ? OR m.project_id IS NULL){active} ORDER BY s, f.rowid LIMIT ?",
-        (match, project_id, limit),
+    scored = conn.execute(
+        f"SELECT rowid, bm25(memories_fts, {columns}) FROM memories_fts WHERE memories_fts MATCH ?",
+        (match,),
     ).fetchall()
-    return [(int(r), -float(s)) for r, s in rows]
+    where = {
+        r: (p, s) for r, p, s in conn.execute("SELECT rowid, project_id, status FROM memories")
+    }
+    kept = [
+        (score, rowid)
+        for rowid, score in scored
+        if where[rowid][0] in (project_id, None) and (inactive or where[rowid][1] == "active")
+    ]
+    return [(int(r), -float(s)) for s, r in sorted(kept)[:limit]]
 
 
 def elsewhere(conn, tmp_path):
