@@ -22,6 +22,7 @@ from waymark.installers import commands
 from .conftest import tool_texts
 
 MEMORY = "The zebra importer streams rows; never load the whole file"
+WARNING = "billing.py: charge() must stay idempotent"
 
 
 def waymark(env: dict[str, str], *args: str) -> dict:
@@ -107,6 +108,41 @@ def test_an_installed_client_fires_waymarks_hooks_and_reaches_its_mcp_server(
         assert not has_waymark(Path(f["path"])), f
 
 
+def test_installed_for_a_claude_code_that_calls_mcp_tools_the_server_answers_the_prompt(
+    clients, tmp_path
+):
+    """The installer finds this Claude Code (2.1.118 or later) on PATH, so the prompt hook
+    is also a call into the server; the real session's prompt gets its packet once."""
+    from stub_llm import request_text
+
+    from .conftest import NODE_MODULES
+
+    run_dir = tmp_path / "run"
+    reports: list[dict] = []
+    install = connect(commands.CLAUDE, run_dir / "project", reports)
+
+    def before_launch(run: Path, env: dict[str, str]) -> None:
+        path = f"{Path(NODE_MODULES, '.bin')}{os.pathsep}{env.get('PATH', '')}"
+        install(run, {**env, "PATH": path})
+        (run / "project" / "src").mkdir(exist_ok=True)
+        (run / "project" / "src" / "billing.py").write_text("def charge(): ...\n", "utf-8")
+        waymark(env, "remember", "--project", str(run / "project"), "--type", "warning",
+                "--content", WARNING, "--target", str(run / "project" / "src" / "billing.py"))  # fmt: skip
+
+    result = clients.run(
+        "claude", [{"text": "Done."}], run_dir=run_dir, mcp_servers={},
+        env=client_env(clients), before_launch=before_launch, strict_mcp_config=False,
+        prompt="Fix src/billing.py please", extra_args=["--debug"],
+    )  # fmt: skip
+    settings = json.loads((run_dir / "claude-config" / "settings.json").read_text("utf-8"))
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    assert [h["type"] for h in group["hooks"]] == ["command", "mcp_tool"]
+    first = request_text(result.main_requests[0])
+    assert WARNING in first and first.count("UserPromptSubmit hook additional context") == 1
+    (debug,) = (run_dir / "claude-config" / "debug").glob("*.txt")
+    assert "mcp_tool calling waymark/hook" in debug.read_text(encoding="utf-8", errors="replace")
+
+
 def has_waymark(path: Path) -> bool:
     """Whether a client config still holds a Waymark hook, MCP server or notify program."""
     if not path.exists():
@@ -119,7 +155,7 @@ def has_waymark(path: Path) -> bool:
         )
     doc = json.loads(text)
     hooks = [h for groups in doc.get("hooks", {}).values() for g in groups for h in g["hooks"]]
-    return "waymark" in doc.get("mcpServers", {}) or any(map(commands.is_waymark_hook, hooks))
+    return "waymark" in doc.get("mcpServers", {}) or any(map(commands.is_ours, hooks))
 
 
 def trust_with_our_hash(run_dir: Path) -> None:
