@@ -207,19 +207,23 @@ def test_index_command_builds_the_graph_and_another_process_searches_it(
     report = json.loads(capsys.readouterr().out)
     assert report["vector_index"]["index"] == "built"
     assert report["vector_index"]["vectors"] == 500
-    # A fresh process maps the file and gets what the exact scan gets for a stored vector.
+    # A fresh process maps the file and finds each stored vector's own memory first, as the
+    # exact scan does: nearly always (the graph is approximate: a multi-threaded build can
+    # leave a node out of reach; one of the 100 was seen missed once).
     code = (
         "import sys, numpy as np\n"
         "from waymark.storage import connection as db\n"
         "from waymark.recall import vectors\n"
         "conn = db.connect()\n"
-        "blob = conn.execute('SELECT vector FROM vectors WHERE memory_rowid = 42').fetchone()[0]\n"
-        "q = np.frombuffer(blob, dtype='<f4')\n"
-        "print(vectors.search(conn, None, q, 1, 'fake', 'ann')[0][0])\n"
+        "rows = conn.execute('SELECT memory_rowid, vector FROM vectors LIMIT 100').fetchall()\n"
+        "found = [vectors.search(conn, None, np.frombuffer(b, dtype='<f4'), 1, 'fake', 'ann')"
+        "[0][0] == r for r, b in rows]\n"
+        "print(sum(found), len(found))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=os.environ.copy(), check=True)  # fmt: skip
-    assert done.stdout.strip() == "42"
+    hit, asked = map(int, done.stdout.split())
+    assert asked == 100 and hit >= 97, done.stdout
 
 
 def test_index_missing_for_named_memories_embeds_only_those(conn, project):
