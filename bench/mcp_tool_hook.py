@@ -66,7 +66,7 @@ def session(route: str, repo: pathlib.Path, home: str, prompts: list[str], run: 
     """One Claude Code session: two warm-up prompts (a pause between them lets the server
     load), then `prompts`; per timed prompt the
     submission's and the hook's milliseconds and whether its request carried a packet."""
-    from _harness import base_env, find_bin  # noqa: F401 (base_env via claude_env)
+    from _harness import find_bin
     from run_claude import CLAUDE_CANDIDATES, claude_env
     from stub_llm import StubServer, request_text
 

@@ -15,6 +15,7 @@ import time
 from waymark import home
 from waymark.base import hookruns, markers
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.base.hookout import context_output
 
 from .event import CLIENTS, Event
 
@@ -275,11 +276,6 @@ def warm_output(name: str, reply: dict) -> str | None:
     """The hook's output for a warm reply's `text`."""
     text = reply.get("text")
     return context_output(name, text) if isinstance(text, str) and text else None
-
-
-def context_output(name: str, text: str) -> str:
-    """Model context in the form both clients accept (Codex rejects any other key)."""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
 
 
 def block_output(reason: str) -> str:

@@ -16,12 +16,12 @@ every model request tokens; the client calls it by name.
 
 from __future__ import annotations
 
-import json
 import time
 
 from mcp.server.mcpserver import Context
 
 from waymark.base import hookruns, markers
+from waymark.base.hookout import context_output
 from waymark.errors import InvalidArgument
 from waymark.server.state import state_of, tool_errors
 
@@ -55,13 +55,7 @@ def hook(
         if not reply.get("ok"):
             raise InvalidArgument(str(reply.get("error")))
         outcome = "ok"
-        return output(event, reply.get("text"))
+        text = reply.get("text")
+        return context_output(event, text) if text else ""
     finally:
         hookruns.append(CLIENT, event, outcome, 1000 * (time.perf_counter() - started))
-
-
-def output(name: str, text: str | None) -> str:
-    """The command hooks' output for `text` (nothing when there is none)."""
-    if not text:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
