@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import random
 import subprocess
 import sys
 import time
@@ -494,15 +495,17 @@ def test_the_hook_path_imports_nothing_heavy():
 def modules_loaded(module: str, data: dict, names: tuple[str, ...]):
     """Run hook `module` on `data` in a fresh `python -I`, as a client does; (the process,
     which of `names` it had imported by the end)."""
-    code = (
-        "import sys\n"
+    code = (  # a hook leaves with os._exit (runtime.leave): the list is printed just before
+        "import os, sys\n"
         f"sys.argv = ['{module}', 'claude-code']\n"
         f"import waymark.hooks.{module} as hook\n"
-        "try:\n"
-        "    hook.main()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        f"print(sorted(m for m in {names!r} if m in sys.modules), file=sys.stderr)\n"
+        "leave = os._exit\n"
+        "def report(code):\n"
+        f"    print(sorted(m for m in {names!r} if m in sys.modules), file=sys.stderr)\n"
+        "    sys.stderr.flush()\n"
+        "    leave(code)\n"
+        "os._exit = report\n"
+        "hook.main()\n"
     )
     data = {**data, "turn_id": uuid.uuid4().hex}
     done = subprocess.run(
@@ -536,6 +539,24 @@ def test_the_same_event_delivered_twice_runs_once(conn, enabled, repo):
     assert json.loads(first.stdout)["decision"] == "block"
     assert (second.returncode, second.stdout) == (0, b"")
     assert conn.execute("SELECT count(*) FROM handoff_markers").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("size", [300, 60_000, 70_000, 300_000])
+def test_a_delivery_key_tells_every_byte_apart(size):
+    """Short payloads (a modulo) and long ones (zlib) alike: the same bytes, the same key; one
+    byte changed anywhere, or one more, another key."""
+    from waymark.base.markers import delivery_key
+
+    raw = bytes(random.Random(size).randrange(256) for _ in range(size))
+    key = delivery_key("PostToolUse", raw)
+    assert key == delivery_key("PostToolUse", bytes(raw))
+    assert key != delivery_key("PreToolUse", raw)
+    for at in (0, size // 2, size - 1):
+        changed = bytearray(raw)
+        changed[at] ^= 1
+        assert delivery_key("PostToolUse", bytes(changed)) != key
+    assert delivery_key("PostToolUse", raw + b"\0") != key
+    assert key[-1] in "0123456789abcdef"  # markers sweeps at keys ending in 0: one in 16
 
 
 def test_prompt_recall_uses_the_warm_servers_neighbours(conn, enabled, repo):
@@ -728,6 +749,28 @@ def test_a_session_without_session_start_does_not_hide_what_changed_since(
         hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="c"))
     )
     assert "Repository since last session" in text and "add new.txt" in text
+
+
+def test_an_event_that_arrives_in_pieces_is_read_whole(conn, enabled, repo):
+    """stdin is read without blocking: a client slow to write (or to finish writing) is
+    waited for until it closes the pipe, within the deadline."""
+    edit(repo, session="slow-writer")
+    raw = json.dumps(payload("claude-code", "Stop", cwd=str(repo), session_id="slow-writer"))
+    proc = subprocess.Popen(
+        launch.argv(sys.executable, "stop", "claude-code"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    time.sleep(0.3)  # the hook is up and finds nothing yet
+    proc.stdin.write(raw[:20].encode())
+    proc.stdin.flush()
+    time.sleep(0.2)
+    proc.stdin.write(raw[20:].encode())
+    proc.stdin.close()
+    out = proc.stdout.read()
+    proc.stdout.close()
+    assert proc.wait(timeout=20) == 0
+    assert json.loads(out)["decision"] == "block"
 
 
 def test_session_end_gives_up_on_a_stdin_that_never_closes_within_its_budget(enabled, repo):

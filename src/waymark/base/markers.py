@@ -42,11 +42,25 @@ DEDUPE_WINDOW_S = 30.0
 
 
 def delivery_key(name: str, raw: bytes) -> str:
-    """What names one delivery of one event: its name and its payload's length and checksums
+    """What names one delivery of one event: its name and its payload's length and checksum
     (payloads carry unique ids: a tool call's, a prompt's)."""
-    import zlib  # a C builtin: no cost worth measuring, unlike hashlib
+    return f"{name}-{len(raw):x}-{checksum(raw)}"
 
-    return f"{name}-{len(raw):x}-{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+
+def checksum(raw: bytes) -> str:
+    """`raw` read as one number, modulo the prime 2**61 - 1 (two different payloads of one
+    length agree with odds of about 2**-61 each), where it is short; zlib's crc32 and adler32
+    of a long one (a tool's long output), which the modulo would take longer over. Loading
+    zlib cost every hook 0.3-0.5 ms; the modulo takes 15 us over a 2 KB payload."""
+    if len(raw) <= CHECKSUM_SHORT:
+        return f"{int.from_bytes(raw, 'little') % MERSENNE_61:016x}"
+    import zlib
+
+    return f"{zlib.crc32(raw):08x}-{zlib.adler32(raw):08x}"
+
+
+CHECKSUM_SHORT = 1 << 16
+MERSENNE_61 = (1 << 61) - 1
 
 
 def prompt_key(session_id: str, prompt_id: str, prompt: str) -> str:
