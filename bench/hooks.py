@@ -389,9 +389,12 @@ def ask_times(env: dict, n: int) -> dict:
 
 
 PROFILE = """
-import cProfile, pstats, runpy, sys
+import cProfile, os, pstats, runpy, sys
 module = sys.argv[1]
 sys.argv = [module, "claude-code"]
+def leave(code):  # a hook ends with os._exit (runtime.leave): here it returns to the profile
+    raise SystemExit(code)
+os._exit = leave
 profile = cProfile.Profile()
 profile.enable()
 try:

@@ -75,6 +75,8 @@ STRUCTURAL = {
     "note_folders": {"project_id", "path", "added_at"},
     "note_links": {"project_id", "src", "dst"},
     "hook_deliveries": {"key", "at"},
+    # Stems of words in many memories' (redacted) text, as the lexical index holds them.
+    "term_counts": {"term"},
     # Names and paths parsed from a dbt project's own files, dbt's statuses, stats and times.
     "dbt_projects": {"project_id", "root", "name", "target", "manifest_stat", "manifest_at",
                      "dbt_version", "results_stat", "results_at", "sources_stat", "sources_at",

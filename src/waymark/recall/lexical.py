@@ -143,16 +143,20 @@ def _total(conn: Any) -> int:
 # record, `search.index_state`: a hook's ledger writes leave it alone, a new memory does
 # not): the same numbers, so results never depend on which queries came first. One
 # connection's, held weakly (a dead reference never matches a new connection that reuses the
-# address); inside a write transaction of its own, only until its next change.
+# address); inside a write transaction of its own, only until its next change. The counts of
+# common words (KEEP_DOCS) are also kept in the database for the next process, a hook's or a
+# command's, under the same condition (`search.keep_doc_frequencies`).
 _DF_CACHE: list[Any] = [(None, None, {})]  # (weak connection, generation, {stem: doc count})
 _DF_CACHE_TERMS = 50_000
+KEEP_DOCS = 1_000  # a word in this many memories costs ~70 us to count; rarer ones, less
 
 
 def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """How many memories hold each stem; stems the index lacks are left out."""
     from _weakref import ref  # builtin; the weakref module would cost a hook ~1.5 ms
 
-    generation = (search.index_state(conn), conn.in_transaction and conn.total_changes())
+    state = search.index_state(conn)
+    generation = (state, conn.in_transaction and conn.total_changes())
     entry = _DF_CACHE[0]  # one read: another thread may replace the entry meanwhile
     if (
         entry[0] is None
@@ -162,11 +166,20 @@ def _frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     ):
         entry = _DF_CACHE[0] = (ref(conn), generation, {})
     known = entry[2]
+    wanted = list(dict.fromkeys(stems))
+    missing = [stem for stem in wanted if stem not in known]
+    if missing and not conn.in_transaction:  # counts of this very index, from an earlier process
+        known.update(search.kept_doc_frequencies(conn, state, missing))
     found: dict[str, int] = {}
-    for stem in dict.fromkeys(stems):  # `term = ?` is a lookup; `term IN (...)` scans it all
+    counted: dict[str, int] = {}
+    for stem in wanted:  # `term = ?` is a lookup; `term IN (...)` scans it all
         doc = known.get(stem)
         if doc is None:
             doc = known[stem] = search.doc_frequency(conn, stem)
+            if doc >= KEEP_DOCS:
+                counted[stem] = doc
         if doc:
             found[stem] = doc
+    if counted and not conn.in_transaction:
+        search.keep_doc_frequencies(conn, state, counted)
     return found

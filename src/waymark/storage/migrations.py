@@ -975,6 +975,16 @@ CREATE INDEX memories_by_turn ON memories (project_id, session_id, event_time)
 WHERE actor = 'import' AND session_id IS NOT NULL;
 """
 
+# The lexical index's document counts of common words, kept for the next process: fts5vocab
+# counts a word by reading its whole posting list, 2 ms a word at a million memories. They
+# belong to one state of the index (its structure record, `search.index_state`); counts of
+# another state are never read, and go at the next keep. Only words in many memories are
+# kept (`lexical.KEEP_DOCS`): stems of words already in the index's redacted text.
+M046_TERM_COUNTS = """
+CREATE TABLE term_counts (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE term_counts_state (id INTEGER PRIMARY KEY CHECK (id = 1), state BLOB NOT NULL);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1021,6 +1031,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m043_vector_seq", M043_VECTOR_SEQ),
     ("m044_smaller_indexes", M044_SMALLER_INDEXES),
     ("m045_turns", M045_TURNS),
+    ("m046_term_counts", M046_TERM_COUNTS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

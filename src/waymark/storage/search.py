@@ -123,6 +123,52 @@ def doc_frequency(conn: Connection, stem: str) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def kept_doc_frequencies(conn: Connection, state: bytes, stems: Sequence[str]) -> dict[str, int]:
+    """The document counts `keep_doc_frequencies` kept for `stems`, when they were counted on
+    the index whose structure record is `state` (`index_state`); else none."""
+    row = conn.execute("SELECT state FROM term_counts_state WHERE id = 1").fetchone()
+    if row is None or bytes(row[0]) != state or not stems:
+        return {}
+    from waymark.base import jsonlite as json
+
+    found = conn.execute(
+        "SELECT term, docs FROM term_counts WHERE term IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(stems)),),
+    )
+    return {str(term): int(docs) for term, docs in found}
+
+
+def keep_doc_frequencies(conn: Connection, state: bytes, counts: dict[str, int]) -> bool:
+    """Keep `counts` (index term: memories holding it), counted on the index `state`, for
+    the next process; the counts of an older index go. Never waits for the lock and never
+    writes a read-only file: False when nothing was kept (also when the index has moved on)."""
+    from waymark.storage.connection import read_only, write
+
+    if not counts or conn.in_transaction or read_only(conn):
+        return False
+    waits = int(conn.execute("PRAGMA busy_timeout").get)
+    conn.set_busy_timeout(0)
+    try:
+        with write(conn):
+            if index_state(conn) != state:
+                return False
+            row = conn.execute("SELECT state FROM term_counts_state WHERE id = 1").fetchone()
+            if row is None or bytes(row[0]) != state:
+                conn.execute("DELETE FROM term_counts")
+                conn.execute(
+                    "INSERT OR REPLACE INTO term_counts_state (id, state) VALUES (1, ?)", (state,)
+                )
+            conn.executemany(
+                "INSERT OR REPLACE INTO term_counts (term, docs) VALUES (?, ?)",
+                list(counts.items()),
+            )
+        return True
+    except apsw.BusyError:  # another process is writing: the next one keeps them
+        return False
+    finally:
+        conn.set_busy_timeout(waits)
+
+
 def tokenizer(conn: Connection, name: tuple[Any, ...]) -> Any:
     """The index's own tokenizer, callable from Python (APSW 3.47+), or None."""
     get = getattr(conn, "fts5_tokenizer", None)
