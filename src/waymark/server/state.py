@@ -173,10 +173,12 @@ class State:
     def _first_map(self) -> None:
         """A captured project's first code map, built here so no hook waits for it
         (`map.server_builds_first`); the hooks keep it up to date from then on. Its own
-        connection: a long first map holds no tool call up. A project the client's
-        SessionStart has not created yet is waited for a little."""
+        connection, behind the hooks: a long first map holds no tool call or hook up. A
+        project the client's SessionStart has not created yet is waited for a little."""
+        from waymark.base.launch import behind_the_hooks
         from waymark.codemap.freshness import freshen
 
+        behind_the_hooks()
         conn = None
         try:
             conn = db.connect()
@@ -307,7 +309,11 @@ class State:
 
     def _check_file(self) -> None:
         """Read every page once per session, in the background: damage no query has touched
-        yet stops writes now, not after more work has gone into a failing file."""
+        yet stops writes now, not after more work has gone into a failing file. Behind the
+        hooks: at a million memories it reads 3 GB for 7 s, the session's first prompts."""
+        from waymark.base.launch import behind_the_hooks
+
+        behind_the_hooks()
         try:
             problem = db.scan_for_damage()
         except Exception as exc:  # background work: log, never take the server down
