@@ -150,3 +150,16 @@ def test_a_prompt_ranks_the_same_with_kept_counts(conn, project, monkeypatch):
     finally:
         other.close()
     assert again == first and first
+
+
+def test_a_file_found_damaged_is_still_searched_and_never_written(conn, project, counting):
+    """Writes stop on a damaged file; a search that counted words goes on without keeping."""
+    from waymark.storage.faults import damaged_marker
+
+    for i in range(3):
+        add(conn, project, f"zeppelin ballast {i}")
+    with open(damaged_marker(conn.filename), "w", encoding="utf-8") as f:
+        f.write("database disk image is malformed")
+    fts._DF_CACHE[0] = (None, None, {})
+    assert fts._frequencies(conn, ["zeppelin"]) == {"zeppelin": 3}
+    assert kept(conn) == {}

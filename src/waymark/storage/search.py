@@ -140,8 +140,10 @@ def kept_doc_frequencies(conn: Connection, state: bytes, stems: Sequence[str]) -
 
 def keep_doc_frequencies(conn: Connection, state: bytes, counts: dict[str, int]) -> bool:
     """Keep `counts` (index term: memories holding it), counted on the index `state`, for
-    the next process; the counts of an older index go. Never waits for the lock and never
-    writes a read-only file: False when nothing was kept (also when the index has moved on)."""
+    the next process; the counts of an older index go. Never waits for the lock, never
+    writes a read-only or damaged file, never fails the search that counted them: False
+    when nothing was kept (also when the index has moved on)."""
+    from waymark.errors import WaymarkError
     from waymark.storage.connection import read_only, write
 
     if not counts or conn.in_transaction or read_only(conn):
@@ -163,7 +165,7 @@ def keep_doc_frequencies(conn: Connection, state: bytes, counts: dict[str, int])
                 list(counts.items()),
             )
         return True
-    except apsw.BusyError:  # another process is writing: the next one keeps them
+    except (apsw.Error, WaymarkError):  # busy (the next process keeps them), damaged, full
         return False
     finally:
         conn.set_busy_timeout(waits)
