@@ -472,6 +472,39 @@ def test_a_memory_a_strong_hit_links_to_clears_the_relevance_floor(conn, project
     assert text is not None and "advisory lock" in text
 
 
+def test_a_new_stores_first_memories_reach_the_prompt_packet(conn, project):
+    """In one, two or three memories no word is rare, so BM25 weighs every match near zero:
+    the floor falls with the store's size, and what the prompt is about is still shown
+    (lexical only: no model here) while a prompt about something else shows nothing."""
+    from waymark.packets.prompt import prompt_packet
+
+    first = add(conn, project, "Payments retry with exponential backoff; the webhook handler "
+                "must stay idempotent.", type="decision")  # fmt: skip
+    text = prompt_packet(conn, project, "s-new-1", "claude-code", "why does the webhook retry?")
+    assert text is not None and first.id in text
+    assert (
+        prompt_packet(conn, project, "s-new-2", "claude-code", "add dark mode to settings") is None
+    )
+    second = add(conn, project, "Never run alembic downgrade against production.", type="warning")
+    add(conn, project, "Money is stored as integer cents everywhere.", type="convention")
+    text = prompt_packet(
+        conn, project, "s-new-3", "claude-code", "can I downgrade the alembic migration?"
+    )
+    assert text is not None and second.id in text and first.id not in text
+    assert (
+        prompt_packet(conn, project, "s-new-4", "claude-code", "rename the docker service") is None
+    )
+
+
+def test_the_lexical_floor_falls_only_in_a_small_store():
+    from waymark.recall.floor import LEXICAL_MIN, SMALL_STORE, lexical_floor
+
+    floors = [lexical_floor(n) for n in range(1, SMALL_STORE + 1)]
+    assert floors[0] == floors[1] == 0.0  # one or two memories: every BM25 weight is zero
+    assert all(a < b for a, b in zip(floors[1:], floors[2:]))  # rising with the store
+    assert lexical_floor(SMALL_STORE) == lexical_floor(10**6) == lexical_floor(None) == LEXICAL_MIN
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\x00"])
 def test_an_empty_query_is_refused_not_answered_with_an_arbitrary_memory(conn, project, query):
     from waymark.errors import InvalidArgument

@@ -216,7 +216,7 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         from waymark.recall.floor import relevant_hits
 
         # The best match stays even below the floor: a deliberate query gets an answer.
-        kept = relevant_hits(hits, keep_best=True)
+        kept = relevant_hits(hits, keep_best=True, conn=ctx.conn)
         below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]

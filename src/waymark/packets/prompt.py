@@ -92,7 +92,7 @@ def prompt_packet(
     shown_scoped = {m.id for m in scoped}
     chosen = [
         h
-        for h in relevant_hits(hits)
+        for h in relevant_hits(hits, conn=conn)
         if h.memory.id not in seen and h.memory.id not in shown_scoped
     ]
     impact, around = _impact(conn, project, named, prompt, seen | shown_scoped)

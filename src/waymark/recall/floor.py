@@ -7,36 +7,64 @@ little or nothing rather than with near-zero noise.
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from waymark.recall.ranked import Hit
+    from waymark.storage.connection import Connection
 
 LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
 SEMANTIC_MIN = 0.45  # cosine
 RELATIVE_MIN = 0.35  # of the best hit's score
+SMALL_STORE = 20  # fewer memories than this: the lexical floor is lower (`lexical_floor`)
 
 
-def relevant_hit(hit: Hit, best: float) -> bool:
+def lexical_floor(memories: int | None) -> float:
+    """The BM25 score a lexical match needs in a store of about `memories` memories.
+    BM25 weighs a word by how rare it is, and in a handful of memories no word is rare:
+    with one or two memories every weight is zero, and with three a word found in one of
+    them weighs a twelfth of what it does in a hundred, so a new store's first memories
+    never cleared LEXICAL_MIN and the prompt packet showed none of them. Below
+    SMALL_STORE the floor falls with the weight of a word found in one memory (none at
+    two or fewer: any match of the prompt's words counts); at SMALL_STORE and above, or
+    unknown, it is LEXICAL_MIN."""
+    if memories is None or memories >= SMALL_STORE:
+        return LEXICAL_MIN
+    here = math.log((memories - 0.5) / 1.5) if memories > 2 else 0.0
+    return LEXICAL_MIN * here / math.log((SMALL_STORE - 0.5) / 1.5)
+
+
+def relevant_hit(hit: Hit, best: float, lexical_min: float = LEXICAL_MIN) -> bool:
     """Above the relevance threshold: named by path, close in meaning, or a strong lexical
-    match; and not far below the best hit."""
+    match (`lexical_min`, see `lexical_floor`); and not far below the best hit."""
     tiers = hit.explain.get("tiers", {})
     strong = (
         "path" in tiers
         or tiers.get("semantic", {}).get("score", 0.0) >= SEMANTIC_MIN
-        or tiers.get("lexical", {}).get("score", 0.0) >= LEXICAL_MIN
+        or ("lexical" in tiers and tiers["lexical"].get("score", 0.0) >= lexical_min)
     )
     return strong and hit.score >= RELATIVE_MIN * best
 
 
-def relevant_hits(hits: list[Hit], *, keep_best: bool = False) -> list[Hit]:
+def relevant_hits(
+    hits: list[Hit], *, keep_best: bool = False, conn: Connection | None = None
+) -> list[Hit]:
     """The hits above the floor, in order, and with them every hit an explicit link of one
     of those reaches (`relate`): what a strong hit links to is shown beside it, however weak
     its own words. `keep_best`: the best hit stays even below the floor (a deliberate query
-    gets an answer)."""
+    gets an answer). `conn`, the store the hits came from: a small one's lexical floor is
+    lower (`lexical_floor`)."""
     if not hits:
         return []
     best = hits[0].score
-    strong = {h.memory.id for h in hits if relevant_hit(h, best)}
+    memories = None
+    if conn is not None:
+        from waymark.storage.memories import max_rowid
+
+        memories = max_rowid(conn)  # every memory ever written: an upper bound, so never lower
+    lexical_min = lexical_floor(memories)
+    strong = {h.memory.id for h in hits if relevant_hit(h, best, lexical_min)}
     if keep_best:
         strong.add(hits[0].memory.id)
     return [

@@ -376,7 +376,7 @@ class _Pages:
                         current_branch=git.branch(project.files),
                     )  # fmt: skip
                     if hybrid and hits:
-                        hits = relevant_hits(hits, keep_best=True)
+                        hits = relevant_hits(hits, keep_best=True, conn=opened.conn)
                 results = [{"hit": h, "made": store.authorship(opened.conn, h.memory.id),
                             "moved": [(n, v) for n, v in h.explain["multipliers"].items()
                                       if abs(v - 1.0) >= 0.0005]}  # what shows at 3 places
