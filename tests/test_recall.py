@@ -501,7 +501,7 @@ def test_the_lexical_floor_falls_only_in_a_small_store():
 
     floors = [lexical_floor(n) for n in range(1, SMALL_STORE + 1)]
     assert floors[0] == floors[1] == 0.0  # one or two memories: every BM25 weight is zero
-    assert all(a < b for a, b in zip(floors[1:], floors[2:]))  # rising with the store
+    assert all(floors[i] < floors[i + 1] for i in range(1, len(floors) - 1))  # rising
     assert lexical_floor(SMALL_STORE) == lexical_floor(10**6) == lexical_floor(None) == LEXICAL_MIN
 
 
