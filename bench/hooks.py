@@ -10,8 +10,9 @@ each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
 (`python -m waymark mcp`) is started and every hook but SessionStart measured again on the warm
 path (the server makes the packet, records the call; the hook relays).
-Targets (p95 / floor p95): UserPromptSubmit and SessionStart 4x at 10k and 6x at 100k,
-PreToolUse 2.5x at 10k and 3.5x at 100k, PostToolUse 3x, PostToolUseFailure 2x. PreToolUse (Bash) and (Write) run
+Targets (p95 / floor p95, issue #30): UserPromptSubmit 2x up to 100k and 3x at a million;
+SessionStart, PreToolUse and PostToolUse (and its failure variant) 1.5x up to 10k and 2x
+above; the same for the path without the server and the warm one. PreToolUse (Bash) and (Write) run
 in a fresh session each time: everything known is new, so each run injects and records, the
 worst case; a few of the corpus's commands have failed before, so the failure lookup runs.
 PreToolUse (again) is one session editing the same three files over and over: after the
@@ -66,14 +67,10 @@ RULES = (
 
 
 def factor(hook: str, size: int) -> float:
-    """The target: p95 at most this many times the floor's p95."""
-    if hook.startswith("PostToolUseFailure"):
-        return 2.0
-    if hook.startswith("PostToolUse"):
-        return 3.0
-    if hook.startswith("PreToolUse"):
-        return 2.5 if size <= 10_000 else 3.5
-    return 4.0 if size <= 10_000 else 6.0
+    """The target: p95 at most this many times the floor's p95 (issue #30)."""
+    if hook.startswith("UserPromptSubmit"):
+        return 2.0 if size <= 100_000 else 3.0
+    return 1.5 if size <= 10_000 else 2.0
 
 
 def stats(seconds: list[float]) -> tuple[float, float]:
