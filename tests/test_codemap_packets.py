@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from test_codemap import APP, cli
-from test_hooks import context_of, hook, payload, remember
+from test_hooks import context_of, hook, modules_loaded, payload, remember
 from test_pre_tool_use import before_edit, context, silent
 from waymark import settings
 from waymark.codemap import changes, facts, questions, snapshot
@@ -74,6 +74,21 @@ def test_past_its_budget_the_refresh_goes_on_in_the_background(conn, enabled, re
         assert time.monotonic() < deadline, "the background refresh resolved nothing"
         time.sleep(0.2)
     assert changes.changes(conn, enabled)["declarations"]["modified"] == ["app/a.py::render"]
+
+
+def test_a_background_refresh_costs_the_hook_no_subprocess_import(conn, enabled, repo):
+    """The refresh is spawned without the subprocess module (7 ms of a SessionStart)."""
+    _app(repo)
+    first = snapshot.refresh(conn, enabled)["snapshot"]["id"]
+    (repo / "app/a.py").write_text("def render():\n    return 3\n", "utf-8")
+    settings.set_value(conn, "map.refresh_ms", 0)
+    data = payload("claude-code", "SessionStart", cwd=str(repo), session_id="s-spawn")
+    done, loaded = modules_loaded("session_start", data, ("subprocess",))
+    assert done.returncode == 0 and loaded == "[]"
+    deadline = time.monotonic() + 30
+    while snapshots(conn, enabled)[0] == first:  # and the refresh did run
+        assert time.monotonic() < deadline, "the background refresh took no snapshot"
+        time.sleep(0.2)
 
 
 def test_an_unsaved_stop_and_a_cli_checkpoint_bring_the_map_up_to_date(conn, enabled, repo):
