@@ -32,7 +32,7 @@ def handle(ctx: Context) -> str | None:
         record=ctx.records, started=started,
     )  # fmt: skip
     if later:
-        from waymark.codemap.snapshot import in_background
+        from waymark.codemap.freshness import in_background
 
         for root in later:
             in_background(root)

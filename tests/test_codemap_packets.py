@@ -152,7 +152,7 @@ def test_a_map_too_large_to_check_within_the_budget_goes_to_the_background_at_on
     (repo / "app/a.py").write_text("def render():\n    return 4\n", "utf-8")
     tried = []
     monkeypatch.setattr(snapshot, "refresh", lambda *a, **k: tried.append(k))
-    monkeypatch.setattr(snapshot, "in_background", lambda root: tried.append("background"))
+    monkeypatch.setattr(freshness, "in_background", lambda root: tried.append("background"))
     monkeypatch.setattr(freshness, "WALK_S_PER_FILE", 1.0)  # a second a file: always too many
     said = freshen(conn, enabled, "start")
     assert said.startswith("background: too many files") and tried == ["background"]

@@ -18,6 +18,7 @@ query is imported: hooks call this.
 
 from __future__ import annotations
 
+import os
 import time
 
 from waymark.projects.resolve import Project
@@ -66,9 +67,9 @@ def _freshen(
         return _first(conn, project, has_map)
     if not has_map:
         return "no map"
-    from waymark.codemap import snapshot
-
     if moment == "save":
+        from waymark.codemap import snapshot
+
         snapshot.refresh(conn, project)
         return "refreshed"
     if moment == "start":
@@ -78,14 +79,16 @@ def _freshen(
 
         budget = settings.get(conn, "map.refresh_ms") / 1000
         if (mapped or 0) * WALK_S_PER_FILE > budget:
-            (spawn or snapshot.in_background)(project.files)
+            (spawn or in_background)(project.files)
             return "background: too many files to check within map.refresh_ms"
+        from waymark.codemap import snapshot
+
         try:
             snapshot.refresh(conn, project, deadline=time.perf_counter() + budget)
             return "refreshed"
         except snapshot.Overdue:
             pass
-    (spawn or snapshot.in_background)(project.files)
+    (spawn or in_background)(project.files)
     return "background"
 
 
@@ -105,3 +108,27 @@ def _first(conn: Connection, project: Project, has_map: bool) -> str:
 
     done = snapshot.refresh(conn, project)
     return f"built: {done['files']} files in {done['seconds']:.1f} s"
+
+
+def in_background(root: str) -> None:
+    """Start `waymark map refresh` in `root` as a process of its own that nothing waits
+    for: no pipe of the caller's is held open, and it outlives the caller. On POSIX it is
+    posix_spawn in a session of its own (importing subprocess cost the SessionStart hook
+    7 ms); elsewhere subprocess.Popen."""
+    import sys
+
+    code = "import os,sys;os.chdir(sys.argv.pop(1));from waymark.cli import main;main()"
+    argv = [sys.executable, "-I", "-c", code, root, "map", "refresh", "--quiet"]
+    if hasattr(os, "posix_spawn"):
+        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        try:
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
+            return
+        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: subprocess does it
+            pass
+    import subprocess
+
+    subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip

@@ -261,30 +261,6 @@ def _carry(
     return True
 
 
-def in_background(root: str) -> None:
-    """Start `waymark map refresh` in `root` as a process of its own that nothing waits
-    for: no pipe of the caller's is held open, and it outlives the caller. On POSIX it is
-    posix_spawn in a session of its own (importing subprocess cost the SessionStart hook
-    7 ms); elsewhere subprocess.Popen."""
-    import sys
-
-    code = "import os,sys;os.chdir(sys.argv.pop(1));from waymark.cli import main;main()"
-    argv = [sys.executable, "-I", "-c", code, root, "map", "refresh", "--quiet"]
-    if hasattr(os, "posix_spawn"):
-        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        try:
-            os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
-            return
-        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: subprocess does it
-            pass
-    import subprocess
-
-    subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )  # fmt: skip
-
-
 def newest(conn: Connection, project: Project) -> dict[str, Any]:
     """The project's newest snapshot; NotFound when the map has none."""
     newest = next(iter(rows.snapshots(conn, project.id, 1)), None)
