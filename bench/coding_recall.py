@@ -1,0 +1,216 @@
+"""Retrieval quality on coding memories the project ships: bench/codingset.
+
+Two projects written by hand as a coding agent's memory would hold them (a Python data
+service and a TypeScript notes app: decisions, incidents and their fixes linked by `solves`,
+conventions, warnings, file- and directory-scoped notes, one superseded decision) with 100
+questions judged by hand, each of a kind: `paraphrase` (other words than the memory's),
+`linked` (a problem whose fix is a linked memory: both count), `path` (names a file or
+folder), `entity` (names a tool, module or person), `keyword` (an error message), `date` (a
+month). Each project also holds `--noise` synthetic memories (bench/corpus.py, another
+domain's words) so that ranking has something to beat. Memories are written through the
+library as a user's would be; queries run through `recall` as `waymark recall` runs them,
+hybrid when a model is on this machine (WAYMARK_EMBED_MODEL_DIR), and lexical-only.
+
+    python bench/coding_recall.py [--noise 2000] [--json OUT] [--fts-weights 16,4,8,8 ...]
+                                  [--graph-weight W]
+
+Metrics as the shared scorer defines them (binary relevance, the top ten): R@k the share of a
+question's relevant memories in the top k, MRR@10, nDCG@10; averaged over all questions and
+per kind. The set was written by the team that tunes on it: a floor against regressions and
+a place to judge what the development set cannot (titles, tags, targets, links), not a
+neutral judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import corpus
+
+HERE = pathlib.Path(__file__).resolve().parent
+SET = HERE / "codingset"
+PROJECTS = ("tidepool", "quillpad")
+METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10")
+
+
+def read_jsonl(path: pathlib.Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def materialise(root: pathlib.Path, memories: list[dict]) -> None:
+    """The files and folders the memories are scoped to, so each target is a real path."""
+    for m in memories:
+        target = m.get("target")
+        if not target:
+            continue
+        path = root / target.rstrip("/")
+        if target.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+
+
+def load_project(conn, project, memories: list[dict], noise: int, seed: int) -> dict[str, str]:
+    """Write the noise, then the set's memories oldest first (a `supersedes` replaces its
+    older decision), then their links; {key: memory id}."""
+    from waymark.memories import links, store
+    from waymark.memories.draft import make_draft
+
+    if noise:
+        records = corpus.make_corpus(noise, seed).records
+        corpus.load(conn, project, [{**r, "scope": "project", "target": None} for r in records])
+    ids: dict[str, str] = {}
+    for m in sorted(memories, key=lambda m: (m["timestamp"], m["key"])):
+        target = m.get("target")
+        draft = make_draft(
+            project,
+            type=m["type"],
+            content=m["content"],
+            title=m["title"],
+            scope=("directory" if target.endswith("/") else "file") if target else "project",
+            target=target.rstrip("/") if target else None,
+            tags=m["tags"],
+            event_time=m["timestamp"],
+            key=m["key"],
+        )
+        old = m.get("supersedes")
+        saved = (
+            store.supersede(conn, project, ids[old], draft)
+            if old
+            else store.remember(conn, project, draft)
+        )
+        ids[m["key"]] = saved.memory.id
+    for m in memories:
+        for kind, other in m.get("links", []):
+            links.relate(conn, project, ids[m["key"]], ids[other], kind)
+    return ids
+
+
+def per_query(ranked: list[str], relevant: list[str]) -> dict[str, float]:
+    top = ranked[:10]
+    gold = set(relevant)
+    ranks = [i for i, key in enumerate(top) if key in gold]
+    out = {f"R@{k}": sum(1 for i in ranks if i < k) / len(gold) for k in (1, 5, 10)}
+    out["MRR@10"] = 1.0 / (ranks[0] + 1) if ranks else 0.0
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold), 10)))
+    out["nDCG@10"] = sum(1 / math.log2(i + 2) for i in ranks) / ideal
+    return out
+
+
+def averages(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: sum(r[k] for r in rows) / len(rows) for k in METRICS}
+
+
+def score(queries: list[dict], ranked: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    """{"ALL" or a kind: {metric: mean}, with "n"}."""
+    groups: dict[str, list[dict[str, float]]] = {"ALL": []}
+    for q in queries:
+        m = per_query(ranked.get(q["qid"], []), q["relevant"])
+        groups["ALL"].append(m)
+        groups.setdefault(q["kind"], []).append(m)
+    return {g: {"n": len(rows), **averages(rows)} for g, rows in groups.items()}
+
+
+def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="waymark-codingset-"))
+    os.environ["WAYMARK_HOME"] = str(tmp / "home")
+    from waymark.projects.resolve import resolve
+    from waymark.recall import ranked, semantic
+    from waymark.storage import connection as db
+
+    conn = db.connect()
+    queries = read_jsonl(SET / "queries.jsonl")
+    projects = {}
+    started = time.perf_counter()
+    for n, name in enumerate(PROJECTS):
+        memories = read_jsonl(SET / f"{name}.jsonl")
+        root = tmp / name
+        materialise(root, memories)
+        projects[name] = resolve(conn, str(root))
+        load_project(conn, projects[name], memories, args.noise, seed=n)
+    print(f"loaded {len(PROJECTS)} projects ({args.noise:,} noise memories each) in "
+          f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    hybrid = bool(os.environ.get("WAYMARK_EMBED_MODEL_DIR"))
+    if hybrid:
+        import subprocess
+
+        started = time.perf_counter()
+        for name in PROJECTS:
+            subprocess.run([sys.executable, "-m", "waymark", "index", "--project",
+                            str(tmp / name)], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        print(f"index: {time.perf_counter() - started:.1f} s")
+    else:
+        print("index: skipped (set WAYMARK_EMBED_MODEL_DIR for hybrid recall)")
+    tuned = ranked.settings_for(conn)
+    if args.graph_weight is not None:
+        tuned = tuned._replace(graph_weight=args.graph_weight)
+    results = {}
+    runs = [(label, weights) for weights in args.fts_weights or [""]
+            for label in (("hybrid", "lexical") if hybrid else ("lexical",))]  # fmt: skip
+    for label, weights in runs:
+        if weights:  # BM25's column weights for this run (title, content, tags, target)
+            ranked.FTS_WEIGHTS = tuple(float(w) for w in weights.split(","))
+            label = f"{label} {weights}"
+        found: dict[str, list[str]] = {}
+        started = time.perf_counter()
+        for name, project in projects.items():
+            asked = [q for q in queries if q["project"] == name]
+            near = semantic.neighbours(conn, project, [q["query"] for q in asked],
+                                       mode="local" if label.startswith("hybrid") else "off")  # fmt: skip
+            for i, q in enumerate(asked):
+                hits = ranked.recall(conn, project, q["query"], limit=10,
+                                     semantic=near[i] if near else None, settings=tuned)  # fmt: skip
+                found[q["qid"]] = [h.memory.key or h.memory.id for h in hits]
+        took = (time.perf_counter() - started) * 1000 / len(queries)
+        results[label] = score(queries, found)
+        print(f"\n### {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
+        print("| kind | n | " + " | ".join(METRICS) + " |")
+        print("|---|---:|" + "---:|" * len(METRICS))
+        for kind, row in results[label].items():
+            cells = " | ".join(f"{row[k]:.3f}" for k in METRICS)
+            print(f"| {kind} | {row['n']} | {cells} |")
+        if args.misses:
+            for q in queries:
+                if not set(q["relevant"]) & set(found[q["qid"]][:10]):
+                    print(f"  miss {q['qid']} {q['query']!r}: {found[q['qid']][:3]}")
+    conn.close()
+    if not args.keep:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print(f"kept {tmp}")
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--noise", type=int, default=2000, help="synthetic memories a project")
+    parser.add_argument("--json", default="", help="also write the tables to this file")
+    parser.add_argument(
+        "--fts-weights",
+        action="append",
+        help="title,content,tags,target: "
+        "BM25's column weights (default the shipped ones); again for more runs",
+    )
+    parser.add_argument("--graph-weight", type=float, default=None, help="the graph tier's")
+    parser.add_argument("--misses", action="store_true", help="list questions with no hit")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary home")
+    args = parser.parse_args()
+    results = run(args)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
