@@ -11,8 +11,12 @@ domain's words) so that ranking has something to beat. Memories are written thro
 library as a user's would be; queries run through `recall` as `waymark recall` runs them,
 hybrid when a model is on this machine (WAYMARK_EMBED_MODEL_DIR), and lexical-only.
 
-    python bench/coding_recall.py [--noise 2000] [--json OUT] [--fts-weights 16,4,8,8 ...]
-                                  [--graph-weight W]
+    python bench/coding_recall.py [--noise 2000] [--json OUT] [--misses] [--keep]
+                                  [--variant "fts=16,4,8,8 graph_weight=0.3" ...]
+
+A variant sets BM25's column weights (`fts=title,content,tags,target`) and any of recall's
+knobs (`recall/knobs.py` Settings) for one run over the same store; each is run hybrid and
+lexical. Without one, the shipped settings.
 
 Metrics as the shared scorer defines them (binary relevance, the top ten): R@k the share of a
 question's relevant memories in the top k, MRR@10, nDCG@10; averaged over all questions and
@@ -150,16 +154,19 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         print(f"index: {time.perf_counter() - started:.1f} s")
     else:
         print("index: skipped (set WAYMARK_EMBED_MODEL_DIR for hybrid recall)")
-    tuned = ranked.settings_for(conn)
-    if args.graph_weight is not None:
-        tuned = tuned._replace(graph_weight=args.graph_weight)
+    shipped, weights = ranked.settings_for(conn), ranked.FTS_WEIGHTS
     results = {}
-    runs = [(label, weights) for weights in args.fts_weights or [""]
+    runs = [(label, variant) for variant in args.variant or [""]
             for label in (("hybrid", "lexical") if hybrid else ("lexical",))]  # fmt: skip
-    for label, weights in runs:
-        if weights:  # BM25's column weights for this run (title, content, tags, target)
-            ranked.FTS_WEIGHTS = tuple(float(w) for w in weights.split(","))
-            label = f"{label} {weights}"
+    for label, variant in runs:
+        tuned, ranked.FTS_WEIGHTS = shipped, weights
+        for setting in variant.split():
+            name, _, value = setting.partition("=")
+            if name == "fts":
+                ranked.FTS_WEIGHTS = tuple(float(w) for w in value.split(","))
+            else:
+                tuned = tuned._replace(**{name: type(getattr(shipped, name))(value)})
+        label = f"{label} {variant}".strip()
         found: dict[str, list[str]] = {}
         started = time.perf_counter()
         for name, project in projects.items():
@@ -178,10 +185,14 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         for kind, row in results[label].items():
             cells = " | ".join(f"{row[k]:.3f}" for k in METRICS)
             print(f"| {kind} | {row['n']} | {cells} |")
-        if args.misses:
+        if args.misses:  # every question whose best answer is not first, and where it is
             for q in queries:
-                if not set(q["relevant"]) & set(found[q["qid"]][:10]):
-                    print(f"  miss {q['qid']} {q['query']!r}: {found[q['qid']][:3]}")
+                top = found[q["qid"]][:10]
+                if top[:1] and top[0] in q["relevant"]:
+                    continue
+                where = [top.index(k) + 1 if k in top else None for k in q["relevant"]]
+                print(f"  {q['qid']} {q['kind']} {q['query']!r}: relevant at {where}, "
+                      f"first {top[:3]}")  # fmt: skip
     conn.close()
     if not args.keep:
         import shutil
@@ -197,13 +208,13 @@ def main() -> int:
     parser.add_argument("--noise", type=int, default=2000, help="synthetic memories a project")
     parser.add_argument("--json", default="", help="also write the tables to this file")
     parser.add_argument(
-        "--fts-weights",
+        "--variant",
         action="append",
-        help="title,content,tags,target: "
-        "BM25's column weights (default the shipped ones); again for more runs",
+        help='"fts=16,4,8,8 NAME=VALUE ...": one more run with these settings',
     )
-    parser.add_argument("--graph-weight", type=float, default=None, help="the graph tier's")
-    parser.add_argument("--misses", action="store_true", help="list questions with no hit")
+    parser.add_argument(
+        "--misses", action="store_true", help="list questions whose first answer is not relevant"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
     args = parser.parse_args()
     results = run(args)
