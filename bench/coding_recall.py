@@ -11,7 +11,7 @@ domain's words) so that ranking has something to beat. Memories are written thro
 library as a user's would be; queries run through `recall` as `waymark recall` runs them,
 hybrid when a model is on this machine (WAYMARK_EMBED_MODEL_DIR), and lexical-only.
 
-    python bench/coding_recall.py [--noise 2000] [--json OUT] [--misses] [--keep]
+    python bench/coding_recall.py [--noise 2000] [--json OUT] [--misses] [--keep] [--prompts]
                                   [--variant "fts=16,4,8,8 graph_weight=0.3" ...]
 
 A variant sets BM25's column weights (`fts=title,content,tags,target`) and any of recall's
@@ -41,6 +41,15 @@ import corpus
 HERE = pathlib.Path(__file__).resolve().parent
 SET = HERE / "codingset"
 PROJECTS = ("tidepool", "quillpad")
+# `--prompts`: each question as a request to an agent, in words common to every project (a
+# prompt hook's budget and share limits act on such words; the question stays what is judged).
+PROMPTS = (
+    "{q}",
+    "Before you change anything: {q}? I want to be sure we do not break the tests or the build.",
+    "hey, quick one: {q}. then please update the code and run the test suite",
+    "I'm picking up the next task in this repo. {q} Check the docs and the recent changes first.",
+    "{q} Please look through the project, fix whatever is needed and add a test for it.",
+)
 METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10")
 
 
@@ -133,6 +142,9 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
 
     conn = db.connect()
     queries = read_jsonl(SET / "queries.jsonl")
+    if args.prompts:
+        for n, q in enumerate(queries):
+            q["query"] = PROMPTS[n % len(PROMPTS)].format(q=q["query"])
     projects = {}
     started = time.perf_counter()
     for n, name in enumerate(PROJECTS):
@@ -214,6 +226,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--misses", action="store_true", help="list questions whose first answer is not relevant"
+    )
+    parser.add_argument(
+        "--prompts", action="store_true", help="ask each question inside a longer request"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
     args = parser.parse_args()

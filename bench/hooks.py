@@ -4,7 +4,8 @@ For each size: a git repository whose files the memories scope to, capture enabl
 synthetic corpus (bench/corpus.py) loaded into that path project with pinned rules, an active
 checkpoint and pseudo-random vectors. Each hook runs as
 `python -I -c "from waymark.hooks.<module> import main;main()" claude-code`, as installed (SessionStart startup, UserPromptSubmit
-with varied prompts, PreToolUse before Bash and before Write, PostToolUse after Bash and after
+with varied prompts and with one whose words no memory holds (`(no match)`: the packet's own
+floor), PreToolUse before Bash and before Write, PostToolUse after Bash and after
 Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
 each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
@@ -55,6 +56,9 @@ from waymark.storage import connection as db
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 WARMUP = 3
+# A prompt none of whose words any memory holds: the packet's floor (the query embedded and its
+# neighbours ranked, nothing shown), what every prompt costs before its words are searched.
+NO_MATCH = "zqxjv wvkpq blorft"
 FAILURE_ERROR = "E   AssertionError: expected 2 got 3\nFAILED"
 RULES = (
     ("convention", "Run `make lint` and `pytest -x -q` before every commit; CI runs the same."),
@@ -183,13 +187,14 @@ def payloads(env: dict, hook: str, n: int, rng: random.Random) -> list[bytes]:
         }
         if hook == "SessionStart":
             body = {"hook_event_name": "SessionStart", "source": "startup"}
-        elif hook == "UserPromptSubmit":
+        elif hook.startswith("UserPromptSubmit"):
             body = {
                 "hook_event_name": "UserPromptSubmit",
                 "prompt_id": str(uuid.uuid4()),
                 "permission_mode": "default",
-                "prompt": env["prompts"][i % len(env["prompts"])],
-            }
+                "prompt": NO_MATCH if hook.endswith("(no match)") else
+                env["prompts"][i % len(env["prompts"])],
+            }  # fmt: skip
         elif hook == "PreToolUse (Bash)":
             body = {
                 "hook_event_name": "PreToolUse",
@@ -259,6 +264,7 @@ def bench_command(template: str, data=None, rng: random.Random | None = None) ->
 MODULES = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
+    "UserPromptSubmit (no match)": "user_prompt_submit",
     "PreToolUse (Bash)": "pre_tool_use",
     "PreToolUse (Write)": "pre_tool_use",
     "PreToolUse (again)": "pre_tool_use",
@@ -270,7 +276,7 @@ MODULES = {
 
 # The hooks the warm MCP server answers when it runs (all but SessionStart, which starts
 # before the server is up).
-WARM = ("UserPromptSubmit", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
+WARM = ("UserPromptSubmit", "UserPromptSubmit (no match)", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
         "PreToolUse (again)", "PostToolUse (Bash)", "PostToolUse (Write)")  # fmt: skip
 
 

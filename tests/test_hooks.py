@@ -530,6 +530,25 @@ def test_a_tool_hook_run_loads_neither_json_nor_re(conn, enabled, repo, name):
     assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 1  # it did run
 
 
+def test_a_prompt_without_a_path_loads_no_re(conn, enabled, repo):
+    """Without the MCP server the hook ranks memories itself: its words and the paths a prompt
+    names are read without `re` (2.5 ms) unless the prompt names a path."""
+    remember(conn, enabled, "The login bug came from a stale session cookie")
+    data = payload("claude-code", "UserPromptSubmit", cwd=str(repo),
+                   prompt="Fix the login bug. Then run the tests, the slow ones too.")  # fmt: skip
+    done, loaded = modules_loaded("user_prompt_submit", data, ("re", "json", "typing"))
+    assert loaded == "[]"
+    assert b"stale session cookie" in done.stdout  # it did rank, and found the memory
+    data = {
+        **data,
+        "prompt": "Fix the login bug in src/auth/session.py",
+        "prompt_id": "p2",
+        "session_id": "another",
+    }
+    done, loaded = modules_loaded("user_prompt_submit", data, ("re",))
+    assert loaded == "['re']" and b"stale session cookie" in done.stdout
+
+
 def test_the_same_event_delivered_twice_runs_once(conn, enabled, repo):
     """The plugin route and the installed route may both be registered: one run per event."""
     edit(repo)

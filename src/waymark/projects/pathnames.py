@@ -21,7 +21,7 @@ MAX_PATHS = 16
 def mentioned(text: str) -> list[str]:
     """Path-like tokens of `text`: with a separator, or a file name with an extension."""
     found: list[str] = []
-    if not any(c in text for c in "./\\"):  # no path without one: skip `re` (~6 ms in a hook)
+    if not _may_name_a_path(text):  # skip `re` (2.5 ms of a hook process's prompt)
         return found
     import re  # compiled patterns are cached by `re` itself
 
@@ -34,6 +34,21 @@ def mentioned(text: str) -> list[str]:
         if len(found) >= MAX_PATHS:
             break
     return found
+
+
+def _may_name_a_path(text: str) -> bool:
+    """False only where `mentioned` would keep nothing: a token it keeps holds a separator or
+    ends in an extension (a dot, then an ASCII letter), so a text with neither names no path.
+    A sentence's full stop is no extension."""
+    if "/" in text or "\\" in text:
+        return True
+    dot = text.find(".")
+    while dot != -1:
+        after = text[dot + 1 : dot + 2]
+        if after.isascii() and after.isalpha():
+            return True
+        dot = text.find(".", dot + 1)
+    return False
 
 
 def normalise(project: Project, paths: Iterable[str]) -> list[str]:

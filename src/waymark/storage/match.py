@@ -6,8 +6,12 @@ each token is quoted, and the count is capped so a 100 KB prompt costs what a sh
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing costs a hook process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 MAX_TERMS = 24
-_TOKEN = r"[^\W_]+(?:['’][^\W_]+)*"  # compiled on first use: `re` costs a hook ~6 ms
+_TOKEN = r"[^\W_]+(?:['’][^\W_]+)*"  # what `_words` finds (a test holds them equal)
 
 STOP_WORDS = frozenset(
     [
@@ -180,11 +184,9 @@ STOP_WORDS = frozenset(
 
 def tokens(text: str, *, limit: int = MAX_TERMS) -> list[str]:
     """Distinct lower-cased content words of `text`, in order of first appearance."""
-    import re  # the compiled pattern is cached by `re` itself
-
     seen: dict[str, None] = {}
-    for match in re.finditer(_TOKEN, text):
-        word = match.group().lower().replace("’", "'")
+    for word in _words(text):
+        word = word.lower().replace("’", "'")
         word = word.split("'")[0]  # "caroline's" -> "caroline"; porter drops the rest anyway
         if len(word) < 2 and not word.isdigit():
             continue
@@ -194,6 +196,32 @@ def tokens(text: str, *, limit: int = MAX_TERMS) -> list[str]:
         if len(seen) >= limit:
             break
     return list(seen)
+
+
+def _words(text: str) -> Iterator[str]:
+    """What `re.finditer(_TOKEN, text)` finds, in order, without `re` (2.5 ms of a hook
+    process's prompt): runs of letters and digits (`str.isalnum`, which is exactly what
+    `[^\\W_]` matches), joined across one apostrophe between two of them. No run crosses
+    whitespace, so each whitespace-separated piece is read alone, and most are one run."""
+    for piece in text.split():
+        if piece.isalnum():
+            yield piece
+            continue
+        n, i = len(piece), 0
+        while i < n:
+            if not piece[i].isalnum():
+                i += 1
+                continue
+            j = i + 1
+            while True:
+                while j < n and piece[j].isalnum():
+                    j += 1
+                if j + 1 < n and piece[j] in "'’" and piece[j + 1].isalnum():
+                    j += 2
+                    continue
+                break
+            yield piece[i:j]
+            i = j
 
 
 def match_expression(text: str, *, limit: int = MAX_TERMS) -> str | None:
