@@ -11,7 +11,7 @@ domain's words) so that ranking has something to beat. Memories are written thro
 library as a user's would be; queries run through `recall` as `waymark recall` runs them,
 hybrid when a model is on this machine (WAYMARK_EMBED_MODEL_DIR), and lexical-only.
 
-    python bench/coding_recall.py [--noise 2000] [--json OUT] [--misses] [--keep] [--prompts]
+    python bench/coding_recall.py [--noise 2000] [--json OUT] [--misses] [--keep] [--prompts] [--packet]
                                   [--variant "fts=16,4,8,8 graph_weight=0.3" ...]
 
 A variant sets BM25's column weights (`fts=title,content,tags,target`) and any of recall's
@@ -108,6 +108,55 @@ def load_project(conn, project, memories: list[dict], noise: int, seed: int) -> 
     return ids
 
 
+PACKET_METRICS = ("answered", "found", "precision", "shown", "noise", "empty")
+
+
+def packet_keys(conn, project, prompt: str, *, hybrid: bool) -> list[str]:
+    """The keys of the memories the prompt packet shows for `prompt` in a new session (made
+    as the warm MCP server makes it, with the model when `hybrid`; nothing recorded, so no
+    question changes another's answer)."""
+    import uuid
+
+    from waymark.memories import store
+    from waymark.packets import prompt as packets
+    from waymark.recall import embed, quantize, semantic
+
+    neighbours = None
+    if hybrid:
+        model = embed.load_embedder(spec=embed.chosen(conn), int8_queries=quantize.enabled(conn))
+        near = semantic.overlapped(conn, project.id, prompt, model,
+                                   packets.PROMPT_SEMANTIC_TOKENS)  # fmt: skip
+        neighbours = lambda: [near()]  # noqa: E731
+    text = packets.for_prompt(conn, project, str(uuid.uuid4()), "claude-code", prompt,
+                              neighbours, record=False) or ""  # fmt: skip
+    ids = [line.split(" · id ", 1)[1].split("]", 1)[0] for line in text.splitlines()
+           if line.startswith("- [") and " · id " in line]  # fmt: skip
+    return [store.get(conn, i).key or i for i in ids]
+
+
+def packet_score(queries: list[dict], shown: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    """Per kind: `answered` the share of questions shown a relevant memory, `found` the share
+    of relevant memories shown, `precision` the share of what was shown that is relevant
+    (over packets that showed anything), `shown` and `noise` (synthetic ones) a packet's
+    memories on average, `empty` the share of questions shown nothing."""
+    groups: dict[str, list[dict[str, float]]] = {"ALL": []}
+    for q in queries:
+        keys, gold = shown.get(q["qid"], []), set(q["relevant"])
+        hit = len(gold & set(keys))
+        row = {"answered": float(hit > 0), "found": hit / len(gold), "shown": float(len(keys)),
+               "noise": float(sum(k.startswith("bench-") for k in keys)),
+               "empty": float(not keys), "precision": hit / len(keys) if keys else -1.0}  # fmt: skip
+        groups["ALL"].append(row)
+        groups.setdefault(q["kind"], []).append(row)
+    out = {}
+    for g, rows in groups.items():
+        shown_any = [r["precision"] for r in rows if r["precision"] >= 0]
+        means = {k: sum(r[k] for r in rows) / len(rows) for k in PACKET_METRICS}
+        means["precision"] = sum(shown_any) / len(shown_any) if shown_any else 0.0
+        out[g] = {"n": len(rows), **means}
+    return out
+
+
 def per_query(ranked: list[str], relevant: list[str]) -> dict[str, float]:
     top = ranked[:10]
     gold = set(relevant)
@@ -166,16 +215,28 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         print(f"index: {time.perf_counter() - started:.1f} s")
     else:
         print("index: skipped (set WAYMARK_EMBED_MODEL_DIR for hybrid recall)")
+    from waymark.packets import prompt as prompt_packets
+    from waymark.recall import floor
+
     shipped, weights = ranked.settings_for(conn), ranked.FTS_WEIGHTS
+    modules = {"floor": floor, "prompt": prompt_packets}
+    constants = {
+        (m, k): getattr(modules[m], k) for m in modules for k in dir(modules[m]) if k.isupper()
+    }
     results = {}
     runs = [(label, variant) for variant in args.variant or [""]
             for label in (("hybrid", "lexical") if hybrid else ("lexical",))]  # fmt: skip
     for label, variant in runs:
         tuned, ranked.FTS_WEIGHTS = shipped, weights
+        for (module, constant), value in constants.items():
+            setattr(modules[module], constant, value)
         for setting in variant.split():
             name, _, value = setting.partition("=")
+            module, _, constant = name.rpartition(".")
             if name == "fts":
                 ranked.FTS_WEIGHTS = tuple(float(w) for w in value.split(","))
+            elif module:  # floor.SEMANTIC_MIN=0.5, prompt.PROMPT_MAX_ROWS=10000
+                setattr(modules[module], constant, type(constants[module, constant])(value))
             else:
                 tuned = tuned._replace(**{name: type(getattr(shipped, name))(value)})
         label = f"{label} {variant}".strip()
@@ -183,6 +244,11 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         started = time.perf_counter()
         for name, project in projects.items():
             asked = [q for q in queries if q["project"] == name]
+            if args.packet:
+                for q in asked:
+                    found[q["qid"]] = packet_keys(conn, project, q["query"],
+                                                  hybrid=label.startswith("hybrid"))  # fmt: skip
+                continue
             near = semantic.neighbours(conn, project, [q["query"] for q in asked],
                                        mode="local" if label.startswith("hybrid") else "off")  # fmt: skip
             for i, q in enumerate(asked):
@@ -190,14 +256,25 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
                                      semantic=near[i] if near else None, settings=tuned)  # fmt: skip
                 found[q["qid"]] = [h.memory.key or h.memory.id for h in hits]
         took = (time.perf_counter() - started) * 1000 / len(queries)
-        results[label] = score(queries, found)
-        print(f"\n### {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
-        print("| kind | n | " + " | ".join(METRICS) + " |")
-        print("|---|---:|" + "---:|" * len(METRICS))
+        if args.packet:
+            results[label] = packet_score(queries, found)
+            print(f"\n### packet, {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
+            print("| kind | n | " + " | ".join(PACKET_METRICS) + " |")
+            print("|---|---:|" + "---:|" * len(PACKET_METRICS))
+        else:
+            results[label] = score(queries, found)
+            print(f"\n### {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
+            print("| kind | n | " + " | ".join(METRICS) + " |")
+            print("|---|---:|" + "---:|" * len(METRICS))
         for kind, row in results[label].items():
-            cells = " | ".join(f"{row[k]:.3f}" for k in METRICS)
+            cells = " | ".join(f"{row[k]:.3f}" for k in row if k != "n")
             print(f"| {kind} | {row['n']} | {cells} |")
-        if args.misses:  # every question whose best answer is not first, and where it is
+        if args.misses and args.packet:  # every question whose packet missed a relevant memory
+            for q in queries:
+                shown = found[q["qid"]]
+                if not set(q["relevant"]) <= set(shown):
+                    print(f"  {q['qid']} {q['kind']} {q['query']!r}: shown {shown}")
+        elif args.misses:  # every question whose best answer is not first, and where it is
             for q in queries:
                 top = found[q["qid"]][:10]
                 if top[:1] and top[0] in q["relevant"]:
@@ -229,6 +306,9 @@ def main() -> int:
     )
     parser.add_argument(
         "--prompts", action="store_true", help="ask each question inside a longer request"
+    )
+    parser.add_argument(
+        "--packet", action="store_true", help="score what the prompt packet shows instead"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
     args = parser.parse_args()

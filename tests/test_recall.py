@@ -472,6 +472,27 @@ def test_a_memory_a_strong_hit_links_to_clears_the_relevance_floor(conn, project
     assert text is not None and "advisory lock" in text
 
 
+def test_a_weak_fix_found_beside_its_incident_is_kept_with_it(conn, project, monkeypatch):
+    """Both found, both among the graph's seeds: the fix gets no graph score from the link
+    (seeds never do), but it is named linked, so the floor keeps it beside the incident
+    however far below the best it ranks. It was dropped once the relative floor cut it."""
+    from waymark.recall import floor
+
+    cause = add(conn, project, "CI fails: port 55432 already allocated, port clash between"
+                " runner jobs starting the compose database port", type="incident")  # fmt: skip
+    fix = add(conn, project, "Service containers pick a random host port now", type="solution")
+    for i in range(20):
+        add(conn, project, f"Unrelated filler note number {i} about topic {i}")
+    links.relate(conn, project, fix.id, cause.id, "solves")
+    hits = recall.recall(conn, project, "port 55432 already allocated in CI")
+    assert [h.memory.id for h in hits[:2]] == [cause.id, fix.id]  # both seeds of the graph
+    assert hits[1].explain["linked_from"] == [cause.id]
+    assert "graph" not in hits[1].explain["tiers"]  # the link adds no score to a seed
+    assert hits[0].explain.get("linked_from") == [fix.id]
+    monkeypatch.setattr(floor, "RELATIVE_MIN", 0.99)  # the fix alone would never clear it
+    assert [h.memory.id for h in floor.relevant_hits(hits)] == [cause.id, fix.id]
+
+
 def test_a_new_stores_first_memories_reach_the_prompt_packet(conn, project):
     """In one, two or three memories no word is rare, so BM25 weighs every match near zero:
     the floor falls with the store's size, and what the prompt is about is still shown

@@ -370,14 +370,16 @@ def _graph(
     best: dict[int, float] = {}
     via: dict[int, list[str]] = {}
     for rowid, seed in search.linked(conn, seeds):
+        via.setdefault(rowid, []).append(seed)
         if rowid not in seeds:
             best[rowid] = 1.0
-            via.setdefault(rowid, []).append(seed)
     for rowid, weight in _same_tags(conn, seeds, s.candidates):
         if rowid not in seeds:
             best[rowid] = max(best.get(rowid, 0.0), weight)
     found = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: s.candidates]
-    for rowid, _ in found:
+    # A seed another seed links to (a fix and the incident it solves, both found) scores
+    # nothing more, but is named linked too: the floor keeps it beside the other.
+    for rowid in [r for r, _ in found] + [r for r in seeds if r in via]:
         if rowid in via:
             fused.setdefault(rowid, {"fused": 0.0, "tiers": {}})["linked_from"] = sorted(
                 set(via[rowid])
