@@ -224,9 +224,10 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         (m, k): getattr(modules[m], k) for m in modules for k in dir(modules[m]) if k.isupper()
     }
     results = {}
-    runs = [(label, variant) for variant in args.variant or [""]
+    runs = [(packet, label, variant) for packet in ((False, True) if args.packet else (False,))
+            for variant in args.variant or [""]
             for label in (("hybrid", "lexical") if hybrid else ("lexical",))]  # fmt: skip
-    for label, variant in runs:
+    for packet, label, variant in runs:
         tuned, ranked.FTS_WEIGHTS = shipped, weights
         for (module, constant), value in constants.items():
             setattr(modules[module], constant, value)
@@ -239,26 +240,26 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
                 setattr(modules[module], constant, type(constants[module, constant])(value))
             else:
                 tuned = tuned._replace(**{name: type(getattr(shipped, name))(value)})
-        label = f"{label} {variant}".strip()
+        label = f"{'packet ' if packet else ''}{label} {variant}".strip()
         found: dict[str, list[str]] = {}
         started = time.perf_counter()
         for name, project in projects.items():
             asked = [q for q in queries if q["project"] == name]
-            if args.packet:
+            if packet:
                 for q in asked:
                     found[q["qid"]] = packet_keys(conn, project, q["query"],
-                                                  hybrid=label.startswith("hybrid"))  # fmt: skip
+                                                  hybrid="hybrid" in label)  # fmt: skip
                 continue
             near = semantic.neighbours(conn, project, [q["query"] for q in asked],
-                                       mode="local" if label.startswith("hybrid") else "off")  # fmt: skip
+                                       mode="local" if "hybrid" in label else "off")  # fmt: skip
             for i, q in enumerate(asked):
                 hits = ranked.recall(conn, project, q["query"], limit=10,
                                      semantic=near[i] if near else None, settings=tuned)  # fmt: skip
                 found[q["qid"]] = [h.memory.key or h.memory.id for h in hits]
         took = (time.perf_counter() - started) * 1000 / len(queries)
-        if args.packet:
+        if packet:
             results[label] = packet_score(queries, found)
-            print(f"\n### packet, {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
+            print(f"\n### {label} ({len(queries)} questions, {took:.1f} ms a question)\n")
             print("| kind | n | " + " | ".join(PACKET_METRICS) + " |")
             print("|---|---:|" + "---:|" * len(PACKET_METRICS))
         else:
@@ -269,7 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         for kind, row in results[label].items():
             cells = " | ".join(f"{row[k]:.3f}" for k in row if k != "n")
             print(f"| {kind} | {row['n']} | {cells} |")
-        if args.misses and args.packet:  # every question whose packet missed a relevant memory
+        if args.misses and packet:  # every question whose packet missed a relevant memory
             for q in queries:
                 shown = found[q["qid"]]
                 if not set(q["relevant"]) <= set(shown):
@@ -308,7 +309,7 @@ def main() -> int:
         "--prompts", action="store_true", help="ask each question inside a longer request"
     )
     parser.add_argument(
-        "--packet", action="store_true", help="score what the prompt packet shows instead"
+        "--packet", action="store_true", help="also score what the prompt packet shows"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
     args = parser.parse_args()

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 LEXICAL_MIN = 4.0  # BM25 (weighted): below this a lexical match is incidental
 SEMANTIC_MIN = 0.45  # cosine
 RELATIVE_MIN = 0.35  # of the best hit's score
+# ... where the semantic tier took part. The best hit is then most often found by both tiers
+# (lexical weight 1.0, semantic 0.8), and one found by either alone scores about half of it
+# however well it matched there: at 0.35 such half-matches filled the prompt packet. On the
+# coding set (bench/coding_recall.py --packet) 0.5 showed 6.1 -> 4.2 memories a prompt, a
+# third of them synthetic noise -> a fifth, with the relevant ones found 0.945 -> 0.938;
+# lexical recall loses relevant ones at 0.45 already, and keeps 0.35.
+RELATIVE_MIN_HYBRID = 0.5
 SMALL_STORE = 20  # fewer memories than this: the lexical floor is lower (`lexical_floor`)
 
 
@@ -35,16 +42,19 @@ def lexical_floor(memories: int | None) -> float:
     return LEXICAL_MIN * here / math.log((SMALL_STORE - 0.5) / 1.5)
 
 
-def relevant_hit(hit: Hit, best: float, lexical_min: float = LEXICAL_MIN) -> bool:
+def relevant_hit(
+    hit: Hit, best: float, lexical_min: float = LEXICAL_MIN, relative: float = RELATIVE_MIN
+) -> bool:
     """Above the relevance threshold: named by path, close in meaning, or a strong lexical
-    match (`lexical_min`, see `lexical_floor`); and not far below the best hit."""
+    match (`lexical_min`, see `lexical_floor`); and not far below the best hit (`relative`
+    of its score)."""
     tiers = hit.explain.get("tiers", {})
     strong = (
         "path" in tiers
         or tiers.get("semantic", {}).get("score", 0.0) >= SEMANTIC_MIN
         or ("lexical" in tiers and tiers["lexical"].get("score", 0.0) >= lexical_min)
     )
-    return strong and hit.score >= RELATIVE_MIN * best
+    return strong and hit.score >= relative * best
 
 
 def relevant_hits(
@@ -64,7 +74,9 @@ def relevant_hits(
 
         memories = max_rowid(conn)  # every memory ever written: an upper bound, so never lower
     lexical_min = lexical_floor(memories)
-    strong = {h.memory.id for h in hits if relevant_hit(h, best, lexical_min)}
+    hybrid = any("semantic" in h.explain.get("tiers", {}) for h in hits)
+    relative = RELATIVE_MIN_HYBRID if hybrid else RELATIVE_MIN
+    strong = {h.memory.id for h in hits if relevant_hit(h, best, lexical_min, relative)}
     if keep_best:
         strong.add(hits[0].memory.id)
     return [
