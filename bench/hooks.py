@@ -9,7 +9,7 @@ floor), PreToolUse before Bash and before Write, PostToolUse after Bash and afte
 Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
 each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
-(`python -m waymark mcp`) is started and every hook but SessionStart measured again on the warm
+(`python -m waymark mcp`) is started and every hook measured again on the warm
 path (the server makes the packet, records the call; the hook relays).
 Targets (p95 / floor p95, issue #30): UserPromptSubmit 2x up to 100k and 3x at a million;
 SessionStart, PreToolUse and PostToolUse (and its failure variant) 1.5x up to 10k and 2x
@@ -274,9 +274,10 @@ MODULES = {
 }
 
 
-# The hooks the warm MCP server answers when it runs (all but SessionStart, which starts
-# before the server is up).
-WARM = ("UserPromptSubmit", "UserPromptSubmit (no match)", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
+# The hooks the warm MCP server answers when it runs: all of them, SessionStart where a
+# server is up already (a second session; a clear, compact or resume in this one). A first
+# session's start comes before its server, so SessionStart is timed on both paths.
+WARM = ("SessionStart", "UserPromptSubmit", "UserPromptSubmit (no match)", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
         "PreToolUse (again)", "PostToolUse (Bash)", "PostToolUse (Write)")  # fmt: skip
 
 

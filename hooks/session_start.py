@@ -7,77 +7,59 @@ from __future__ import annotations
 
 import os
 
-from .runtime import Context, context_output, log, run
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from .runtime import Context, context_output, log, run, send_warm, warm_output, warm_reply
 
 NAME = "SessionStart"
+LATE_S = 3.0  # a warm server that took the start, still at it: waited for this much more
 
 
 def handle(ctx: Context) -> str | None:
-    started = _begin_status(ctx.event.cwd)  # git works while the store is opened
+    event = ctx.event
+    # The warm MCP server makes the packet when one runs (a second session, or a clear,
+    # compact or resume in this one); without one, or a refusal, the hook makes it.
+    reply = _warm(ctx)
+    if reply is not None:
+        for note in reply.get("notes") or ():
+            log(NAME, str(note))
+        return warm_output(NAME, reply)
+    started = _begin_status(event.cwd)  # git works while the store is opened
     if not ctx.capturing():
         return None
-    _warn_config(ctx)
-    from waymark.packets.session_start import start_session
+    from waymark.packets.session_start import session_start
 
-    event = ctx.event
-    later: list[str] = []  # a map refresh for the background, started after the packet
-    if ctx.records and (event.source or "startup") in ("startup", "clear"):
-        _refresh_map(ctx, later.append)
-    text = start_session(
+    text = session_start(
         ctx.conn, ctx.project, event.session_id, event.client, event.source,
-        record=ctx.records, started=started,
+        event.cwd or os.getcwd(), record=ctx.records, started=started,
+        note=lambda said: log(NAME, said),
     )  # fmt: skip
-    if later:
-        from waymark.codemap.freshness import in_background
-
-        for root in later:
-            in_background(root)
     return context_output(NAME, text) if text else None
 
 
+def _warm(ctx: Context) -> dict | None:
+    """The warm server's answer, or None for the hook to do the work. A server takes the
+    request by the deadline or refuses it; one that took it and is still at it (waiting for
+    the lock, say) is waited for up to LATE_S more, so a session is never opened twice."""
+    pending = send_warm(ctx, "session_start", source=ctx.event.source)
+    if pending is None:
+        return None
+    reply = warm_reply(ctx, "session_start", pending.reply(keep=True))
+    if reply is None and pending.open:
+        reply = warm_reply(ctx, "session_start", pending.later(LATE_S))
+        if reply is None:
+            log(NAME, f"the warm server took the start and did not answer in {LATE_S:g} s")
+    return reply
+
+
 def _begin_status(cwd: str | None) -> tuple[str, object] | None:
-    """(the working tree of `cwd`, its `git status` begun now), or None outside git. The
-    packet reads it after opening the store and its own queries: at a million memories it
-    had waited up to 6 ms for git, having begun it only then."""
+    """`git status` of `cwd`'s working tree begun now (`begin_status`), when there is a store:
+    in a first session capturing() decides first."""
     from waymark import home
-    from waymark.projects import git
-    from waymark.projects.locate import locate
 
-    if not os.path.exists(home.db_path()):  # a first session: capturing() decides first
+    if not os.path.exists(home.db_path()):
         return None
-    try:
-        where = locate(cwd or os.getcwd())
-    except Exception:  # no such directory: the hook goes on, and capturing() decides
-        return None
-    if where.how == "directory":
-        return None
-    status = git.start_dirty(where.top)
-    return (where.top, status) if status is not None else None
+    from waymark.packets.session_start import begin_status
 
-
-def _warn_config(ctx: Context) -> None:
-    """A `.waymark.toml` key Waymark does not know is a log line at each session start (and
-    a WARN in `doctor`): a typo would otherwise be ignored in silence."""
-    from waymark.projects.locate import config_files, unknown_keys
-
-    for path in config_files(ctx.event.cwd, ctx.project.files):
-        for sentence in unknown_keys(path):
-            log(NAME, f"{sentence}; Waymark ignores it")
-
-
-def _refresh_map(ctx: Context, later: Callable[[str], None]) -> None:
-    """The code map brought up to date before the packet reads it (`codemap.freshness`),
-    or its refresh handed to `later`; a failure costs the map's freshness, never the
-    packet."""
-    from waymark.codemap.freshness import freshen
-
-    said = freshen(ctx.conn, ctx.project, "start", later)
-    if said.startswith("failed"):
-        log(NAME, f"code map refresh {said}")
+    return begin_status(cwd or os.getcwd())
 
 
 def main() -> None:

@@ -159,6 +159,9 @@ def test_a_map_too_large_to_check_within_the_budget_goes_to_the_background_at_on
     monkeypatch.setattr(freshness, "WALK_S_PER_FILE", 1e-9)  # a small map: tried in the hook
     assert freshen(conn, enabled, "start") == "refreshed" and "deadline" in tried[-1]
     assert snapshots(conn, enabled)[0] == first
+    # A caller with a deadline of its own (the warm server's SessionStart) caps the budget.
+    said = freshen(conn, enabled, "start", most_s=0.0)
+    assert said.startswith("background: too many files") and tried[-1] == "background"
 
 
 def test_the_overview_kept_with_a_snapshot_is_what_its_files_count(conn, enabled, repo):

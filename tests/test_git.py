@@ -31,6 +31,21 @@ def test_a_missing_program_raises_oserror_for_the_caller_to_catch():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="uses sh")
+def test_a_status_nobody_reads_is_stopped_and_reaped():
+    run = git.Running(["sh", "-c", "sleep 30"])
+    started = time.monotonic()
+    run.discard()
+    assert time.monotonic() - started < 5
+    if run.proc is None:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(run.pid, os.WNOHANG)  # reaped: no zombie left in a long-lived process
+    run.discard()  # twice: nothing more to do
+    done = git.Running(["sh", "-c", "echo ok"])
+    assert done.output() == b"ok\n"
+    done.discard()  # after its output was read: nothing to do
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses sh")
 def test_a_command_past_its_deadline_is_killed_and_gives_none():
     started = time.monotonic()
     run = git.Running(["sh", "-c", "echo started; sleep 30"])

@@ -124,3 +124,123 @@ def test_with_the_server_running_pre_and_post_tool_use_answer_as_the_hooks_do(co
         wrong = {**probe, "paths": "src/pkg/core.py"}
         refused = warm.ask(wrong, 5.0)
         assert refused is not None and refused["ok"] is False
+
+
+RULE = "Run make check before every push; CI runs the same target."
+
+
+def started(repo, session: str, source: str = "startup") -> str | None:
+    """What the SessionStart hook injects for `session`."""
+    import json
+
+    from test_hooks import hook, payload
+
+    data = payload("claude-code", "SessionStart", cwd=str(repo), session_id=session,
+                   source=source)  # fmt: skip
+    done = hook("SessionStart", data)
+    assert done.returncode == 0, done.stderr
+    return (
+        json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else None
+    )
+
+
+def start_receipts(conn, session: str) -> int:
+    found = conn.execute(
+        "SELECT count(DISTINCT packet) FROM injections"
+        " WHERE session_id = ? AND hook = 'SessionStart'",
+        (session,),
+    )
+    return found.fetchone()[0]
+
+
+@pytest.fixture
+def ruled(conn, enabled):
+    return store.remember(conn, enabled, make_draft(
+        enabled, type="convention", content=RULE, priority=3,
+    )).memory  # fmt: skip
+
+
+def test_the_server_makes_the_session_start_packet_the_hook_would(conn, enabled, repo, ruled):
+    """A second session, or a clear, compact or resume in this one, finds the server up: it
+    opens the session and makes the packet there, the same one the hook makes alone."""
+    alone = started(repo, "s-alone")
+    assert alone is not None and RULE in alone
+    compact_alone = started(repo, "s-alone", "compact")
+    with serving(repo):
+        request = {"op": "session_start", "source": "startup",
+                   "event": {"cwd": str(repo), "session_id": "s-direct", "client": "claude-code",
+                             "name": "SessionStart"}}  # fmt: skip
+        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "the server never answered"
+        reply = warm.ask({**request, "event": {**request["event"], "session_id": "s-asked"}}, 5.0)
+        assert reply is not None and reply["ok"] and RULE in reply["text"]
+        assert reply["notes"] == []
+        assert start_receipts(conn, "s-asked") == 1  # the session opened, its packet noted
+        opened = conn.execute("SELECT client FROM sessions WHERE id = 's-asked'").fetchall()
+        assert opened == [("claude-code",)]
+        relayed = started(repo, "s-warm")
+        assert relayed is not None and relayed.splitlines()[:2] == alone.splitlines()[:2]
+        assert RULE in relayed and start_receipts(conn, "s-warm") == 1
+        compacted = started(repo, "s-warm", "compact")
+        assert compacted is not None and compact_alone is not None
+        assert compacted.splitlines()[:2] == compact_alone.splitlines()[:2]
+        resumed = started(repo, "s-warm", "resume")
+        assert resumed is not None and "recall" in resumed and RULE not in resumed
+        for wrong in ({**request, "source": 3}, {**request, "event": {"cwd": 1}}):
+            refused = warm.ask(wrong, 5.0)
+            assert refused is not None and refused["ok"] is False and refused["error"]
+
+
+def test_the_session_start_hook_relays_the_servers_packet_and_logs_its_notes(
+    conn, enabled, repo, ruled
+):
+    from waymark import home
+
+    asked = []
+
+    def answering(request):
+        asked.append(request)
+        return {"ok": True, "text": "made by the server", "notes": ["a note from the server"]}
+
+    server = warm.start(answering)
+    assert server is not None
+    try:
+        said = started(repo, "s-relayed", "clear")
+    finally:
+        server.stop()
+    assert said == "made by the server"
+    assert asked[0]["op"] == "session_start" and asked[0]["source"] == "clear"
+    assert asked[0]["event"]["session_id"] == "s-relayed"
+    import pathlib
+
+    text = pathlib.Path(home.data_home(), "hooks.log").read_text(encoding="utf-8")
+    assert "SessionStart" in text and "a note from the server" in text
+    assert start_receipts(conn, "s-relayed") == 0  # the hook did not make one of its own
+
+
+def test_a_server_that_refuses_leaves_the_session_start_to_the_hook(conn, enabled, repo, ruled):
+    refusing = warm.start(lambda request: {"ok": False, "error": "unknown op"})
+    assert refusing is not None
+    try:
+        said = started(repo, "s-refused")
+    finally:
+        refusing.stop()
+    assert said is not None and RULE in said and start_receipts(conn, "s-refused") == 1
+
+
+def test_a_server_that_took_the_start_and_answers_late_is_waited_for(conn, enabled, repo, ruled):
+    """Past the warm deadline a server that took the request may be opening the session
+    (waiting for the lock, say): the hook waits for its answer rather than open it twice."""
+    import time
+
+    def slow(request):
+        time.sleep(0.8)
+        return {"ok": True, "text": "made late by the server", "notes": []}
+
+    server = warm.start(slow)
+    assert server is not None
+    try:
+        said = started(repo, "s-late")
+    finally:
+        server.stop()
+    assert said == "made late by the server"
+    assert start_receipts(conn, "s-late") == 0

@@ -41,23 +41,30 @@ def freshen(
     project: Project,
     moment: str,
     spawn: Callable[[str], None] | None = None,
+    *,
+    most_s: float | None = None,
 ) -> str:
     """Bring the project's code map up to date as `moment` asks (see the module docstring).
     Never raises: the map is a nicety next to the packet, the handoff or the save, so a
     failure is "failed: why", for the caller's log. A refresh left to the background is
     started by `spawn(root)` (default: at once); SessionStart passes one that waits until
     its packet is made, so the refresh's walk of a large tree does not slow its `git
-    status` (40 ms of 140 at 50,000 files)."""
+    status` (40 ms of 140 at 50,000 files). `most_s` caps the time a start may wait for the
+    refresh below `map.refresh_ms` (a caller with its own deadline)."""
     if moment not in MOMENTS:
         raise ValueError(f"moment is one of {', '.join(MOMENTS)} (got {moment!r})")
     try:
-        return _freshen(conn, project, moment, spawn)
+        return _freshen(conn, project, moment, spawn, most_s)
     except Exception as exc:
         return f"failed: {exc!r}"
 
 
 def _freshen(
-    conn: Connection, project: Project, moment: str, spawn: Callable[[str], None] | None
+    conn: Connection,
+    project: Project,
+    moment: str,
+    spawn: Callable[[str], None] | None,
+    most_s: float | None = None,
 ) -> str:
     if project.files is None:
         return "skipped: the project has no directory"
@@ -78,6 +85,8 @@ def _freshen(
         from waymark import settings
 
         budget = settings.get(conn, "map.refresh_ms") / 1000
+        if most_s is not None:
+            budget = min(budget, most_s)
         if (mapped or 0) * WALK_S_PER_FILE > budget:
             (spawn or in_background)(project.files)
             return "background: too many files to check within map.refresh_ms"

@@ -19,10 +19,102 @@ if TYPE_CHECKING:
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 
+# A SessionStart the warm server answers waits at most this long for the map's refresh (the
+# default `map.refresh_ms` is 150 ms): the hook waits for the whole answer 3.3 s at most.
+WARM_REFRESH_S = 0.5
+
 RESUME_POINTER = (
     "Waymark: this project's memory was given at the start of this session; call the "
     "`recall` tool for anything more."
 )
+
+
+def session_start(
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    source: str | None,
+    cwd: str,
+    *,
+    record: bool,
+    started: tuple[str, Any] | None = None,
+    note: Callable[[str], None] = lambda _: None,
+    refresh_most_s: float | None = None,
+) -> str | None:
+    """All a SessionStart does, in the hook or in the warm MCP server: `.waymark.toml` keys
+    Waymark does not know said through `note` (a typo would otherwise be ignored in silence),
+    the code map brought up to date before the packet reads it (within `map.refresh_ms`, and
+    `refresh_most_s` when given) or its refresh started in the background after (a failure
+    costs the map's freshness, never the packet), then the session opened and its packet
+    (`start_session`)."""
+    from waymark.projects.locate import config_files, unknown_keys
+
+    for path in config_files(cwd, project.files):
+        for sentence in unknown_keys(path):
+            note(f"{sentence}; Waymark ignores it")
+    later: list[str] = []  # a map refresh for the background, started after the packet
+    if record and (source or "startup") in ("startup", "clear"):
+        from waymark.codemap.freshness import freshen
+
+        said = freshen(conn, project, "start", later.append, most_s=refresh_most_s)
+        if said.startswith("failed"):
+            note(f"code map refresh {said}")
+    text = start_session(conn, project, session_id, client, source, record=record,
+                         started=started)  # fmt: skip
+    if later:
+        from waymark.codemap.freshness import in_background
+
+        for root in later:
+            in_background(root)
+    return text
+
+
+def begin_status(cwd: str) -> tuple[str, Any] | None:
+    """(the working tree of `cwd`, its `git status` begun now), or None outside git: begun
+    before the store is opened and read, it is done, or nearly, when the packet asks for it
+    (at a million memories the packet had waited up to 6 ms for git, begun only then)."""
+    from waymark.projects import git
+    from waymark.projects.locate import locate
+
+    try:
+        where = locate(cwd)
+    except Exception:  # no such directory: the caller goes on, and capture decides
+        return None
+    if where.how == "directory":
+        return None
+    status = git.start_dirty(where.top)
+    return (where.top, status) if status is not None else None
+
+
+def answer(conn: Connection, request: dict) -> dict:
+    """The warm server's reply to a `session_start` request (a SessionStart hook's): what the
+    hook would inject, made where everything is loaded (`{"ok": true, "text": str | None,
+    "notes": [str]}`; the hook logs the notes, as it does its own). The map's refresh waits
+    at most WARM_REFRESH_S here (past it the background finishes it): a hook waits for its
+    answer, once the server took the request, a few seconds at most."""
+    from waymark.projects.capture import EVENT_ERROR, hook_project, requested_event
+
+    event = requested_event(request)
+    if event is None:
+        return {"ok": False, "error": EVENT_ERROR}
+    source = request.get("source")
+    if source is not None and not isinstance(source, str):
+        return {"ok": False, "error": "source must be a string"}
+    started = begin_status(event["cwd"])  # git works while the store is read
+    try:
+        found = hook_project(conn, event["cwd"], event["session_id"])
+        if found is None or not found[1]["enabled"]:
+            return {"ok": True, "text": None, "notes": []}
+        project, chosen = found
+        notes: list[str] = []
+        text = session_start(conn, project, event["session_id"], event["client"], source,
+                             event["cwd"], record=bool(chosen["records"]), started=started,
+                             note=notes.append, refresh_most_s=WARM_REFRESH_S)  # fmt: skip
+        return {"ok": True, "text": text, "notes": notes}
+    finally:
+        if started is not None:
+            started[1].discard()  # a status nobody read: reaped, no zombie in the server
 
 
 def start_session(
@@ -46,6 +138,8 @@ def start_session(
     root = project.files
     # git works while we read the database; begun by the caller before it opened the store,
     # it is done, or nearly
+    if started and started[0] != root and started[1] is not None:
+        started[1].discard()  # another working tree's: not this project's status
     status = started[1] if started and started[0] == root else git.start_dirty(root)
     snapshot: list[dict[str, str] | None] = []
 

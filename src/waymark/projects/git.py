@@ -27,6 +27,7 @@ class Running:
         env = {**os.environ, **_ENV}
         self.proc: Any = None
         self.pid, self.fd = 0, -1
+        self.reaped = False  # its exit status collected (no zombie)
         if hasattr(os, "posix_spawnp"):
             read, write = os.pipe()  # both close-on-exec; dup2 makes the child's stdout plain
             try:
@@ -87,9 +88,28 @@ class Running:
         if not finished:
             os.kill(self.pid, 9)  # SIGKILL, without importing signal
         _, status = os.waitpid(self.pid, 0)
+        self.reaped = True
         if not finished or os.waitstatus_to_exitcode(status) != 0:
             return None
         return b"".join(chunks)
+
+    def discard(self) -> None:
+        """Stop and reap the process if its output was never read: a long-lived caller (the
+        MCP server) must leave no zombie behind. Nothing once `output` ran."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            return
+        if not self.pid or self.reaped:
+            return
+        try:
+            os.close(self.fd)
+            os.kill(self.pid, 9)
+        except OSError:  # it ended already
+            pass
+        os.waitpid(self.pid, 0)
+        self.reaped = True
 
 
 def output(root: str, *args: str) -> str | None:

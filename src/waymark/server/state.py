@@ -420,6 +420,11 @@ class State:
 
             with self.conn() as conn:
                 return tool.answer(conn, request)
+        if request.get("op") == "session_start":  # a SessionStart hook's: needs no model
+            from waymark.packets import session_start
+
+            with self.conn() as conn:
+                return session_start.answer(conn, request)
         if request.get("op") == "prompt":  # a prompt hook's packet: lexical until the model is in
             from waymark.packets import prompt
 
