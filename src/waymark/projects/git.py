@@ -85,6 +85,7 @@ class Running:
                 size += len(chunk)
         finally:
             os.close(self.fd)
+            self.fd = -1  # its number may be another file's from now on
         if not finished:
             os.kill(self.pid, 9)  # SIGKILL, without importing signal
         _, status = os.waitpid(self.pid, 0)
@@ -103,8 +104,10 @@ class Running:
             return
         if not self.pid or self.reaped:
             return
-        try:
+        if self.fd >= 0:
             os.close(self.fd)
+            self.fd = -1
+        try:  # noqa: SIM105 (contextlib would cost a hook process its import)
             os.kill(self.pid, 9)
         except OSError:  # it ended already
             pass
