@@ -301,7 +301,51 @@ def _mcp_check(client: str) -> dict[str, str]:
             f"server command {command!r} is not an executable path",
             f"waymark install --client {client}",
         )
-    return finding(name, OK, f"`waymark` server registered in {path}")
+    return _handshake(client, server, f"`waymark` server registered in {path}")
+
+
+# What Codex passes an MCP server of the environment it runs in, besides `env_vars`
+# (codex-rs: rmcp-client's default list, Unix).
+CODEX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ")
+
+
+def _handshake(client: str, server: dict[str, Any], registered: str) -> dict[str, str]:
+    """Start the registered server as `client` starts it and speak to it as `client` does
+    (`health.handshake`): FAIL with the server's own error at the first step the client
+    would see fail. It runs with a throwaway data folder, so the check writes nothing of
+    yours."""
+    import tempfile
+
+    from waymark.health import handshake
+
+    name = f"{client} mcp"
+    command = server.get("command", "")
+    if isinstance(command, list):  # opencode
+        argv, extra = [str(c) for c in command], server.get("environment") or {}
+    else:
+        argv, extra = [str(command), *map(str, server.get("args") or [])], server.get("env") or {}
+    waits: dict[str, float] = {}
+    if client == "codex":
+        base = {
+            k: os.environ[k] for k in (*CODEX_ENV, *server.get("env_vars", ())) if k in os.environ
+        }
+        if "startup_timeout_sec" in server:
+            waits["connect_s"] = float(server["startup_timeout_sec"])
+        elif "startup_timeout_ms" in server:
+            waits["connect_s"] = float(server["startup_timeout_ms"]) / 1000
+        if "tool_timeout_sec" in server:
+            waits["call_s"] = float(server["tool_timeout_sec"])
+    else:
+        base = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="waymark-doctor-") as scratch:
+        env = {**base, **{str(k): str(v) for k, v in extra.items()}, "WAYMARK_HOME": scratch}
+        report = handshake.speak(client, argv, env, server.get("cwd") or scratch, **waits)
+    if not report.ok:
+        return finding(name, FAIL,
+                       f"{registered}, but spoken to as {client} speaks to it: {report.summary()}",
+                       f"`waymark install --client {client}` again; if it still fails, run "
+                       "`waymark mcp` by hand with WAYMARK_LOG_LEVEL=DEBUG to see why")  # fmt: skip
+    return finding(name, OK, f"{registered}; answers as {client} asks: {report.summary()}")
 
 
 def _toml(path: str) -> dict[str, Any]:

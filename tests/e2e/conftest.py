@@ -34,13 +34,18 @@ class Clients:
     home: Path
     tmp: Path
 
-    def mcp_servers(self) -> dict[str, Any]:
+    def mcp_servers(self, late_s: float = 0) -> dict[str, Any]:
+        """Waymark's server as the client starts it; `late_s`: the server starts that late,
+        as on a busy machine or beside ten other servers starting."""
         env = {"WAYMARK_HOME": str(self.home)}
         if os.environ.get("WAYMARK_EMBED_MODEL_DIR"):
             env["WAYMARK_EMBED_MODEL_DIR"] = os.environ["WAYMARK_EMBED_MODEL_DIR"]
-        return {
-            "waymark": {"command": sys.executable, "args": ["-m", "waymark", "mcp"], "env": env}
-        }
+        args = ["-m", "waymark", "mcp"]
+        if late_s:
+            code = (f"import os, sys, time; time.sleep({late_s}); "
+                    "os.execv(sys.executable, [sys.executable, '-m', 'waymark', 'mcp'])")  # fmt: skip
+            args = ["-c", code]
+        return {"waymark": {"command": sys.executable, "args": args, "env": env}}
 
     def env(self) -> dict[str, str]:
         """The client's environment additions; hooks inherit them."""

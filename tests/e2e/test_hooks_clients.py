@@ -51,10 +51,13 @@ def requests_text(result) -> list[str]:
     return [request_text(r) for r in result.main_requests]
 
 
-def edit_turn(client: str) -> dict:
+def edit_turn(client: str, late_s: float = 0) -> dict:
+    """An edit of the project; with a server starting `late_s` late, Codex's edit takes long
+    enough for it to come up (Codex asks the model without waiting for a starting server)."""
     if client == "claude":
         return {"tool": "Write", "input": {"file_path": "src/refund.py", "content": "x = 1\n"}}
-    return {"shell": "echo 'x = 1' > src/refund.py"}
+    wait = f"sleep {late_s + 2}; " if late_s else ""
+    return {"shell": f"{wait}echo 'x = 1' > src/refund.py"}
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -74,17 +77,19 @@ def test_the_packets_reach_the_model(clients, client, monkeypatch, tmp_path):
     assert "charge() must stay idempotent" in first  # UserPromptSubmit: the file's warning
 
 
+@pytest.mark.parametrize("late_s", [0, 4, 8])
 @pytest.mark.parametrize("client", CLIENTS)
 def test_an_edit_is_blocked_once_at_stop_then_the_checkpoint_ends_the_session(
-    clients, client, monkeypatch, tmp_path
+    clients, client, late_s, monkeypatch, tmp_path
 ):
+    """Also with the MCP server starting 4 s and 8 s late: the checkpoint still lands."""
     run_dir = tmp_path / "run"
     conn, project = prepare(clients, monkeypatch, run_dir)
     current = checkpoints.active(conn, project)
     result = clients.run(
         client,
         [
-            edit_turn(client),
+            edit_turn(client, late_s),
             {"text": "Done."},
             {
                 "tool": "mcp__waymark__checkpoint",
@@ -100,6 +105,7 @@ def test_an_edit_is_blocked_once_at_stop_then_the_checkpoint_ends_the_session(
         ],
         run_dir=run_dir,
         hooks=clients.hooks(client),
+        mcp_servers=clients.mcp_servers(late_s),
     )
     texts = requests_text(result)
     asked = [t for t in texts if "Before stopping, call Waymark" in t]

@@ -18,14 +18,22 @@ def payload(text: str) -> dict:
     return json.loads(text[text.index("{") :])
 
 
+@pytest.mark.parametrize("late_s", [0, 4, 8])
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
-    clients, client, monkeypatch, tmp_path
+    clients, client, late_s, monkeypatch, tmp_path
 ):
+    """Also with the server starting 4 s and 8 s late (a busy machine, many servers starting
+    together): Claude Code probes `server/discover` for about 3 s, then initializes."""
     run_dir = tmp_path / "run"
+    servers = clients.mcp_servers(late_s)
+    # Codex asks the model without waiting for a server still starting: a first turn of
+    # other work, then the tool, as a model would meet it.
+    wait = [{"shell": f"sleep {late_s + 2}"}] if client == "codex" and late_s else []
     first = clients.run(
         client,
         [
+            *wait,
             {
                 "tool": "mcp__waymark__checkpoint",
                 "input": {
@@ -38,6 +46,7 @@ def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
             {"text": "Checkpoint saved."},
         ],
         run_dir=run_dir,
+        mcp_servers=servers,
     )
     saved = payload(next(t for t in tool_texts(first) if "saved_revision_id" in t))
     stale = saved["saved_revision_id"]
@@ -53,6 +62,7 @@ def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
     second = clients.run(
         client,
         [
+            *wait,
             {"tool": "mcp__waymark__recall", "input": {"query": "zebra importer"}},
             {
                 "tool": "mcp__waymark__checkpoint",
@@ -66,7 +76,12 @@ def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
             {"text": "Done."},
         ],
         run_dir=run_dir,
+        mcp_servers=servers,
     )
+    from stub_llm import offered_tools
+
+    if client == "claude" or not late_s:  # Codex asks the model before a late server is up
+        assert "mcp__waymark__checkpoint" in offered_tools(first.main_requests[0])
     texts = tool_texts(second)
     recalled = payload(next(t for t in texts if '"checkpoint"' in t and "zebra" in t))
     assert recalled["checkpoint"]["next_action"] == "run tests/test_zebra.py"

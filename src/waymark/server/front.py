@@ -15,6 +15,15 @@ server's messages out, dropping the reply to the replay. Anything unexpected (no
 another SDK version, a handshake it does not know) and the real server answers everything
 itself, as it did before this module existed.
 
+One era of the protocol, whatever the speed. The 2026-07-28 protocol opens with
+`server/discover` and carries an envelope on every request; the handshake era opens with
+`initialize`. A client such as Claude Code probes `server/discover`, waits about 3 s, then
+initializes. Waymark serves the handshake era only (`sdk.Server.run_stdio_async`, the SDK's own
+handshake loop), so `server/discover` is refused with the SDK's own answer to it, method not
+found, and the front gives that answer at once: the client initializes without waiting, and a
+server that starts late (a busy machine, a wrapper) sees the same era as one that starts at
+once. The refusal needs no recording, so the front gives it in every mode.
+
 Two things the SDK's stdio transport does not do, the front always does (with or without a
 recording): a line that is not JSON gets a JSON-RPC parse error (-32700) instead of
 silence, and a request the client sent just before closing its end is answered before the
@@ -35,6 +44,8 @@ DIRECT_ENV = "WAYMARK_MCP_DIRECT"  # set: no front, the real server answers ever
 END = b"\x00waymark-front-end\n"  # not JSON: no server message can look like it
 END_WAIT_S = 30.0  # at end of input, how long requests still in flight may take
 PARSE_ERROR = -32700
+METHOD_NOT_FOUND = -32601
+DISCOVER = "server/discover"  # the 2026-07-28 era's opening request, refused (see above)
 
 
 def main() -> int:
@@ -127,6 +138,9 @@ class Front:
             self._to_client({"jsonrpc": "2.0", "id": None, "error": error})
             return
         if message is not None and "method" in message and message.get("id") is not None:
+            if message["method"] == DISCOVER:
+                self._to_client({"jsonrpc": "2.0", "id": message["id"], "error": DISCOVER_REFUSED})
+                return
             with self.answered:
                 self.pending.add(_key(message["id"]))
         if message is not None and not self.passthrough:
@@ -187,6 +201,10 @@ class Front:
         data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         with self.lock:
             _write_all(self.client_out, data)
+
+
+# What the SDK's handshake loop answers `server/discover` (tested against it).
+DISCOVER_REFUSED = {"code": METHOD_NOT_FOUND, "message": "Method not found", "data": DISCOVER}
 
 
 def _key(request_id: object) -> str:

@@ -1,4 +1,4 @@
-"""The four places where Waymark's server corrects the MCP SDK's defaults.
+"""The places where Waymark's server corrects the MCP SDK's defaults.
 
 1. The SDK parses a string argument that looks like JSON (`{"retries": 3}`, `[1, 2]`,
    `null`) into an object before validation, for clients that send lists as strings. For a
@@ -16,6 +16,12 @@
    whitespace collapsed; and none of the arguments in `UNADVERTISED`, which serve people and
    scripts more than a model's own judgement (README, "MCP tools"). Validation still runs
    against the full models, so nothing accepted changes.
+4. Stdio is served in the handshake era only (the SDK's `serve_loop`, not its dual-era loop,
+   which lets the first request it reads pick the era). A client that probes
+   `server/discover` and, tired of waiting for a slow start, initializes, would otherwise find
+   the connection locked to the 2026-07-28 era by its abandoned probe, and every request
+   without the envelope refused. The handshake loop answers `server/discover` "method not
+   found", the answer every client falls back from (front.py gives it at once).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from waymark.errors import InternalError, InvalidArgument, NotFound, WaymarkError
@@ -190,8 +198,20 @@ def _untyped_text(prop: Any) -> Any:
 
 
 class Server(MCPServer):
-    """MCPServer whose every tool failure carries Waymark's error shape, and whose tool
-    definitions are compact."""
+    """MCPServer whose every tool failure carries Waymark's error shape, whose tool
+    definitions are compact, and whose stdio speaks one protocol era."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve stdio in the handshake era only (the module's point 4)."""
+        low = self._lowlevel_server
+        async with stdio_server() as (read_stream, write_stream), low.lifespan(low) as state:
+            await serve_loop(
+                low,
+                read_stream,
+                write_stream,
+                lifespan_state=state,
+                init_options=low.create_initialization_options(),
+            )
 
     async def list_tools(self) -> list[Any]:
         tools = [tool for tool in await super().list_tools() if tool.name not in HIDDEN]

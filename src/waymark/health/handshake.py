@@ -1,0 +1,266 @@
+"""Speak to an MCP server as a client does: start it, open the connection the way that
+client opens it, list the tools and call them, each step within the time the client waits.
+
+`waymark doctor` runs this against the server each installed client's configuration starts,
+so a break the client would hit (a refused handshake, a tool call rejected, a server too
+slow to start) is a FAIL with the server's own error, not a healthy report. Standard library
+only: it must work when the server it checks cannot even import its SDK.
+
+The sequences, as captured from the clients (stdio, newline-delimited JSON-RPC):
+- Claude Code 2.1.332: `server/discover` with the 2026-07-28 envelope; on an error, or no
+  answer within about 3 s, the handshake (`initialize` at 2025-11-25,
+  `notifications/initialized`), then `tools/list`; a discover answered in time moves it to the
+  2026-07-28 era instead, every request carrying the envelope. Its prompt hook calls the
+  hidden `hook` tool.
+- Codex 0.171: `initialize` at 2025-06-18 (10 s to answer: `startup_timeout_sec`), then
+  `tools/list`, then the tool calls (60 s each: `tool_timeout_sec`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+DISCOVER = "server/discover"
+MODERN = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+TOOLS = ("recall", "remember", "checkpoint", "forget", "status")
+
+
+@dataclass(frozen=True)
+class Client:
+    """How one client opens a connection and how long it waits at each step."""
+
+    name: str
+    protocol: str  # the handshake version its `initialize` asks for
+    probe_s: float | None = None  # server/discover first, waited for this long; None: no probe
+    connect_s: float = 30.0  # initialize answered within
+    call_s: float = 60.0  # each tools/list and tools/call answered within
+    hook_tool: bool = False  # its prompt hook calls the hidden `hook` tool
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+
+CLIENTS = {
+    "claude-code": Client(
+        "claude-code",
+        "2025-11-25",
+        probe_s=3.0,
+        connect_s=30.0,  # MCP_TIMEOUT's default
+        hook_tool=True,
+        capabilities={"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
+    ),
+    "codex": Client("codex", "2025-06-18", connect_s=10.0, capabilities={"elicitation": {}}),
+    "opencode": Client("opencode", "2025-06-18", connect_s=30.0),
+}
+
+
+@dataclass
+class Step:
+    name: str
+    ok: bool
+    ms: float
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    client: str
+    steps: list[Step]
+    era: str = "handshake"  # or MODERN, where the server answered the probe
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(step.ok for step in self.steps)
+
+    @property
+    def failed(self) -> Step | None:
+        return next((step for step in self.steps if not step.ok), None)
+
+    def summary(self) -> str:
+        """One line: each step and its time, or the step that failed and why."""
+        bad = self.failed
+        if bad is not None:
+            tail = f"; the server said on stderr: {self.stderr[-300:]}" if self.stderr else ""
+            return f"{bad.name} failed after {bad.ms:.0f} ms: {bad.detail}{tail}"
+        return ", ".join(f"{s.name} {s.ms:.0f} ms" for s in self.steps if s.name != DISCOVER)
+
+
+class Speaker:
+    """One server process and the messages it writes, read on a thread of their own."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str) -> None:
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            env=env,
+            cwd=cwd,
+        )
+        self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.early: dict[Any, dict[str, Any]] = {}  # answers that came while another was awaited
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = {"unparsed": line.decode("utf-8", "replace")[:300]}
+            self.inbox.put(message if isinstance(message, dict) else {"unparsed": str(message)})
+        self.inbox.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None, wait_s: float) -> Any:
+        """The answer to one request: its `result`, or raises Refused (an error answer, a
+        line that is not JSON) or TimeoutError (no answer within `wait_s`)."""
+        self.next_id += 1
+        rid = f"waymark-doctor-{self.next_id}"
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        deadline = time.monotonic() + wait_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer to {method} within {wait_s:g} s")
+            try:
+                reply = self.inbox.get(timeout=left)
+            except queue.Empty:
+                continue
+            if reply is None:
+                raise Refused(f"the server closed its output (exit {self.proc.poll()})")
+            if "unparsed" in reply:
+                raise Refused(f"a line that is not JSON-RPC on stdout: {reply['unparsed']!r}")
+            if reply.get("id") != rid:
+                continue  # a notification, or a late answer to an abandoned probe
+            if "error" in reply:
+                raise Refused(json.dumps(reply["error"], ensure_ascii=False)[:500])
+            return reply.get("result")
+
+    def close(self) -> str:
+        """End the server as a client does (close its stdin) and return what it wrote on
+        stderr."""
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._errors.seek(0)
+        text = self._errors.read().decode("utf-8", "replace")
+        self._errors.close()
+        return text.strip()
+
+
+class Refused(Exception):
+    """The server answered with an error, or broke the protocol."""
+
+
+def speak(
+    client: str | Client,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: str | None = None,
+    *,
+    connect_s: float | None = None,
+    call_s: float | None = None,
+) -> Report:
+    """Start `argv` as `client` (a name of CLIENTS, or a Client) starts its MCP server and
+    speak to it as that client does. `connect_s` / `call_s` override the client's waits
+    (Codex's are configurable)."""
+    spec = client if isinstance(client, Client) else CLIENTS[client]
+    connect_s = spec.connect_s if connect_s is None else connect_s
+    call_s = spec.call_s if call_s is None else call_s
+    report = Report(spec.name, [])
+    began = time.monotonic()
+    try:
+        speaker = Speaker(argv, env, cwd or os.getcwd())
+    except OSError as exc:
+        report.steps.append(Step("start", False, 0.0, f"cannot start {argv[0]!r}: {exc}"))
+        return report
+    envelope: dict[str, Any] | None = None
+    info = {"name": f"waymark-doctor-as-{spec.name}", "version": "1"}
+
+    def step(name: str, method: str, params: dict[str, Any] | None, wait_s: float) -> Any:
+        started = time.monotonic()
+        if envelope is not None:
+            params = {**(params or {}), "_meta": {**(params or {}).get("_meta", {}), **envelope}}
+        try:
+            result = speaker.request(method, params, wait_s)
+            if isinstance(result, dict) and result.get("isError"):  # the tool's own failure
+                texts = [c.get("text", "") for c in result.get("content") or []
+                         if isinstance(c, dict)]  # fmt: skip
+                raise Refused(f"the tool answered an error: {' '.join(texts)[:500]}")
+        except (Refused, TimeoutError, OSError) as exc:
+            report.steps.append(Step(name, False, 1000 * (time.monotonic() - started), str(exc)))
+            raise
+        report.steps.append(Step(name, True, 1000 * (time.monotonic() - started)))
+        return result
+
+    def call(tool: str, arguments: dict[str, Any]) -> None:
+        step(f"tools/call {tool}", "tools/call", {"name": tool, "arguments": arguments}, call_s)
+
+    try:
+        if spec.probe_s is not None:
+            probe = {VERSION_KEY: MODERN, "io.modelcontextprotocol/clientInfo": info,
+                     "io.modelcontextprotocol/clientCapabilities": spec.capabilities}  # fmt: skip
+            started = time.monotonic()
+            try:
+                found = speaker.request(DISCOVER, {"_meta": probe}, spec.probe_s)
+            except (Refused, TimeoutError) as exc:  # the client falls back to the handshake
+                found = None
+                detail = str(exc)
+            else:
+                detail = "answered: the 2026-07-28 era"
+            report.steps.append(Step(DISCOVER, True, 1000 * (time.monotonic() - started), detail))
+            if isinstance(found, dict) and MODERN in (found.get("supportedVersions") or ()):
+                envelope, report.era = probe, MODERN
+        if envelope is None:
+            hello = {"protocolVersion": spec.protocol, "capabilities": spec.capabilities,
+                     "clientInfo": info}  # fmt: skip
+            left = max(0.1, connect_s - (time.monotonic() - began))
+            step("initialize", "initialize", hello, left)
+            speaker.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listed = step("tools/list", "tools/list", None, call_s)
+        names = {t.get("name") for t in (listed or {}).get("tools", []) if isinstance(t, dict)}
+        missing = [name for name in TOOLS if name not in names]
+        if missing:
+            last = report.steps[-1]
+            report.steps[-1] = Step(
+                last.name, False, last.ms, f"Waymark's tools missing: {missing}"
+            )
+            raise Refused("tools missing")
+        call("status", {})
+        if spec.hook_tool:
+            where = tempfile.gettempdir()  # no project there: the call writes nothing
+            prompt = {"event": "UserPromptSubmit", "prompt": "waymark doctor",
+                      "session_id": f"waymark-doctor-{os.getpid()}", "prompt_id": "", "cwd": where,
+                      "agent_id": ""}  # fmt: skip
+            call("hook", prompt)
+    except (Refused, TimeoutError, OSError):
+        pass
+    finally:
+        report.stderr = speaker.close()
+    return report
