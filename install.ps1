@@ -116,9 +116,11 @@ if ($script:uv) {
     try { & $envPython -m pip install --quiet --upgrade pip 2>$null | Out-Null } catch { }
 }
 
+# Waymark's dependencies are the locked versions the tests passed with (requirements\, every
+# file's hash checked); Waymark itself after them, without resolving anything again.
 $semanticDone = $false
 if (-not $NoSemantic) {
-    $semanticDone = Install-Into @('--upgrade', ($src + '[semantic]'))
+    $semanticDone = Install-Into @('--require-hashes', '-r', (Join-Path $src 'requirements\install.txt'))
     if ($semanticDone) {
         Say 'installed the semantic extra (fastembed, sqlite-vec)'
     } else {
@@ -126,12 +128,16 @@ if (-not $NoSemantic) {
     }
 }
 if (-not $semanticDone) {
-    if (-not (Install-Into @('--upgrade', $src))) { Die "pip could not install Waymark from $src" }
+    if (-not (Install-Into @('--require-hashes', '-r', (Join-Path $src 'requirements\lexical.txt')))) {
+        Die 'pip could not install the locked dependencies (requirements\lexical.txt)'
+    }
 }
-# Same version number, new code: make re-running really upgrade Waymark itself.
+# --force-reinstall: the same version number with new code still replaces Waymark itself.
 if (-not (Install-Into @('--force-reinstall', '--no-deps', $src))) {
-    Die 'pip could not reinstall Waymark'
+    Die "pip could not install Waymark from $src"
 }
+$locked = & $envPython -c "from importlib.metadata import version as v; import importlib.metadata as m; print(', '.join(f'{n} {v(n)}' for n in ('mcp', 'pydantic', 'apsw', 'jinja2', 'fastembed', 'onnxruntime', 'psycopg') if n in {d.metadata['Name'].lower() for d in m.distributions()}))"
+Say "locked versions: $locked"
 
 New-Item -ItemType Directory -Force -Path $binDir | Out-Null
 $shim = Join-Path $binDir 'waymark.cmd'

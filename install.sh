@@ -91,16 +91,30 @@ else
     pip_install() { "$prefix/bin/python" -m pip install --quiet "$@"; }
 fi
 
+# Waymark's dependencies are the locked versions the tests passed with (requirements/, every
+# file's hash checked); Waymark itself after them, without resolving anything again.
 with_semantic=0
-if [ "$semantic" = 1 ] && pip_install --upgrade "$src[semantic]"; then
+if [ "$semantic" = 1 ] && pip_install --require-hashes -r "$src/requirements/install.txt"; then
     with_semantic=1
     say "installed the semantic extra (fastembed, sqlite-vec)"
 else
     [ "$semantic" = 1 ] && say "semantic extra unavailable here; installing lexical recall only"
-    pip_install --upgrade "$src" || die "pip could not install Waymark from $src"
+    pip_install --require-hashes -r "$src/requirements/lexical.txt" ||
+        die "pip could not install the locked dependencies (requirements/lexical.txt)"
 fi
-# Same version number, new code: make re-running really upgrade Waymark itself.
-pip_install --force-reinstall --no-deps "$src" || die "pip could not reinstall Waymark"
+# --force-reinstall: the same version number with new code still replaces Waymark itself.
+pip_install --force-reinstall --no-deps "$src" || die "pip could not install Waymark from $src"
+say "locked versions: $("$prefix/bin/python" - <<'PY'
+from importlib.metadata import PackageNotFoundError, version
+out = []
+for name in ("mcp", "pydantic", "apsw", "jinja2", "fastembed", "onnxruntime", "psycopg"):
+    try:
+        out.append(f"{name} {version(name)}")
+    except PackageNotFoundError:
+        pass
+print(", ".join(out))
+PY
+)"
 
 mkdir -p "$bin_dir"
 ln -sf "$prefix/bin/waymark" "$bin_dir/waymark"

@@ -46,6 +46,14 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
 
     first = run(["bash", str(ROOT / "install.sh"), "--no-semantic"], env, home)
     assert first.returncode == 0, first.stdout + first.stderr
+    # The locked versions, hashes checked, and it says which.
+    lock = (ROOT / "requirements" / "lexical.txt").read_text(encoding="utf-8")
+    pinned = next(line.split("==")[1].split()[0] for line in lock.splitlines()
+                  if line.startswith("mcp=="))  # fmt: skip
+    assert f"locked versions: mcp {pinned}," in first.stdout
+    got = run([str(python), "-c", "from importlib.metadata import version; print(version('mcp'))"],
+              env, home).stdout.strip()  # fmt: skip
+    assert got == pinned
     assert "database" in first.stdout and "schema" in first.stdout  # `waymark status` ran
     assert (home / ".local" / "bin" / "waymark").resolve() == (prefix / "bin" / "waymark")
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
@@ -64,6 +72,10 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     assert stat.S_IMODE(data.stat().st_mode) == 0o700  # owner-only from the first install
     doctor = json.loads(run([waymark, "doctor", "--json"], env, home).stdout)
     assert all(f["status"] != "fail" for f in doctor["findings"] if f["check"] == "permissions")
+    found = {f["check"]: f for f in doctor["findings"]}
+    for client in ("claude-code", "codex"):  # a real handshake with the installed server
+        assert found[f"{client} mcp"]["status"] == "ok", found[f"{client} mcp"]
+        assert "tools/call status" in found[f"{client} mcp"]["detail"]
     # A re-run keeps the capture mode the user chose.
     assert run([waymark, "config", "capture.all_git_repos", "false"], env, home).returncode == 0
     dry = run([waymark, "install", "--dry-run", "--json"], env, home)
@@ -151,7 +163,10 @@ def test_install_ps1_takes_the_same_steps_as_install_sh():
         "sys.version_info < (3, 10)",
         "uv venv",
         "-m', 'venv'",
-        "[semantic]",
+        "requirements\\install.txt",
+        "requirements\\lexical.txt",
+        "--require-hashes",
+        "locked versions",
         "semantic extra unavailable",
         "waymark install",
         "status",
