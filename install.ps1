@@ -132,6 +132,12 @@ if (-not $semanticDone) {
         Die 'pip could not install the locked dependencies (requirements\lexical.txt)'
     }
 }
+# Before 0.2.0 the distribution was named waymark: one owner for Waymark's files.
+if ($script:uv) {
+    try { & $script:uv pip uninstall --quiet --python $envPython waymark 2>$null | Out-Null } catch { }
+} else {
+    try { & $envPython -m pip uninstall --quiet --yes waymark 2>$null | Out-Null } catch { }
+}
 # --force-reinstall: the same version number with new code still replaces Waymark itself.
 if (-not (Install-Into @('--force-reinstall', '--no-deps', $src))) {
     Die "pip could not install Waymark from $src"

@@ -102,6 +102,12 @@ else
     pip_install --require-hashes -r "$src/requirements/lexical.txt" ||
         die "pip could not install the locked dependencies (requirements/lexical.txt)"
 fi
+# Before 0.2.0 the distribution was named waymark: one owner for Waymark's files.
+if "$prefix/bin/python" -m pip --version >/dev/null 2>&1; then
+    "$prefix/bin/python" -m pip uninstall --quiet --yes waymark >/dev/null 2>&1 || true
+elif command -v uv >/dev/null 2>&1; then
+    uv pip uninstall --quiet --python "$prefix/bin/python" waymark >/dev/null 2>&1 || true
+fi
 # --force-reinstall: the same version number with new code still replaces Waymark itself.
 pip_install --force-reinstall --no-deps "$src" || die "pip could not install Waymark from $src"
 say "locked versions: $("$prefix/bin/python" - <<'PY'

@@ -18,9 +18,9 @@ from functools import partial
 from typing import Any
 
 from waymark import home
-from waymark.errors import InstallRefused
+from waymark.errors import InstallRefused, WaymarkError
 
-from . import claude, codex, commands, files, manifest, mcpjson, opencode
+from . import claude, codex, commands, files, jsonedit, manifest, mcpjson, opencode, tomledit
 from .commands import CLAUDE, CODEX, OPENCODE
 from .files import Snapshot, display
 
@@ -176,6 +176,11 @@ def _plan_install(kind: Kind, path: str, add: Callable, old: dict | None) -> Cha
     base = None if snap.text is None else kind.strip(snap.text, path, owned_before)
     pristine = None if snap.text is None else _undo(kind, snap.text, path, owned_before, origin)
     new, owned = add(base, path)
+    if old and snap.text is not None and new != snap.text and _same(kind, new, snap.text, path):
+        # Every entry of ours is in the file already, as it would write it: the file stays
+        # byte for byte (a strip and re-add would move our block below what others added
+        # since, such as Codex's hook trust, and Codex keys trust by position).
+        new, owned = snap.text, owned_before
     if _undo(kind, new, path, owned, origin) != pristine:
         raise InstallRefused(
             f"cannot edit {display(path)} in a way `waymark uninstall` can undo exactly "
@@ -197,6 +202,16 @@ def _plan_install(kind: Kind, path: str, add: Callable, old: dict | None) -> Cha
     }
     status = "unchanged" if new == snap.text else "created" if snap.text is None else "updated"
     return Change(kind, path, snap, new, status, record)
+
+
+def _same(kind: Kind, a: str, b: str, path: str) -> bool:
+    """Whether two texts of a `kind` file hold the same document (key order aside; list
+    order counts)."""
+    parse = tomledit.parse if kind.name == "codex-config" else jsonedit.parse
+    try:
+        return bool(parse(a, path) == parse(b, path))
+    except WaymarkError:  # not parseable: not the same
+        return False
 
 
 def install(

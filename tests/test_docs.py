@@ -26,7 +26,7 @@ def test_readme_starts_with_the_install_command():
 
 
 def test_changelog_has_an_unreleased_section():
-    assert "## Unreleased" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
 def test_readme_documents_every_mcp_tool():

@@ -1,3 +1,3 @@
 """Waymark: memory for coding agents."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place; pyproject.toml and both plugin manifests read or match it

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from waymark import __version__
 from waymark.base.text import mend
 from waymark.cli import (
     checkpoint,
@@ -46,6 +45,17 @@ class Parser(argparse.ArgumentParser):
             f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)",
             usage=self.format_usage(),
         )
+
+
+class VersionAction(argparse.Action):
+    """`waymark --version`: the version, and the commit where Waymark runs from a checkout
+    (asked of git only when --version is given)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        from waymark.health.diagnostics import version_text
+
+        print(f"waymark {version_text()}")
+        parser.exit()
 
 
 def _did_you_mean(message: str) -> str:
@@ -91,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Memory for coding agents: the next session starts where the last one stopped.",
         epilog="Run `waymark COMMAND --help` for each command's flags and an example.",
     )
-    parser.add_argument("--version", action="version", version=f"waymark {__version__}")
+    parser.add_argument("--version", action=VersionAction, nargs=0, help="show the version")
     commands = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=Parser
     )

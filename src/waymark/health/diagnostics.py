@@ -43,11 +43,30 @@ def _user() -> str:
         return ""
 
 
+def version_text() -> str:
+    """This Waymark's version, and its commit where the code runs from a git checkout (an
+    editable install, the clone itself): `0.2.0 (commit 1a2b3c4)`; a wheel says `0.2.0`."""
+    import subprocess
+
+    here = os.path.dirname(os.path.realpath(__file__))
+    try:
+        done = subprocess.run(
+            ["git", "-C", here, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    commit = done.stdout.strip()
+    return f"{__version__} (commit {commit})" if done.returncode == 0 and commit else __version__
+
+
 def _versions() -> dict[str, str | None]:
     from waymark.storage.connection import engine_version
 
     out: dict[str, str | None] = {
-        "waymark": __version__,
+        "waymark": version_text(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",

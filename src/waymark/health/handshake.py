@@ -66,8 +66,9 @@ CLIENTS = {
 class Step:
     name: str
     ok: bool
-    ms: float
+    ms: float  # the step's own time
     detail: str = ""
+    at: float = 0.0  # ms from the server's start to the step's end
 
 
 @dataclass
@@ -174,6 +175,11 @@ class Speaker:
         return text.strip()
 
 
+def since(start: float) -> float:
+    """Milliseconds since `start` (time.monotonic)."""
+    return 1000 * (time.monotonic() - start)
+
+
 class Refused(Exception):
     """The server answered with an error, or broke the protocol."""
 
@@ -214,9 +220,9 @@ def speak(
                          if isinstance(c, dict)]  # fmt: skip
                 raise Refused(f"the tool answered an error: {' '.join(texts)[:500]}")
         except (Refused, TimeoutError, OSError) as exc:
-            report.steps.append(Step(name, False, 1000 * (time.monotonic() - started), str(exc)))
+            report.steps.append(Step(name, False, since(started), str(exc), since(began)))
             raise
-        report.steps.append(Step(name, True, 1000 * (time.monotonic() - started)))
+        report.steps.append(Step(name, True, since(started), at=since(began)))
         return result
 
     def call(tool: str, arguments: dict[str, Any]) -> None:
@@ -234,7 +240,7 @@ def speak(
                 detail = str(exc)
             else:
                 detail = "answered: the 2026-07-28 era"
-            report.steps.append(Step(DISCOVER, True, 1000 * (time.monotonic() - started), detail))
+            report.steps.append(Step(DISCOVER, True, since(started), detail, since(began)))
             if isinstance(found, dict) and MODERN in (found.get("supportedVersions") or ()):
                 envelope, report.era = probe, MODERN
         if envelope is None:

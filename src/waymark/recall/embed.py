@@ -140,7 +140,7 @@ def semantic_available(spec: Model = ENGLISH) -> tuple[bool, str]:
     absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
     if absent:
         return False, (
-            f"{', '.join(absent)} not installed; install waymark[semantic] for semantic recall"
+            f"{', '.join(absent)} not installed; install waymark-agent-memory[semantic] for semantic recall"
         )
     folder = model_dir()
     if folder is not None:

@@ -377,7 +377,7 @@ class VectorIndex:
             raise InvalidArgument(f"unknown search method {method!r}; use auto, numpy or vec0")
         if method == "vec0" and not self.vec0_available():
             raise SearchUnavailable(
-                "sqlite-vec is not installed or cannot be loaded; install waymark[semantic]"
+                "sqlite-vec is not installed or cannot be loaded; install waymark-agent-memory[semantic]"
             )
         return method
 

@@ -49,7 +49,7 @@ def driver() -> Any:
         import psycopg
     except ImportError:
         raise TeamUnreachable(
-            "the team store needs psycopg 3: pip install 'waymark[team]' (or "
+            "the team store needs psycopg 3: pip install 'waymark-agent-memory[team]' (or "
             "'psycopg[binary]') into Waymark's environment"
         ) from None
     return psycopg
@@ -90,12 +90,9 @@ def apply_migrations(conn: Any, *, stop_before: int | None = None) -> None:
 
 def _version() -> str:
     """This Waymark's version, as installed (the seam imports no domain module)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from waymark import __version__
 
-    try:
-        return version("waymark")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 def _too_new(conn: Any, found: int) -> SchemaTooNew:
