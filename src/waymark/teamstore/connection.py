@@ -90,9 +90,12 @@ def apply_migrations(conn: Any, *, stop_before: int | None = None) -> None:
 
 def _version() -> str:
     """This Waymark's version, as installed (the seam imports no domain module)."""
-    from waymark import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("waymark-agent-memory")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _too_new(conn: Any, found: int) -> SchemaTooNew:
