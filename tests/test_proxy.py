@@ -52,6 +52,9 @@ class Proxy:
         return httpx.post(self.url + path, content=json.dumps(body).encode(), timeout=30,
                           headers={"content-type": "application/json", **headers})  # fmt: skip
 
+    def get(self, path: str, **headers: str) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=30, headers=headers)
+
     def stop(self) -> str:
         if self.proc.stderr.closed:
             return ""  # stopped already
@@ -268,6 +271,16 @@ def test_with_the_store_broken_every_request_still_goes_through(
     assert "sent without memory" in log
 
 
+LOOKALIKES = (
+    "http://localhost.evil.example",
+    "http://127.0.0.1.nip.io",
+    "http://localhostevil.example",
+    "https://127.0.0.1.evil.example",
+    "http://localhost@evil.example",
+    "null",
+)
+
+
 def test_only_this_machine_and_the_token_get_in(repo, upstream, remembered):
     running = Proxy(repo, upstream.url, "--require-token")
     try:
@@ -281,7 +294,14 @@ def test_only_this_machine_and_the_token_get_in(repo, upstream, remembered):
         headers = {"x-waymark-token": token}
         assert running.post(path, body, host="evil.example", **headers).status_code == 403
         assert running.post(path, body, origin="https://evil.example", **headers).status_code == 403
+        # Origins that begin like loopback and are other machines' names (#44).
+        for origin in LOOKALIKES:
+            assert running.post(path, body, origin=origin, **headers).status_code == 403, origin
+            assert running.get("/v1/models", origin=origin, **headers).status_code == 403, origin
         assert len(upstream.requests) == 1
+        assert (
+            running.post(path, body, origin="http://localhost:3000", **headers).status_code == 200
+        )
     finally:
         running.stop()
 

@@ -133,6 +133,11 @@ def test_another_host_or_origin_is_refused(dashboard):
     assert page.status_code == 200
     cross = client.get("/memories", headers={"origin": "http://evil.example"})
     assert cross.status_code == 403
+    own = client.get("/memories").request.headers["host"]
+    for origin in (f"http://{own}.evil.example", f"http://{own}@evil.example",
+                   f"https://{own}", f"http://{own}/x", "null"):  # fmt: skip
+        assert client.get("/memories", headers={"origin": origin}).status_code == 403, origin
+    assert client.get("/memories", headers={"origin": f"http://{own}"}).status_code == 200
 
 
 def test_every_answer_has_a_strict_csp_and_no_script_or_outside_asset(dashboard):

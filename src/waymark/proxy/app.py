@@ -37,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from waymark.base import origins
 from waymark.proxy import wire
 
 ANTHROPIC = "https://api.anthropic.com"
@@ -46,7 +47,6 @@ DROPPED = frozenset(("host", "content-length", "connection", "keep-alive", "tran
                      "accept-encoding"))  # fmt: skip
 BACK_DROPPED = frozenset(("connection", "keep-alive", "transfer-encoding", "te", "trailer",
                           "upgrade", "proxy-authenticate"))  # fmt: skip
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 KEPT_CONVERSATIONS = 500
 BUSY_MS = 200  # a locked store: the request goes on without memory rather than wait
 IDLE_S = 1800.0  # a conversation this long without a request has ended (SessionEnd)
@@ -262,12 +262,11 @@ def outgoing(settings: Settings, request: Request) -> dict[str, str]:
 
 
 def refused(request: Request, settings: Settings) -> str | None:
-    named = request.headers.get("host") or ""
-    host = named.split("]")[0] + "]" if named.startswith("[") else named.split(":")[0]
-    if host not in LOOPBACK:
+    host, _ = origins.host_of(request.headers.get("host") or "")
+    if not origins.is_loopback(host):
         return f"Host {host or '(none)'} is not this machine's loopback address"
     origin = request.headers.get("origin")
-    if origin and not any(origin.startswith((f"http://{h}", f"https://{h}")) for h in LOOPBACK):
+    if origin is not None and not origins.loopback_origin(origin):
         return "a request from a web page is refused"
     if settings.token:
         given = request.headers.get("x-waymark-token") or ""

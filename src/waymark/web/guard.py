@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from waymark import home
+from waymark.base import origins
 
 TOKEN_FILE = "ui.token"
 COOKIE = "waymark_ui"
@@ -63,7 +64,7 @@ class Guard:
             return
         method = scope["method"]
         origin = headers.get("origin")
-        if origin is not None and origin not in {f"http://{h}" for h in self.hosts}:
+        if origin is not None and not origins.same_origin(origin, self.hosts):
             await _plain(send, 403, "cross-origin request refused")
             return
         given = _cookie(headers.get("cookie", ""), COOKIE)

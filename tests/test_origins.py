@@ -1,0 +1,56 @@
+"""Host and Origin headers are parsed and compared exactly (the dashboard and the proxy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from waymark.base import origins
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost.evil.example",
+        "http://127.0.0.1.nip.io",
+        "http://localhostevil.example",
+        "https://127.0.0.1.evil.example",
+        "http://localhost@evil.example",
+        "http://evil.example#@localhost",
+        "http://127.0.0.1:80@evil.example",
+        "http://[::1].evil.example",
+        "http://127.0.0.1:8795/path",
+        "http://127.0.0.1:x",
+        "file://localhost",
+        "null",
+        "",
+        "http://127.0.0.256",
+        "http://localhost, http://evil.example",
+    ],
+)
+def test_a_lookalike_origin_is_not_loopback(origin):
+    assert not origins.loopback_origin(origin)
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://localhost", "http://127.0.0.1:8795", "https://LOCALHOST:3000", "http://[::1]:9",
+     "http://127.9.0.1"],
+)  # fmt: skip
+def test_a_loopback_origin_is(origin):
+    assert origins.loopback_origin(origin)
+
+
+def test_same_origin_is_the_faces_own_address_exactly():
+    hosts = {"127.0.0.1:8787", "localhost:8787", "[::1]:8787"}
+    assert origins.same_origin("http://127.0.0.1:8787", hosts)
+    assert origins.same_origin("http://LocalHost:8787", hosts)
+    assert origins.same_origin("http://[::1]:8787", hosts)
+    for other in ("http://127.0.0.1:8788", "https://127.0.0.1:8787", "http://127.0.0.1",
+                  "http://127.0.0.1:8787.evil.example", "http://localhost:8787@evil"):  # fmt: skip
+        assert not origins.same_origin(other, hosts), other
+
+
+def test_host_of_reads_names_addresses_and_ports():
+    assert origins.host_of("[::1]:8795") == ("::1", "8795")
+    assert origins.host_of("LocalHost") == ("localhost", "")
+    assert origins.host_of("127.0.0.1:80") == ("127.0.0.1", "80")
