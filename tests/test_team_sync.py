@@ -139,6 +139,12 @@ def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
     error = json.loads(refused.stdout)
     assert refused.returncode == 1 and error["code"] == "secret_refused"
     assert "--personal" in error["message"] and ann.active() == []  # nothing saved
+    for line in ("E   db.internal:5432:orders:app:Pg#6oukfbH0bu7F",  # a .pgpass line, mid-line
+                 "event:root:$6$xyzsalt$Q3pP8fQ1.Jd1m0bAaG9N8q8h1kqYk1eX7w0",
+                 "heroku api key: 6f1d2c3b-4a5e-6f70-8192-a3b4c5d6e7f8"):  # fmt: skip
+        refused = ann.run("remember", "--content", line, "--json")
+        assert refused.returncode == 1, line
+        assert json.loads(refused.stdout)["code"] == "secret_refused", line
     ann.remember(f"my staging token is {secret}", "--personal")  # kept here, redacted
     (ann.repo / ".waymark.toml").write_text('name = "shop"\n', encoding="utf-8")
     ann.remember(f"written before sharing: {secret}")  # stored redacted, locally

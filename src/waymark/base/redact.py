@@ -293,11 +293,19 @@ def _php_define(m: re.Match[str], text: str) -> str | None:
     return "password" if "pass" in name else "token" if "token" in name else "secret"
 
 
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_[]*")
+
+
 def _pgpass(m: re.Match[str], text: str) -> str | None:
-    # The host is all that comes before the port on its line. Clock readings and IPv6
-    # addresses have colons too: a credential line has a word in it.
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    host = text[line_start : m.start()].strip()
+    # The host is the word right before the port, wherever the line puts it (`echo h:5432:
+    # db:user:pw >> ~/.pgpass`, a prompt before it). Clock readings and IPv6 addresses have
+    # colons too: a credential line has a word in it.
+    start = m.start()
+    while start > 0 and text[start - 1] in _HOST_CHARS:
+        start -= 1
+    host = text[start : m.start()]
+    if start > 0 and text[start - 1] not in " \t\r\n'\"=(>,;|`":
+        return None  # a field of a longer colon-separated line (`/etc/shadow`), not a host
     if not _re(r"[A-Za-z0-9.\-_\[\]]+|\*").fullmatch(host):
         return None
     line = host + m.group(0).rstrip()
@@ -420,7 +428,11 @@ _RULES: list[Rule] = [
     (_lead("SK", "A-Za-z0-9") + "[0-9a-fA-F]{32}:(?P<s>[A-Za-z0-9]{32})(?![A-Za-z0-9])",
      False, ("sk",), "twilio_auth_token"),
     (_lead("SK", "A-Za-z0-9") + "[0-9a-fA-F]{32}(?![A-Za-z0-9])", False, ("sk",), "twilio_api_key"),
-    (_lead("HRKU-", "A-Za-z0-9") + r"[A-Za-z0-9_\-]{40,}", False, ("hrku-",), "heroku_key"),
+    (_lead("HRKU-", "A-Za-z0-9") + r"[A-Za-z0-9_\-]{36,}", False, ("hrku-",), "heroku_key"),
+    # A Heroku API key of the older shape is a bare UUID: only where it is named as one.
+    (_lead("heroku", "a-z0-9") + r"[ \t_\-]?(?:api[ \t_\-]?)?(?:key|token)[\"']?[ \t]*[:=]?[ \t]*"
+     r"[\"']?" + _NOT_MARK + r"(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+     True, ("heroku",), "heroku_key"),
     (_lead("SG.", _WORD + "_.") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", False,
      ("sg.",), "sendgrid_key"),
     (_lead("eyJ") + r"[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", False,
@@ -493,9 +505,9 @@ _RULES: list[Rule] = [
     # Credential files: `.pgpass` lines (host:port:database:user:password) and password
     # hashes of `.htpasswd` and `/etc/shadow` lines (`user:$apr1$...`, `user:{SHA}...`).
     # The match starts at the port's colon, which `re` finds fast; `_pgpass` checks the host.
-    (r"(?m):(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:" + _NOT_MARK + r"(?P<s>\S+)[ \t]*$", False,
+    (r":(?:[0-9]{1,5}|\*):[^\s:'\"\[\]]+:[^\s:'\"\[\]]+:" + _NOT_MARK + r"(?P<s>[^\s'\"]+)", False,
      (":",), _pgpass),
-    (r"(?m)^[ \t]*[A-Za-z0-9._\-]+:" + _NOT_MARK
+    (r"(?<![A-Za-z0-9._\-])[A-Za-z0-9._\-]+:" + _NOT_MARK
      + r"(?P<s>\$(?:apr1|2[abxy]?|1|5|6|y|gy|7|argon2(?:id|i|d))\$[^\s:]+"
      r"|\{(?:SSHA|SHA|SHA256|SSHA256|SHA512|SSHA512|MD5|SMD5|CRYPT)\}[A-Za-z0-9+/=.$]+)",
      False, (":$", ":{"), "password_hash"),
