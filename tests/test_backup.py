@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import json
 import os
+import pathlib
 import re
 import stat
 import subprocess
@@ -415,3 +416,41 @@ def test_restore_refuses_a_sound_backup_whose_content_is_not_what_its_name_says(
     assert err.value.details["reason"] == "digest_mismatch"
     assert info.sha256 in err.value.message
     assert sorted(contents(home.db_path())) == ["alpha", "beta"]  # nothing changed
+
+
+def test_erase_names_the_backups_that_still_hold_the_text_and_erases_it_there_too(
+    capsys, waymark_home
+):
+    """`erase` is for good: it says which backups taken before still hold the text, and
+    `--from-backups` erases it there too; the backup stays restorable (#44)."""
+    secret_id = remember("Customer Jane Roe lives at 12 Quay Street")
+    remember("Deploys run on Tuesdays")
+    taken = backup.backup().path
+    assert b"Jane Roe" in pathlib.Path(taken).read_bytes()
+
+    erase = ("erase", secret_id, "--project", "notes", "--reason", "a customer's address")
+    code, out, _ = run(capsys, *erase, "--json")
+    erased = json.loads(out)
+    assert code == 0 and erased["status"] == "erased"
+    assert erased["backups_holding"] == [taken] and erased["backups_rewritten"] == []
+    code, out, err = run(capsys, *erase)
+    assert code == 1 and "already erased" in out + err  # nothing asked of the backups
+
+    code, out, _ = run(capsys, *erase, "--from-backups")
+    assert code == 0 and "was erased already; erased from 1 backup(s) too" in out
+    assert "still hold" not in out
+    (now,) = os.listdir(waymark_home / "backups")
+    rewritten = str(waymark_home / "backups" / now)
+    assert not os.path.exists(taken) and rewritten != taken
+    assert now.split("-")[2] == os.path.basename(taken).split("-")[2]  # the time it was taken
+    data = pathlib.Path(rewritten).read_bytes()
+    assert b"Jane Roe" not in data and b"Quay Street" not in data
+    assert now.endswith(f"-{sha256(rewritten)}.db")  # named by its new content
+    assert backup.holding(secret_id) == []
+    assert contents(rewritten).count("Deploys run on Tuesdays") == 1  # the rest is there
+    assert backup.restore(rewritten)["schema_version"] == HEAD  # and it restores
+    conn = db.connect()
+    try:
+        assert store.get(conn, secret_id).status == "erased"
+    finally:
+        conn.close()

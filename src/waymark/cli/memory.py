@@ -127,6 +127,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--team", action="store_true",
         help="the memory is the team's: erase it on every machine (the next sync)",
     )  # fmt: skip
+    p.add_argument(
+        "--from-backups", action="store_true",
+        help="also erase it in the backups taken before (each rewritten, still restorable)",
+    )  # fmt: skip
     p = add_command(
         commands,
         "relate",
@@ -494,9 +498,30 @@ def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
-    m = store.erase(ctx.conn, ctx.project(), args.id, reason=args.reason, team=args.team)
+    from waymark.errors import Conflict
+    from waymark.memories import erasure
+
+    project = ctx.project()
+    try:
+        m = store.erase(ctx.conn, project, args.id, reason=args.reason, team=args.team)
+        said = f"erased {m.id} (tombstone kept)"
+    except Conflict as exc:  # erased already: --from-backups still finishes the job
+        if not (args.from_backups and exc.details.get("status") == "erased"):
+            raise
+        m = store.get(ctx.conn, args.id)
+        said = f"{m.id} was erased already"
     ann.scrub(ctx.conn)  # its quantised vector leaves the index file now
-    emit(m.to_dict(), ctx.as_json, f"erased {m.id} (tombstone kept)")
+    rewritten = []
+    if args.from_backups:
+        rewritten = erasure.erase_from_backups(project, m.id, reason=args.reason, team=args.team)
+        said += f"; erased from {len(rewritten)} backup(s) too"
+    holding = erasure.backups_holding(m.id)
+    if holding:
+        said += (f"; {len(holding)} backup(s) taken before still hold its text "
+                 f"({', '.join(os.path.basename(p) for p in holding)}): `waymark erase {m.id} "
+                 "--from-backups --reason ...` erases it there too")  # fmt: skip
+    out = {**m.to_dict(), "backups_holding": holding, "backups_rewritten": rewritten}
+    emit(out, ctx.as_json, said)
     return 0
 
 

@@ -13,7 +13,9 @@ swaps the copy in with one rename, so a refused file changes nothing and a resto
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,6 +29,7 @@ from waymark.storage import migrations
 from waymark.storage.faults import clear_damaged, disk_full, translate
 
 BACKUP_DIR = "backups"
+NAME = re.compile(r"waymark-s(\d+)-(\d{8}T\d{6}Z)-([0-9a-f]+)\.db")
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -325,8 +328,6 @@ def _user_version(conn: apsw.Connection) -> int:
 def listing(database: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
     """The backups in `backups/` beside `database`, newest first: {path, name, size,
     schema_version, taken} (from the name Waymark gave it)."""
-    import re
-
     folder = default_dir(database)
     try:
         names = os.listdir(folder)
@@ -334,7 +335,7 @@ def listing(database: str | None = None, limit: int = 20) -> list[dict[str, Any]
         return []
     out = []
     for name in names:
-        said = re.fullmatch(r"waymark-s(\d+)-(\d{8}T\d{6}Z)-([0-9a-f]+)\.db", name)
+        said = NAME.fullmatch(name)
         if not said:
             continue
         path = os.path.join(folder, name)
@@ -349,3 +350,59 @@ def listing(database: str | None = None, limit: int = 20) -> list[dict[str, Any]
                     "schema_version": int(said.group(1)), "taken": taken})  # fmt: skip
     out.sort(key=lambda b: (b["taken"], b["name"]), reverse=True)
     return out[:limit]
+
+
+def holding(memory_id: str, database: str | None = None) -> list[str]:
+    """The backups beside `database` that still hold memory `memory_id`'s text (it is in
+    them and not erased there), newest first. A backup that cannot be read is passed over."""
+    out = []
+    for found in listing(database, limit=1 << 30):
+        try:
+            conn = apsw.Connection(found["path"], flags=apsw.SQLITE_OPEN_READONLY)
+        except apsw.Error:
+            continue
+        try:
+            row: Any = conn.execute(
+                "SELECT status FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+        except apsw.Error:
+            row = None
+        finally:
+            conn.close()
+        if row is not None and row[0] != "erased":
+            out.append(found["path"])
+    return out
+
+
+def rewrite(path: str, change: Callable[[apsw.Connection], None]) -> str:
+    """Apply `change` to the backup at `path`, for good: to a copy (opened with foreign keys
+    and secure delete on; `change` may migrate it), then vacuumed (no freed page keeps old
+    text), checked and published under its new digest with the time it was taken; the old
+    file is removed. Its new path."""
+    folder, name = os.path.split(os.path.abspath(path))
+    said = NAME.fullmatch(name)
+    if said is None:
+        raise BackupFailed(f"{path} is not a backup Waymark named; nothing was changed", path=path)
+    verify(path)
+    tmp = new_temp(folder, ".waymark-rewrite-")
+    try:
+        shutil.copyfile(path, tmp)
+        conn = apsw.Connection(tmp, flags=apsw.SQLITE_OPEN_READWRITE)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON")
+            change(conn)
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA journal_mode = DELETE")  # one standalone file, as backups are
+        finally:
+            conn.close()
+        remove_quietly(tmp + "-wal", tmp + "-shm")
+        version = verify(tmp)
+        sha, _ = sha256_of(tmp)
+        final = os.path.join(folder, f"waymark-s{version}-{said.group(2)}-{sha}.db")
+        if final != os.path.abspath(path):
+            publish(tmp, final)
+            fsync_dir(folder)
+            os.remove(path)
+        return final
+    finally:
+        remove_quietly(tmp, tmp + "-wal", tmp + "-shm")
