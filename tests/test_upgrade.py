@@ -79,3 +79,26 @@ def test_an_upgrade_keeps_every_hook_command_and_codexs_trust(tmp_path, monkeypa
     commands = [h["command"] for groups in json.loads(before[hooks_file])["hooks"].values()
                 for g in groups for h in g["hooks"]]  # fmt: skip
     assert commands and all(sys.executable in c for c in commands)
+
+
+def test_a_second_install_leaves_a_file_the_client_changed_since(tmp_path, monkeypatch):
+    """Claude Code rewrites ~/.claude.json on its own (counters, projects): a second
+    `waymark install` finds Waymark's entry there as it wrote it and changes nothing (#44)."""
+    from waymark.installers import install
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    install(["claude-code"])
+    config = home / ".claude.json"
+    doc = json.loads(config.read_text(encoding="utf-8"))
+    doc.update(numStartups=3, projects={"/work/app": {"allowedTools": []}})
+    config.write_text(json.dumps(doc, indent=4), encoding="utf-8")  # the client's own layout
+    before = config.read_bytes()
+    report = install(["claude-code"])
+    assert config.read_bytes() == before
+    statuses = {os.path.basename(f["path"]): f["status"] for f in report["files"]}
+    assert statuses[".claude.json"] == "unchanged", statuses
