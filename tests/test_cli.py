@@ -699,3 +699,20 @@ def test_show_prints_links_and_why_a_memory_was_archived(capsys):
     assert "by user: folded into the decision" in out
     _, data = run_json(capsys, "show", a)
     assert data["links"][0]["dst"] == b and data["links"][0]["kind"] == "depends_on"
+
+
+def test_bad_windows_dates_and_values_are_clear_errors_not_crashes(capsys):
+    """#44: `--days -5` was a window into the future, `backfill --since notadate` an internal
+    ValueError, and a config value of the wrong kind said "takes a int"."""
+    for command in ("stats", "errors"):
+        for days in ("-5", "0", "x"):
+            code, out = run_json(capsys, command, "--days", days)
+            assert code == 2 and out["code"] == "usage" and "--days" in out["message"], days
+    run(capsys, "remember", "--content", "a first memory makes the project")
+    code, out = run_json(capsys, "backfill", "--since", "notadate", "--dry-run")
+    assert code == 1 and out["code"] == "invalid_argument"
+    assert "--since takes a date" in out["message"]
+    code, out = run_json(capsys, "backfill", "--since", "2026-11-01", "--dry-run")
+    assert code == 0
+    code, out = run_json(capsys, "config", "recall.int8_queries", "7")
+    assert code == 1 and "takes true or false" in out["message"], out

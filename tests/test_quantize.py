@@ -209,7 +209,7 @@ def test_without_onnx_queries_stay_on_the_full_model(fresh_source, monkeypatch):
 def test_the_int8_setting_is_a_boolean(conn):
     assert settings.get(conn, "recall.int8_queries") is True
     assert settings.set_value(conn, "recall.int8_queries", False) is False
-    with pytest.raises(Exception, match="takes a bool"):
+    with pytest.raises(Exception, match="takes true or false"):
         settings.set_value(conn, "recall.int8_queries", "no")
 
 

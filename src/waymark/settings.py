@@ -105,6 +105,9 @@ def get(conn: Connection, key: str) -> Any:
     return DEFAULTS[key] if stored is None else json.loads(stored)
 
 
+KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
+
+
 def set_value(conn: Connection, key: str, value: Any) -> Any:
     current = get(conn, key)  # refuses an unknown key, naming the known ones
     kind = type(DEFAULTS[key])
@@ -112,7 +115,8 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
         value = float(value)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise InvalidArgument(
-            f"{key} takes a {kind.__name__} (now {current!r}, default {DEFAULTS[key]!r})"
+            f"{key} takes {KINDS.get(kind, kind.__name__)} (now {current!r}, default "
+            f"{DEFAULTS[key]!r})"
         )
     if key in RANGES:
         low, high = RANGES[key]

@@ -93,6 +93,17 @@ def bounded(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def positive(text: str) -> float:
+    """An argparse type: a number above zero (`--days -5` is a usage error, not a window)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above zero")
+    return value
+
+
 def emit_error(exc: WaymarkError, as_json: bool) -> None:
     if as_json:
         print(json.dumps(exc.to_dict(), ensure_ascii=False, default=str), flush=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from waymark.cli.common import Context, add_command, bounded, emit
+from waymark.cli.common import Context, add_command, bounded, emit, positive
 from waymark.curation import candidates
 from waymark.errors import UsageError
 
@@ -116,7 +116,7 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         "inferred by rules); three of one category in 30 days propose an insight",
         example="waymark errors --days 7",
     )
-    p.add_argument("--days", type=float, default=30.0, help="how far back (default 30)")
+    p.add_argument("--days", type=positive, default=30.0, help="how far back (default 30)")
     p.add_argument("--limit", type=bounded(1, 1000), default=50, help="lines shown (default 50)")
     p = add_command(
         commands,
@@ -139,7 +139,7 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         "tokens per session, prompt, subagent and used item, and the MCP tools' cost",
         example="waymark stats --days 7 --json",
     )
-    p.add_argument("--days", type=float, default=30.0, help="how far back (default 30)")
+    p.add_argument("--days", type=positive, default=30.0, help="how far back (default 30)")
     p = add_command(
         commands,
         "outcomes",

@@ -228,7 +228,7 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
                 lines.append(f"  {here['conflicts']} conflicts wait for review: "
                              "`waymark candidates --kind conflict`")  # fmt: skip
         elif here:
-            lines.append(f"this project not shared: {here['why']}")
+            lines.append(here["why"])  # it says the project is not shared, and why
     emit(found, ctx.as_json, "\n".join(lines))
     return 0
 

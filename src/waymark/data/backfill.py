@@ -26,6 +26,7 @@ from typing import Any
 
 from waymark.base import clock, redact, shell
 from waymark.curation import candidates
+from waymark.errors import InvalidArgument
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
@@ -269,6 +270,23 @@ def _fields(p: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return {"type": "note", "content": content, "tags": ["backfill"]}, "the files a session edited"
 
 
+def _since(since: str) -> float:
+    """`--since` as seconds since 1970: a date (YYYY-MM-DD) or a UTC time; anything else is
+    `invalid_argument`, never a crash."""
+    from datetime import date, datetime
+
+    try:
+        if "T" in since:
+            datetime.fromisoformat(since.replace("Z", "+00:00"))
+            return clock.epoch(since)
+        date.fromisoformat(since)
+        return clock.epoch(since + "T00:00:00Z")
+    except ValueError:
+        raise InvalidArgument(
+            f"--since takes a date (YYYY-MM-DD) or a UTC time (YYYY-MM-DDTHH:MM:SSZ), not {since!r}"
+        ) from None
+
+
 def backfill(
     conn: Connection, project: Project, claude_dir: str, codex_dir: str, *,
     client: str | None = None, since: str | None = None, dry_run: bool = False,
@@ -280,15 +298,13 @@ def backfill(
 
     root = project.files
     if not root:
-        from waymark.errors import InvalidArgument
-
         raise InvalidArgument(
             "backfill needs a project directory (its transcripts are found by it)"
         )
     contacts = bool(settings.get(conn, "capture.redact_contacts"))
     found = sources(client, claude_dir, codex_dir)
     if since:
-        cut = clock.epoch(since if "T" in since else since + "T00:00:00Z")
+        cut = _since(since)
         found = [(c, p) for c, p in found if _stamped(c, p)[0] >= cut]
     started = time.perf_counter()
     counts: dict[str, Any] = {"transcripts": len(found), "read": 0, "proposed": 0, "known": 0,

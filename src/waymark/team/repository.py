@@ -91,7 +91,7 @@ def export(conn: Connection, project: Project, *, dry_run: bool = False) -> dict
         raise SecretRefused(
             f"nothing was written: {len(blocked)} memories hold text the redactor flags ({shown});"
             " replace them (`waymark supersede ID --content ...`) or erase them (`waymark erase"
-            " ID`), then export",
+            " ID --reason ...`), then export",
             memories=blocked,
         )
     if not dry_run:
