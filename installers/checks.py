@@ -22,7 +22,7 @@ def client_checks(client: str) -> list[dict[str, str]]:
     if client == "opencode":
         return _opencode_checks()
     mod = claude if client == "claude-code" else codex
-    if not mod.found():
+    if not _present(client):
         return [finding(f"{client}", SKIP, f"{client} not found on this machine")]
     hooks_file = claude.settings_path() if mod is claude else codex.hooks_path()
     expected = {
@@ -82,6 +82,21 @@ def client_checks(client: str) -> list[dict[str, str]]:
         timeouts = {event: seconds for event, _, seconds in installed_commands(client)}
         out.append(cotenants.finding(chain(), timeouts))
     return out
+
+
+def _present(client: str) -> bool:
+    """A client to check: found (its program, its folder, its variable) and, where only its
+    variable says so, its folder exists or Waymark was installed for it. CODEX_HOME set in a
+    shell profile with no Codex anywhere is no Codex that Waymark could have broken."""
+    import shutil
+
+    mod = claude if client == "claude-code" else codex
+    if not mod.found():
+        return False
+    program = "claude" if client == "claude-code" else "codex"
+    folder = claude.config_dir() if client == "claude-code" else codex.home()
+    return bool(shutil.which(program) or os.path.isdir(folder) or manifest.mode_of(client)
+                or (client == "claude-code" and os.path.isfile(claude.user_config_path())))  # fmt: skip
 
 
 def _prompt_route() -> dict[str, str]:

@@ -175,3 +175,15 @@ def test_an_unknown_project_config_key_is_a_warning_with_the_closest_name(
     assert done.returncode == 0
     log = (pathlib.Path(home.data_home()) / "hooks.log").read_text(encoding="utf-8")
     assert "unknown key nmae; did you mean name?" in log
+
+
+def test_a_codex_home_that_names_no_folder_is_no_codex(user_home, capsys, monkeypatch):
+    """#44: a Claude-only install with CODEX_HOME set (no Codex program, no folder) was "not
+    healthy", with FAIL lines for Codex's hooks and MCP server."""
+    db.connect().close()
+    (user_home / ".claude").mkdir()
+    install(["claude-code"])
+    monkeypatch.setenv("CODEX_HOME", str(user_home / "no-codex-here"))
+    code, found, healthy = doctor(capsys)
+    assert code == 0 and healthy
+    assert found["codex"]["status"] == "skip"
