@@ -54,3 +54,23 @@ def test_host_of_reads_names_addresses_and_ports():
     assert origins.host_of("[::1]:8795") == ("::1", "8795")
     assert origins.host_of("LocalHost") == ("localhost", "")
     assert origins.host_of("127.0.0.1:80") == ("127.0.0.1", "80")
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [("http://127.0.0.1:11434/v1/", "http://127.0.0.1:11434/v1"),
+     ("https://api.example.com", "https://api.example.com"),
+     ("http://127.0.0.1:", None), ("http://127.0.0.1:0", None), ("http://127.0.0.1:99999", None),
+     ("http://:8080", None), ("ftp://x.example", None), ("127.0.0.1:8080", None),
+     ("http://user@x.example", None)],
+)  # fmt: skip
+def test_an_upstream_is_a_url_with_a_host_and_a_real_port(value, url):
+    """#44: `waymark proxy --upstream http://127.0.0.1:` (no port) started."""
+    assert origins.upstream_url(value) == url
+
+
+def test_the_proxy_refuses_an_upstream_without_its_port(capsys):
+    from waymark.cli import main
+
+    assert main(["proxy", "--upstream", "http://127.0.0.1:", "--json"]) == 1
+    assert "an upstream is an http(s) URL" in capsys.readouterr().out

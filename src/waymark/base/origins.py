@@ -66,3 +66,22 @@ def same_origin(origin: str, hosts: set[str]) -> bool:
     _, host, port = parts
     shown = f"[{host}]" if ":" in host else host
     return (f"{shown}:{port}" if port else shown) in {h.lower() for h in hosts}
+
+
+def upstream_url(value: str) -> str | None:
+    """`value` as an upstream base URL (http or https, a host, a port 1-65535 where one is
+    written), without its trailing slash; None when it is not one (`http://127.0.0.1:`)."""
+    scheme, sep, rest = value.strip().partition("://")
+    if not sep or scheme.lower() not in SCHEMES:
+        return None
+    authority = rest.split("/", 1)[0]
+    if not authority or any(ch in authority for ch in "?#@ ,\\"):
+        return None
+    host, port = host_of(authority)
+    if (
+        not host
+        or authority.endswith(":")
+        or (port and not (port.isdigit() and 0 < int(port) < 65536))
+    ):
+        return None
+    return value.strip().rstrip("/")

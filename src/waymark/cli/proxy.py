@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from waymark.base import origins
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.errors import InvalidArgument
 
@@ -62,9 +63,13 @@ def cmd_proxy(args: argparse.Namespace, ctx: Context) -> int:
     for name, value in (("anthropic", args.anthropic_upstream or args.upstream),
                         ("openai", args.openai_upstream or args.upstream)):  # fmt: skip
         if value:
-            if not value.startswith(("http://", "https://")):
-                raise InvalidArgument(f"an upstream is an http(s) URL, not {value!r}")
-            setattr(settings, name, value.rstrip("/"))
+            url = origins.upstream_url(value)
+            if url is None:
+                raise InvalidArgument(
+                    f"an upstream is an http(s) URL with a host (and a port 1-65535 where one "
+                    f"is written), not {value!r}"
+                )
+            setattr(settings, name, url)
     if args.api_key_env:
         settings.api_key = os.environ.get(args.api_key_env) or None
         if settings.api_key is None:
