@@ -20,7 +20,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_map,
         help="the repository's code map: refresh it (incremental), list its snapshots, show the "
         "files added, removed, modified and renamed between two, or the declarations, imports "
-        "and calls parsed from its Python files, what depends on a file or declaration, or "
+        "and calls parsed from its source files (ten languages, and dbt models), what depends on "
+        "a file or declaration, or "
         "the names a few words find",
         example="waymark map refresh && waymark map changes --path src/",
     )
