@@ -183,13 +183,13 @@ def test_secrets_and_private_spans_are_scrubbed(conn, project):
     assert "ssh" not in c.revision.body["objective"]
 
 
-def test_a_save_clears_the_projects_handoff_marker(conn, project):
+def test_a_save_clears_the_handoff_marker_of_its_session(conn, project):
     conn.execute(
         "INSERT INTO handoff_markers (project_id, session_id, reason, created_at)"
         " VALUES (?, 's0', 'unsaved', 'then')",
         (project.id,),
     )
-    c = cp.create(conn, project, {"objective": "o"})
+    c = cp.create(conn, project, {"objective": "o"}, cp.Origin(session_id="s0"))
     row = conn.execute("SELECT cleared_by FROM handoff_markers").fetchone()
     assert row[0] == c.revision.id
 

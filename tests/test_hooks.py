@@ -14,7 +14,7 @@ import uuid
 import pytest
 from waymark.installers.commands import HOOKS
 
-from conftest import git_env, isolated
+from conftest import call_tool, git_env, isolated
 from waymark import home
 from waymark.base import launch
 from waymark.handoff import checkpoints
@@ -303,7 +303,9 @@ def test_stop_blocks_once_when_files_changed_without_checkpoint(conn, enabled, r
 def test_stop_does_not_block_after_a_checkpoint_and_blocks_again_for_new_work(conn, enabled, repo):
     edit(repo)
     assert json.loads(stop(repo).stdout)["decision"] == "block"
-    saved = checkpoints.create(conn, enabled, {"objective": "o", "next_action": "n"})
+    saved = checkpoints.create(
+        conn, enabled, {"objective": "o", "next_action": "n"}, checkpoints.Origin(session_id="s1")
+    )
     assert stop(repo).stdout == b""
     time.sleep(0.01)
     edit(repo, path="README.md")
@@ -320,8 +322,44 @@ def test_only_a_real_save_clears_the_marker(conn, enabled, repo):
         hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="s2"))
     )
     assert "Handoff needed" in text and "src/pkg/core.py" in text
-    checkpoints.create(conn, enabled, {"objective": "recovered"})
+    checkpoints.create(conn, enabled, {"objective": "o"})  # from no session, naming nothing
+    assert markers(conn) == [("s1",)]
+    saved = checkpoints.active(conn, enabled)
+    checkpoints.revise(  # from the session that was shown the marker: it takes the work over
+        conn, enabled, saved.id, saved.revision.id, {"objective": "recovered"},
+        checkpoints.Origin(session_id="s2"),
+    )  # fmt: skip
     assert markers(conn) == []
+
+
+def test_a_save_from_no_session_hands_off_only_the_sessions_whose_files_it_names(
+    conn, enabled, repo
+):
+    """Two sessions change files; an MCP save whose server serves both (so knows neither)
+    and a CLI save from a terminal hand off only the sessions whose files they name."""
+    for sid, path in (("s1", "src/pkg/core.py"), ("s2", "README.md")):
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id=sid))
+        edit(repo, session=sid, path=path)
+    saved = call_tool(repo, "checkpoint", {"operation": "create", "objective": "o"})
+    assert not saved.is_error, saved
+    for sid in ("s1", "s2"):  # the save was nobody's: both are still asked
+        assert json.loads(stop(repo, session=sid).stdout)["decision"] == "block"
+        assert stop(repo, session=sid, active=True).stdout == b""
+    assert sorted(markers(conn)) == [("s1",), ("s2",)]
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "checkpoint", "revise", "--progress", "core done",
+         "--file", "src/pkg/core.py"],
+        cwd=repo, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert markers(conn) == [("s2",)]
+    text = context_of(
+        hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="s3"))
+    )
+    needed = text.split("Handoff needed", 1)[1].split("##", 1)[0]
+    assert "README.md" in needed and "core.py" not in needed
+    edit(repo, session="s1", path="src/pkg/core.py")  # new work after the handoff: asked again
+    assert json.loads(stop(repo, session="s1").stdout)["decision"] == "block"
 
 
 def test_codex_shell_edits_are_seen_through_git(conn, enabled, repo):
@@ -714,7 +752,10 @@ def test_a_lesson_or_a_revise_that_changes_nothing_is_not_a_handoff(conn, enable
     assert markers(conn) == [("s1",)]
     edit(repo, session="s2")
     assert json.loads(stop(repo, session="s2").stdout)["decision"] == "block"
-    checkpoints.revise(conn, enabled, saved.id, lesson.revision.id, {"progress": ["done"]})
+    checkpoints.revise(
+        conn, enabled, saved.id, lesson.revision.id, {"progress": ["done"]},
+        checkpoints.Origin(session_id="s2"),
+    )  # fmt: skip
     assert markers(conn) == []
     assert stop(repo, session="s2").stdout == b""
 

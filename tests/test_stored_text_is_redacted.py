@@ -64,7 +64,7 @@ STRUCTURAL = {
     "project_aliases": {"kind", "alias", "project_id", "created_at"},  # a resolved root, a name
     "sessions": {"id", "client", "project_id", "started_at", "ended_at", "git_head_start",
                  "git_head_end", "git_dirty_seen", "last_shell_at", "last_change_at",
-                 "asked_for", "capture_mode"},
+                 "asked_for", "capture_mode", "handed_off_at"},
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},

@@ -3,8 +3,9 @@
 A checkpoint is one task in one project with a stable id, a status (active, completed,
 abandoned) and immutable revisions. Every change names the revision it builds on
 (`expected_revision_id`); a stale one is a conflict naming the current revision, so two
-clients never overwrite each other. A save that writes a revision clears the project's
-"handoff needed" markers in the same transaction.
+clients never overwrite each other. A save that writes a revision hands off its own
+session's work, and that of any session whose files it names, clearing their "handoff
+needed" markers in the same transaction.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from waymark.memories import evidence
 from waymark.projects.resolve import Project
 from waymark.storage import checkpoints as rows
 from waymark.storage import connection as db
+from waymark.storage import sessions
 from waymark.storage.events import log_event
 
 TYPE_CHECKING = False
@@ -92,7 +94,8 @@ def create(
             )
         stamp = clock.now()
         rows.insert_checkpoint(conn, checkpoint_id, project.id, stamp)
-        _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget)
+        named = body.get("relevant_files", [])
+        _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget, named)
     return get(conn, project, checkpoint_id)
 
 
@@ -126,6 +129,7 @@ def revise(
         body, _ = _prepare(project, fields, current.revision.body)
         if operation == "revise" and body == current.revision.body:
             return current  # nothing changed: no revision, and no handoff either
+        named = body.get("relevant_files", []) if "relevant_files" in fields else []
         _write(
             conn,
             project,
@@ -136,6 +140,7 @@ def revise(
             body,
             origin,
             budget,
+            named,
         )
         rows.set_checkpoint_status(conn, checkpoint_id, status)
     return get(conn, project, checkpoint_id)
@@ -192,7 +197,12 @@ def _write(
     body: dict[str, Any],
     origin: Origin,
     budget: int,
+    named: list[str],
 ) -> str:
+    """Write the revision. A handoff (`handoff.HANDOFFS`) hands off the saving session's
+    work and that of each session that edited a file it names (`named`: the relevant files
+    this save gave), and clears their markers and those its session was shown at start;
+    a save from no session that names none of a session's files hands off nothing."""
     size = tokens.estimate(handoff.render(body, status=status))
     if size > budget:
         raise InvalidArgument(
@@ -221,7 +231,21 @@ def _write(
         ),
     )
     if operation in handoff.HANDOFFS:  # a lesson alone hands nothing off
-        cleared = rows.clear_markers(conn, project.id, stamp, revision_id)
+        covered = sessions.hand_off(conn, project.id, stamp, origin.session_id, named)
+        saver = sessions.get_session(conn, origin.session_id) if origin.session_id else None
+        shown = str(saver["started_at"]) if saver else None
+        own = [origin.session_id] if origin.session_id else []
+        cleared = rows.clear_markers(conn, project.id, stamp, revision_id, own + covered, shown)
+        if covered:
+            log_event(
+                conn,
+                "handoff.saved",
+                project_id=project.id,
+                actor=origin.actor,
+                session_id=origin.session_id,
+                sessions=covered,
+                revision=revision_id,
+            )
         if cleared:
             log_event(
                 conn,

@@ -334,14 +334,14 @@ def mark_if_unsaved(
 
 
 def unsaved(conn: Connection, project: Project, session_id: str) -> str | None:
-    """The session's last change time when no checkpoint revision was saved after it."""
+    """The session's last change time when no handoff covered it since: a checkpoint saved
+    from this session, or naming one of its files (`checkpoints._write`)."""
     row = sessions.get_session(conn, session_id)
     if row is None or row["last_change_at"] is None:
         return None
     changed = str(row["last_change_at"])
-    from waymark.handoff.revision import HANDOFFS
-
-    return None if handoffs.saved_since(conn, project.id, changed, HANDOFFS) else changed
+    handed = row["handed_off_at"]
+    return None if handed is not None and str(handed) >= changed else changed
 
 
 def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why: str) -> None:

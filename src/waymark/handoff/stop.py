@@ -60,5 +60,5 @@ def reason(conn: Connection, project: Project, session_id: str) -> str:
         f"saved since. Before stopping, call Waymark's `checkpoint` tool ({how}) with one "
         "line each: objective; progress (what is done); decisions (and why); "
         "failed_approaches (and why they failed); tests (command and pass/fail); next_action "
-        "(the exact next step). Then stop."
+        "(the exact next step); relevant_files (the files changed). Then stop."
     )

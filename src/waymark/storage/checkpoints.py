@@ -5,6 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from waymark.storage.connection import Connection
@@ -129,18 +130,6 @@ def count_by_status(conn: Connection, project_id: str) -> dict[str, int]:
     }
 
 
-def saved_since(conn: Connection, project_id: str, stamp: str, operations: tuple[str, ...]) -> bool:
-    """Whether a revision of the project made by one of `operations` was written at or
-    after `stamp`."""
-    marks = ", ".join("?" * len(operations))
-    row = conn.execute(
-        "SELECT 1 FROM checkpoint_revisions r JOIN checkpoints c ON c.id = r.checkpoint_id"
-        f" WHERE c.project_id = ? AND r.created_at >= ? AND r.operation IN ({marks}) LIMIT 1",
-        (project_id, stamp, *operations),
-    ).fetchone()
-    return row is not None
-
-
 # Handoff markers.
 
 
@@ -155,12 +144,24 @@ def put_marker(conn: Connection, project_id: str, session_id: str, why: str, sta
     )
 
 
-def clear_markers(conn: Connection, project_id: str, stamp: str, revision_id: str) -> int:
-    """Clear every open marker of the project (`revision_id` was the handoff); how many."""
+def clear_markers(
+    conn: Connection,
+    project_id: str,
+    stamp: str,
+    revision_id: str,
+    sessions: Sequence[str],
+    shown_before: str | None,
+) -> int:
+    """Clear the open markers of `sessions`, and those set before `shown_before` (the
+    saving session's start, whose first packet showed them); `revision_id` was the handoff.
+    How many."""
+    from waymark.base import jsonlite as json
+
     conn.execute(
         "UPDATE handoff_markers SET cleared_at = ?, cleared_by = ? WHERE project_id = ?"
-        " AND cleared_at IS NULL",
-        (stamp, revision_id, project_id),
+        " AND cleared_at IS NULL AND (session_id IN (SELECT value FROM json_each(?))"
+        " OR created_at <= ?)",
+        (stamp, revision_id, project_id, json.dumps(list(sessions)), shown_before or ""),
     )
     return int(conn.changes())
 

@@ -985,6 +985,13 @@ CREATE TABLE term_counts (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT 
 CREATE TABLE term_counts_state (id INTEGER PRIMARY KEY CHECK (id = 1), state BLOB NOT NULL);
 """
 
+# Which sessions a handoff covered: a save marks its own session, and any session whose
+# edited files it names (`relevant_files`), as handed off at its time. Stop compares a
+# session's last change with its own mark, never with a save another session made.
+M047_HANDED_OFF = """
+ALTER TABLE sessions ADD COLUMN handed_off_at TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1032,6 +1039,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m044_smaller_indexes", M044_SMALLER_INDEXES),
     ("m045_turns", M045_TURNS),
     ("m046_term_counts", M046_TERM_COUNTS),
+    ("m047_handed_off", M047_HANDED_OFF),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

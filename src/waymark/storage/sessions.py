@@ -35,15 +35,39 @@ def insert_session(
 
 def get_session(conn: Connection, session_id: str) -> dict[str, Any] | None:
     row = conn.execute(
-        "SELECT git_dirty_seen, last_shell_at, last_change_at, asked_for FROM sessions"
-        " WHERE id = ?",
+        "SELECT git_dirty_seen, last_shell_at, last_change_at, asked_for, handed_off_at,"
+        " started_at FROM sessions WHERE id = ?",
         (session_id,),
     ).fetchone()
     if row is None:
         return None
-    return dict(
-        zip(("git_dirty_seen", "last_shell_at", "last_change_at", "asked_for"), row, strict=True)
-    )
+    names = (
+        "git_dirty_seen", "last_shell_at", "last_change_at", "asked_for", "handed_off_at",
+        "started_at",
+    )  # fmt: skip
+    return dict(zip(names, row, strict=True))
+
+
+def hand_off(
+    conn: Connection, project_id: str, stamp: str, session_id: str | None, paths: Sequence[str]
+) -> list[str]:
+    """Mark as handed off at `stamp` the project's sessions a save covers: its own session,
+    and each session with work not yet handed off that edited one of `paths`. Their ids."""
+    from waymark.base import jsonlite as json
+
+    found = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM sessions WHERE project_id = ? AND (id = ? OR (last_change_at IS NOT"
+            " NULL AND (handed_off_at IS NULL OR handed_off_at < last_change_at) AND EXISTS"
+            " (SELECT 1 FROM session_ledger l WHERE l.session_id = sessions.id AND"
+            " l.kind = 'edit' AND l.path IN (SELECT value FROM json_each(?)))))",
+            (project_id, session_id or "", json.dumps(list(paths))),
+        )
+    ]
+    for found_id in found:
+        conn.execute("UPDATE sessions SET handed_off_at = ? WHERE id = ?", (stamp, found_id))
+    return found
 
 
 def update_session(conn: Connection, session_id: str, **values: str | None) -> None:
