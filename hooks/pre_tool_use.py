@@ -34,6 +34,10 @@ def handle(ctx: Context) -> str | None:
         return warm_output(NAME, reply)
     if not ctx.capturing():
         return None
+    if command and ctx.records:
+        from waymark.handoff.ledger import note_shell_writes
+
+        note_shell_writes(ctx.conn, ctx.project, event.session_id, event.client, command)
     from waymark.packets.tool import tool_packet
 
     text, ask = tool_packet(

@@ -377,6 +377,31 @@ def test_codex_shell_edits_are_seen_through_git(conn, enabled, repo):
     assert out == {"decision": "block", "reason": out["reason"]} and "new_file.py" in out["reason"]
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_codex_patch_through_the_shell_is_work_to_hand_off(conn, enabled, repo, warm):
+    """Codex applies `apply_patch <<'EOF'` sent through the shell itself and reports it to
+    PreToolUse only (a recorded payload): Stop still asks for the file it created, and a
+    patch that never landed (denied) asks for nothing. Answered by the hook or the warm
+    server's library verb alike."""
+    from waymark.packets import tool
+
+    hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="c1"), "codex")
+    patch = payload("codex", "PreToolUse-patch", cwd=str(repo), session_id="c1")
+    assert hook("PreToolUse", patch, "codex").returncode == 0
+    assert stop(repo, session="c1", client="codex").stdout == b""  # denied: nothing changed
+    hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="c2"), "codex")
+    patch["session_id"] = "c2"
+    if warm:
+        request = {"op": "tool", "event": {**patch, "client": "codex", "name": "PreToolUse"}}
+        request.update(paths=[], command=patch["tool_input"]["command"])
+        assert tool.answer(conn, request)["ok"]
+    else:
+        assert hook("PreToolUse", patch, "codex").returncode == 0
+    (repo / "a.txt").write_text("x\n", encoding="utf-8")  # Codex applied it
+    out = json.loads(stop(repo, session="c2", client="codex").stdout)
+    assert out["decision"] == "block" and "a.txt" in out["reason"]
+
+
 def test_pre_compact_and_session_end_leave_the_marker_for_unsaved_work(conn, enabled, repo):
     edit(repo, session="p1")
     assert (

@@ -280,6 +280,24 @@ def relative(project: Project, path: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
+def note_shell_writes(
+    conn: Connection, project: Project, session_id: str, client: str, command: str
+) -> bool:
+    """Before a shell command that writes files (an `apply_patch` heredoc, a redirection):
+    mark the session's shell work, so Stop looks at what git shows changed
+    (`note_git_changes`). Codex applies an `apply_patch` sent through the shell itself and
+    reports it to PreToolUse only: without this, its files would never count as work to
+    hand off. A denied or failed command changes nothing git sees. True when marked."""
+    from waymark.base import shell
+
+    if not project.files or not shell.written_files(command):
+        return False
+    ensure_session(conn, project, session_id, client)
+    with db.write(conn):
+        sessions.update_session(conn, session_id, last_shell_at=clock.now())
+    return True
+
+
 def note_git_changes(conn: Connection, project: Project, session_id: str) -> None:
     """Work done through the shell shows up only in git: if the dirty set moved since the
     session started, count it as a change made at the last shell command."""

@@ -380,6 +380,10 @@ def answer(conn: Connection, request: dict) -> dict:
     if found is None or not found[1]["enabled"]:
         return {"ok": True, "text": None, "ask": None}
     project, chosen = found
+    if command and chosen["records"]:
+        from waymark.handoff.ledger import note_shell_writes
+
+        note_shell_writes(conn, project, event["session_id"], event["client"], command)
     text, ask = tool_packet(
         conn, project, event["session_id"], event["client"], paths=list(paths),
         command=command, cwd=event["cwd"], record=bool(chosen["records"]),
