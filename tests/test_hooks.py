@@ -214,6 +214,72 @@ def test_a_correction_is_shown_ahead_of_older_rules_and_the_receipt_names_what_w
     assert all(line["tokens"] == 0 for line in left)
 
 
+def test_a_correction_of_a_low_priority_rule_outranks_every_other_rule_and_all_left_out_are_named(
+    conn, enabled, repo
+):
+    """Twenty pinned rules of priority 2 and a correction of a priority-0 pinned rule: the
+    correction leads the rules under a tight budget, and the receipt names every rule left
+    out, those the packet did not even read included."""
+    from waymark import settings
+    from waymark.packets import receipts
+
+    old = remember(conn, enabled, "Indent with tabs", type="convention", pinned=True)
+    others = [
+        remember(
+            conn,
+            enabled,
+            f"Rule number {i}: " + "always do the careful thing " * 3,
+            type="convention",
+            pinned=True,
+            priority=2,
+        )  # fmt: skip
+        for i in range(20)
+    ]
+    fixed = store.supersede(conn, enabled, old.id, make_draft(
+        enabled, type="convention", content="Indent with four spaces, never tabs", pinned=True,
+    )).memory  # fmt: skip
+    settings.set_value(conn, "packet.session_start_tokens", 300)
+    text = context_of(hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo))))
+    assert "Indent with four" in text and text.index("Indent with four") < text.index("Rule number")
+    (packet,) = receipts.packets(conn, enabled, packet="last")
+    left = {line["item"] for line in packet["lines"] if line["why"].startswith("left out")}
+    shown = {line["item"] for line in packet["lines"]} - left
+    assert fixed.id in shown
+    assert left == {m.id for m in others} - shown and len(left) + len(shown) == 21
+    said = int(text.split("Left out: ", 1)[1].split(" from rules", 1)[0])
+    assert said == len(left)  # the packet's count and the receipt agree
+
+
+def test_decisions_since_the_last_session_open_the_next_one(conn, enabled, repo):
+    """A decision saved with `remember` (not pinned) is in the next session's first packet,
+    marked new; older ones follow while there is room; the budget holds."""
+    start = payload("claude-code", "SessionStart", cwd=str(repo), session_id="d1")
+    done = subprocess.run(
+        [sys.executable, "-m", "waymark", "remember", "--type", "decision", "--content",
+         "Use WAL mode because readers must never block the writer"],
+        cwd=repo, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = context_of(hook("SessionStart", start))
+    assert "## Decisions" in first and "readers must never block the writer" in first
+    time.sleep(0.01)
+    newer = remember(conn, enabled, "Chose httpx over requests: HTTP/2 and async", type="decision")
+    second = context_of(
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="d2"))
+    )
+    block = second.split("## Decisions\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert f"[decision · new · {newer.event_time[:10]} · id {newer.id}]" in block[0]
+    assert "readers must never block" in block[1] and "· new ·" not in block[1]
+    for i in range(40):
+        remember(conn, enabled, f"Decision {i}: " + "we weighed the options carefully " * 6,
+                 type="decision")  # fmt: skip
+    third = context_of(
+        hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo), session_id="d3"))
+    )
+    assert "Decision 39" in third and "from decisions (budget)" in third
+    assert (len(third) + 3) // 4 <= 1750 + 100
+
+
 def test_the_mcp_recall_answer_names_the_ids_it_left_out():
     from waymark.packets.answer import fit_answer
 

@@ -40,6 +40,6 @@ def test_a_remembered_long_rule_appears_once_in_the_packet(conn, repo):
     project = resolve(conn, str(repo))
     text = "Never call the billing API from a request handler; queue it on the jobs worker " * 2
     store.remember(conn, project, make_draft(project, type="convention", content=text, pinned=True))
-    lines, _, _ = sections.rules(conn, project)
+    lines, _, _, _ = sections.rules(conn, project)
     assert lines[0].count("Never call the billing API") == 2  # the text says it twice itself
     assert "…" not in lines[0]

@@ -52,8 +52,9 @@ def pinned_rules(
     """Pinned memories, and conventions, warnings, decisions and preferences of high
     priority: the project's and the global ones, everyone's and `agent`'s, best first; a
     deeper tier's memory in place of one it shadows (`memories.shadow`). A correction (a
-    memory that supersedes another) ranks as high as what it replaced, and ahead of every
-    rule of equal rank, so a tight budget never shows older rules instead of it."""
+    memory that supersedes another) is pinned when either it or what it replaced was, and
+    ranks ahead of every rule of its class whatever their priority: it is the newest word
+    on its matter, and a tight budget never shows older rules instead of it."""
     now = clock.second()
     found: list[Memory] = []
     for owner in (project.id, None):
@@ -68,8 +69,8 @@ def pinned_rules(
         pinned, priority = was.get(m.supersedes or "", (False, -99))
         return (
             m.pinned or pinned,
-            max(m.priority, priority),
             bool(m.supersedes),
+            max(m.priority, priority),
             m.created_at,
             m.id,
         )

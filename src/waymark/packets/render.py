@@ -27,7 +27,8 @@ HEADER = (
 
 # `more`: items of the section that were not even read (counted among those left out).
 # `notes`: for each item, (the record it shows or None, why it was chosen): the receipt.
-Section = record("Section", "title items budget more notes", defaults=(0, None))
+# `unread`: ids of records among `more`, named in the receipt as left out.
+Section = record("Section", "title items budget more notes unread", defaults=(0, None, ()))
 
 
 class AtLeast(int):
@@ -65,7 +66,8 @@ LEFT_OUT = "left out (budget): "
 def receipts(text: str, sections: Sequence[Section]) -> list[tuple[str, str | None, str, int]]:
     """(section, item, why, tokens) for each line of `sections` that is in `text`, in order,
     then each record a line of which the budget left out (`why` starting LEFT_OUT, 0 tokens),
-    so a receipt names what the model did not see. A section without notes is one receipt
+    and those the section did not even read (its `unread`), so a receipt names what the
+    model did not see. A section without notes is one receipt
     per line, chosen as its title says."""
     out: list[tuple[str, str | None, str, int]] = []
     left: list[tuple[str, str | None, str, int]] = []
@@ -76,6 +78,7 @@ def receipts(text: str, sections: Sequence[Section]) -> list[tuple[str, str | No
                 out.append((section.title, item, why, estimate(line) + 1))
             elif item is not None:
                 left.append((section.title, item, LEFT_OUT + why, 0))
+        left += [(section.title, item, LEFT_OUT + "not read", 0) for item in section.unread]
     return out + left
 
 

@@ -95,25 +95,36 @@ def _is_lesson(line: str, lessons: list[dict]) -> bool:
 
 
 RULES_READ = 15  # more than any budget shows; the rest are counted, not read
+UNREAD_NAMED = 100  # rules not read, named in the receipt as left out (the rest counted)
 
 
 def rules(
     conn: Connection, project: Project, agent: str | None = None, client: str | None = None
-) -> tuple[list[str], list[tuple[str, str]], int]:
+) -> tuple[list[str], list[tuple[str, str]], int, list[str]]:
     """Pinned memories and high-priority conventions, warnings, decisions, preferences
     (everyone's, and `agent`'s for a subagent of that type): their lines, (id, why) notes,
-    and how many more there are than were read. One that a file `client` loads states
-    already is left out."""
+    how many more there are than were read, and the ids of those (UNREAD_NAMED at most).
+    One that a file `client` loads states already is left out."""
     from waymark.packets.briefing import RULES_COUNTED, count_rules, pinned_rules
     from waymark.packets.render import AtLeast
 
     memories = pinned_rules(conn, project, RULES_READ, agent)
     more = 0
+    unread: list[str] = []
     if len(memories) == RULES_READ:
         counted = count_rules(conn, project, agent)
         more = counted - len(memories)
         if counted > RULES_COUNTED:  # stopped counting: at least this many more
             more = AtLeast(RULES_COUNTED - len(memories))
+        if more:
+            from waymark.base import clock
+            from waymark.storage.memories import rule_ids
+
+            read, now, most = {m.id for m in memories}, clock.second(), RULES_READ + UNREAD_NAMED
+            ids = rule_ids(conn, project.id, now, agent, most) + rule_ids(
+                conn, None, now, agent, most
+            )
+            unread = [i for i in ids if i not in read][:UNREAD_NAMED]
     stated = not_restated(project, memories, client)
     memories = [m for m in memories if m not in stated]
     notes = [(m.id, "pinned" if m.pinned else f"{m.type}, priority {m.priority}") for m in memories]
@@ -124,7 +135,42 @@ def rules(
         )
         lines.append(f"- ({len(stated)} more already in {files})")
         notes.append((None, "said by the client's own instructions: left out"))
-    return lines, notes, more if isinstance(more, AtLeast) else max(0, more)
+    return lines, notes, more if isinstance(more, AtLeast) else max(0, more), unread
+
+
+DECISIONS_NEW = 8  # decisions made since the last session began, shown at most
+DECISIONS_SHOWN = 5  # with older ones, when fewer are new: the newest active decisions
+DECISIONS_READ = 30
+
+
+def decisions(
+    conn: Connection, project: Project, session_id: str, shown: set[str]
+) -> tuple[list[str], list[tuple[str, str]], int]:
+    """The decisions made since the last session began (DECISIONS_NEW at most, newest
+    first), then the newest older active ones while fewer than DECISIONS_SHOWN are listed:
+    their lines, (id, why) notes, and how many new ones were not listed. Those `shown`
+    (the packet's rules) are not repeated."""
+    from waymark.base import clock
+    from waymark.storage.memories import newest_decisions
+
+    found = [
+        m
+        for m in newest_decisions(conn, project.id, clock.second(), DECISIONS_READ)
+        if m.id not in shown
+    ]
+    if not found:
+        return [], [], 0
+    last = sessions.recent_sessions(conn, project.id, session_id, 1)
+    since = last[0][2] if last else ""
+    new = [m for m in found if m.created_at >= since]
+    older = [m for m in found if m.created_at < since]
+    listed = new[:DECISIONS_NEW] + older[: max(0, DECISIONS_SHOWN - len(new))]
+    lines = [memory_line(m, "new" if m.created_at >= since and since else "") for m in listed]
+    notes = [
+        (m.id, "decision since the last session" if m.created_at >= since else "newest decision")
+        for m in listed
+    ]
+    return lines, notes, max(0, len(new) - DECISIONS_NEW)
 
 
 def not_restated(

@@ -246,7 +246,7 @@ def packet(
             [(checkpoint.id, "active checkpoint")] * len(checkpoint.lines),
         ),
         Section("Lessons", checkpoint.lessons, 300, 0, checkpoint.lesson_notes),
-        Section("Rules", rules[0], 450, rules[2], rules[1]),
+        Section("Rules", rules[0], 450, rules[2], rules[1], rules[3]),
     ]
     if not full:  # after a compaction: what this session already did, tried and relied on
         from waymark.packets.compaction import relied_on_section
@@ -254,7 +254,10 @@ def packet(
         parts.append(relied_on_section(conn, session_id))
         parts.append(Section("This session so far", sections.work_map(conn, session_id), 180))
     if full:
+        shown = {memory_id for memory_id, _ in rules[1] if memory_id}
+        decided = sections.decisions(conn, project, session_id, shown)
         parts += [
+            Section("Decisions", decided[0], 250, decided[2], decided[1]),
             Section("Recent work", sections.recent_work(conn, project, session_id), 250),
             Section(
                 "Repository since last session",
@@ -269,7 +272,14 @@ def packet(
 
     parts = shrunk(parts, section_factors(conn, project.id))
     text = render("session-start", parts, budget)
-    return text, ([memory_id for memory_id, _ in rules[1] if memory_id], parts)
+    memories = [
+        memory_id
+        for part in parts
+        if part.title in ("Rules", "Decisions")
+        for memory_id, _ in part.notes or ()
+        if memory_id
+    ]
+    return text, (memories, parts)
 
 
 def code_section(
@@ -330,7 +340,7 @@ def subagent_packet(
         Section(
             "Active checkpoint", nxt, 150, 0, [(checkpoint.id, "active checkpoint")] * len(nxt)
         ),
-        Section("Rules", rules[0], 400, rules[2], rules[1]),
+        Section("Rules", rules[0], 400, rules[2], rules[1], rules[3]),
     ]
     text = render("subagent", parts, settings.get(conn, "packet.subagent_tokens"))
     if not text:

@@ -416,6 +416,38 @@ def count_rules(
     return int(row[0])  # from the index alone (m012 and m021 put valid_until, agent in it)
 
 
+def rule_ids(
+    conn: Connection, project_id: str | None, now: str, agent: str | None, limit: int
+) -> list[str]:
+    """Ids of the rules `rules` could return, unexpired, in its order, from the index alone:
+    a packet names in its receipt the rules it did not read."""
+    owner = "project_id IS NULL" if project_id is None else "project_id = ?"
+    whose, whose_params = agent_where(agent)
+    params: tuple[Any, ...] = () if project_id is None else (project_id,)
+    return [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT id FROM memories INDEXED BY memories_rules WHERE {owner} AND {_RULES_WHERE}"
+            f" AND (valid_until IS NULL OR valid_until > ?) AND {whose}"
+            " ORDER BY pinned DESC, priority DESC, created_at DESC, id DESC LIMIT ?",
+            (*params, now, *whose_params, limit),
+        )
+    ]
+
+
+def newest_decisions(conn: Connection, project_id: str, now: str, limit: int) -> list[Memory]:
+    """The project's active, unexpired decisions written for everyone, newest first (their
+    own index, m047)."""
+    whose, whose_params = agent_where(None)
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM memories INDEXED BY memories_decisions WHERE project_id = ?"
+        " AND status = 'active' AND type = 'decision' AND (valid_until IS NULL OR valid_until"
+        f" > ?) AND {whose} ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project_id, now, *whose_params, limit),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
 def targeted(
     conn: Connection,
     project_id: str,

@@ -988,8 +988,13 @@ CREATE TABLE term_counts_state (id INTEGER PRIMARY KEY CHECK (id = 1), state BLO
 # Which sessions a handoff covered: a save marks its own session, and any session whose
 # edited files it names (`relevant_files`), as handed off at its time. Stop compares a
 # session's last change with its own mark, never with a save another session made.
+# The newest decisions, for the SessionStart packet: through `memories_by_kind` it sorted a
+# project's every decision (35 ms at 12,000 of 100,000 memories); this index holds only
+# the active decisions.
 M047_HANDED_OFF = """
 ALTER TABLE sessions ADD COLUMN handed_off_at TEXT;
+CREATE INDEX memories_decisions ON memories (project_id, created_at DESC, id DESC)
+WHERE status = 'active' AND type = 'decision';
 """
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -1039,7 +1044,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m044_smaller_indexes", M044_SMALLER_INDEXES),
     ("m045_turns", M045_TURNS),
     ("m046_term_counts", M046_TERM_COUNTS),
-    ("m047_handed_off", M047_HANDED_OFF),
+    ("m047_handed_off_decisions", M047_HANDED_OFF),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
