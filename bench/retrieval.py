@@ -4,7 +4,11 @@ Imports ../shared/bench/locomo_turns_dev.corpus.jsonl one named project per `gro
 (`waymark index`) when a model is available, runs the queries through `waymark recall --batch`
 hybrid and lexical-only, and scores both with the shared scorer.
 
-    WAYMARK_EMBED_MODEL_DIR=../shared/models/all-MiniLM-L6-v2-onnx python bench/retrieval.py
+    WAYMARK_EMBED_MODEL_DIR=../shared/models/all-MiniLM-L6-v2-onnx python bench/retrieval.py [--floor]
+
+`--floor` also scores the results that clear the relevance floor (what `recall` and the MCP
+tool show), and runs each query in another group's project, where none of its evidence is,
+and 100 queries of nonsense words, counting what the floor still shows.
 
 WAYMARK_BENCH_DIR points at another folder of the same form (default ../shared/bench).
 """
@@ -64,10 +68,53 @@ def load(bench: pathlib.Path, name: str, tmp: pathlib.Path) -> tuple[list[str], 
     return sorted(groups), queries
 
 
+def unrelated(groups: list[str], queries: pathlib.Path, tmp: pathlib.Path, semantic: bool) -> None:
+    """What the floor shows for a question asked in the wrong project: each query run
+    against the next group's project, where none of its evidence is. Mean memories shown a
+    query, and the share of queries shown anything (the noise a user would read)."""
+    import random
+
+    rows = [json.loads(line) for line in queries.read_text(encoding="utf-8").splitlines()]
+    other = {g: groups[(i + 1) % len(groups)] for i, g in enumerate(groups)}
+    crossed = tmp / "crossed.jsonl"
+    crossed.write_text(
+        "".join(json.dumps(r | {"project": other[r["project"]]}) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    pick = random.Random(0)
+    letters = "bcdfghjklmnpqrstvwxz"  # words of no language: nothing should answer them
+    nonsense = tmp / "nonsense.jsonl"
+    nonsense.write_text(
+        "".join(
+            json.dumps({"qid": f"n{i}", "project": groups[i % len(groups)], "query": " ".join(
+                "".join(pick.choice(letters) for _ in range(pick.randint(4, 7)))
+                for _ in range(pick.randint(1, 3)))}) + "\n"
+            for i in range(100)
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    for name, asked in (("another group's project", crossed), ("nonsense words", nonsense)):
+        for label, extra in (("hybrid+floor", []), ("lexical+floor", ["--lexical"])):
+            if label.startswith("hybrid") and not semantic:
+                continue
+            out = tmp / f"{asked.stem}-{label}.jsonl"
+            with open(out, "w", encoding="utf-8") as f:
+                waymark("recall", "--batch", str(asked), "--floor", *extra, stdout=f)
+            shown = [len(json.loads(line)["ranked"]) for line in out.read_text().splitlines()]
+            print(
+                f"{name}, {label}: {sum(shown) / len(shown):.2f} memories shown a query,"
+                f" {sum(1 for n in shown if n) / len(shown):.3f} of queries shown any"
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", default="locomo_turns_dev", help="file prefix in the bench dir")
     parser.add_argument("--keep", action="store_true", help="keep the temporary home")
+    parser.add_argument(
+        "--floor", action="store_true",
+        help="also score what clears the relevance floor, and what it shows in another project",
+    )  # fmt: skip
     args = parser.parse_args()
     bench = pathlib.Path(os.environ.get("WAYMARK_BENCH_DIR", DEFAULT_BENCH))
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="waymark-retrieval-"))
@@ -90,8 +137,11 @@ def main() -> int:
         print("index: skipped (set WAYMARK_EMBED_MODEL_DIR for hybrid recall)")
 
     runs = []
-    for label, extra in (("hybrid", []), ("lexical", ["--lexical"])):
-        if label == "hybrid" and not semantic:
+    modes = (("hybrid", []), ("lexical", ["--lexical"]))
+    if args.floor:
+        modes += (("hybrid+floor", ["--floor"]), ("lexical+floor", ["--lexical", "--floor"]))
+    for label, extra in modes:
+        if label.startswith("hybrid") and not semantic:
             continue
         out = tmp / f"{label}.jsonl"
         started = time.perf_counter()
@@ -108,6 +158,8 @@ def main() -> int:
         [sys.executable, str(bench / "score.py"), str(bench / f"{args.set}.queries.jsonl"), *runs],
         check=True,
     )
+    if args.floor:
+        unrelated(groups, queries, tmp, semantic)
     if not args.keep:
         import shutil
 

@@ -83,6 +83,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help='evaluate: JSON lines {"qid", "query", "project"} -> {"qid", "ranked"}',
     )
+    p.add_argument(
+        "--floor", action="store_true",
+        help="with --batch: rank only what clears the relevance floor, as `recall` shows",
+    )  # fmt: skip
 
 
 INDEX_THREADS = max(1, min(4, os.cpu_count() or 1))  # 2 threads: 1.8x the texts/s of 1
@@ -211,13 +215,12 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         current_branch=git.branch(project.files),
         agent=check_agent(args.agent),
     )
-    below = 0
-    if near is not None and hits:  # hybrid: the hooks' relevance floor, not near-zero padding
-        from waymark.recall.floor import relevant_hits
+    from waymark.recall.floor import asked_hits
 
-        # The best match stays even below the floor: a deliberate query gets an answer.
-        kept = relevant_hits(hits, keep_best=True, conn=ctx.conn)
-        below, hits = len(hits) - len(kept), kept
+    # The relevance floor every face shows by, not near-zero padding; the best match stays
+    # even below it when it answers at all: a deliberate query gets an answer.
+    kept = asked_hits(hits)
+    below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
     from waymark.codemap import notes
@@ -360,6 +363,10 @@ def _batch(args: argparse.Namespace, ctx: Context) -> int:
                 semantic=near[i] if near else None,
                 settings=tuned,
             )
+            if args.floor:
+                from waymark.recall.floor import asked_hits
+
+                hits = asked_hits(hits)
             results[row["qid"]] = [h.memory.key or h.memory.id for h in hits]
     for row in rows:
         sys.stdout.write(json.dumps({"qid": row["qid"], "ranked": results[row["qid"]]}) + "\n")

@@ -35,11 +35,12 @@ def recall_answer(
     paths: list[str],
     agent: str | None,
     budget: int,
+    said: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The hits as views (`detail`), each priced, with RECHECK state below compact detail;
     with `include_session`, the active checkpoint, pinned rules and the memories of `paths`;
-    all within `budget` tokens (`fit_answer`)."""
-    out: dict[str, Any] = {"project": project.to_dict(), "semantic": semantic}
+    all within `budget` tokens (`fit_answer`), `said` (what the answer must say) first."""
+    out: dict[str, Any] = {"project": project.to_dict(), "semantic": semantic, **(said or {})}
     checks = (
         observations.checks(conn, project, [hit.memory for hit in hits])
         if detail != "compact"
@@ -147,13 +148,29 @@ def fit_answer(
         if left:
             omitted[name] = left
             omitted_ids[name] = [str(item["id"]) for item in items[len(kept) :] if "id" in item]
+    _say_omitted(out, omitted, omitted_ids, budget)
+    lists = [name for name, _ in reversed(order) if out.get(name)]
+    while cost(out) > budget and lists:  # the note of omissions outgrew its allowance
+        name = lists[0]
+        dropped = out[name].pop()
+        omitted[name] = omitted.get(name, 0) + 1
+        if "id" in dropped:
+            omitted_ids.setdefault(name, []).insert(0, str(dropped["id"]))
+        if not out[name]:
+            lists.pop(0)
+        _say_omitted(out, omitted, omitted_ids, budget)
+    out["tokens"] = cost(out)
+    return out
+
+
+def _say_omitted(
+    out: dict[str, Any], omitted: dict[str, int], ids: dict[str, list[str]], budget: int
+) -> None:
     if omitted:
         counts = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in omitted.items())
         out["omitted"] = f"left out to stay within {budget} tokens: {counts}"
         out["omitted_counts"] = omitted
-        _name_omitted(out, omitted_ids, budget)
-    out["tokens"] = cost(out)
-    return out
+        _name_omitted(out, ids, budget)
 
 
 def _name_omitted(out: dict[str, Any], ids: dict[str, list[str]], budget: int) -> None:

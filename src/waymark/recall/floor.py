@@ -1,8 +1,10 @@
 """The relevance floor: which hits are worth showing, not just ranked.
 
-Recall always ranks everything it finds; what the prompt hook injects, and what the CLI's
-hybrid `recall` prints, is only what clears this floor, so a weak query is answered with
-little or nothing rather than with near-zero noise.
+Recall always ranks everything it finds; what is shown is only what clears a floor, so a
+weak query is answered with little or nothing rather than with near-zero noise. A recall
+someone asked for (the CLI's `recall`, the MCP tool, the dashboard's search) shows by one
+floor (`asked_hits`); the prompt packet, which nobody asked for, by a stricter one
+(`relevant_hits`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ RELATIVE_MIN = 0.35  # of the best hit's score
 # third of them synthetic noise -> a fifth, with the relevant ones found 0.945 -> 0.938;
 # lexical recall loses relevant ones at 0.45 already, and keeps 0.35.
 RELATIVE_MIN_HYBRID = 0.5
+# A hit found by meaning alone (no word of the query, no path) answers a question someone
+# asked only this close (`answers`): all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25
+# ("zzzz qqqq" met a note at 0.18).
+MEANING_ONLY_MIN = 0.3
 SMALL_STORE = 20  # fewer memories than this: the lexical floor is lower (`lexical_floor`)
 
 
@@ -57,13 +63,40 @@ def relevant_hit(
     return strong and hit.score >= relative * best
 
 
-def relevant_hits(
-    hits: list[Hit], *, keep_best: bool = False, conn: Connection | None = None
-) -> list[Hit]:
+def answers(hit: Hit) -> bool:
+    """Whether a hit may answer a deliberate query though below the floor: found by a word
+    of the query (as typed, or its typo repaired) or a path, or by meaning alone at
+    MEANING_ONLY_MIN at least."""
+    tiers = hit.explain.get("tiers", {})
+    if "path" in tiers or "lexical" in tiers or "fuzzy" in tiers:
+        return True
+    return tiers.get("semantic", {}).get("score", 0.0) >= MEANING_ONLY_MIN
+
+
+def asked_hits(hits: list[Hit]) -> list[Hit]:
+    """The floor of a recall someone asked for (the CLI, the MCP tool, the dashboard): every
+    hit that `answers` the query (found by its words, a path, or close enough in meaning)
+    and is not far below the best (RELATIVE_MIN of its score, with or without the semantic
+    tier: on the development set 0.35 kept R@10 0.749 of the unfloored 0.760 where 0.5 kept
+    0.682), and what such a hit links to. A
+    deliberate question keeps every word match in that band however common its words (a
+    small store weighs them little); the prompt packet, which nobody asked for, also needs
+    each hit strong on its own (`relevant_hits`)."""
+    if not hits:
+        return []
+    best = hits[0].score
+    kept = {h.memory.id for h in hits if answers(h) and h.score >= RELATIVE_MIN * best}
+    return [
+        h
+        for h in hits
+        if h.memory.id in kept or kept.intersection(h.explain.get("linked_from", ()))
+    ]
+
+
+def relevant_hits(hits: list[Hit], *, conn: Connection | None = None) -> list[Hit]:
     """The hits above the floor, in order, and with them every hit an explicit link of one
     of those reaches (`relate`): what a strong hit links to is shown beside it, however weak
-    its own words. `keep_best`: the best hit stays even below the floor (a deliberate query
-    gets an answer). `conn`, the store the hits came from: a small one's lexical floor is
+    its own words. `conn`, the store the hits came from: a small one's lexical floor is
     lower (`lexical_floor`)."""
     if not hits:
         return []
@@ -77,8 +110,6 @@ def relevant_hits(
     hybrid = any("semantic" in h.explain.get("tiers", {}) for h in hits)
     relative = RELATIVE_MIN_HYBRID if hybrid else RELATIVE_MIN
     strong = {h.memory.id for h in hits if relevant_hit(h, best, lexical_min, relative)}
-    if keep_best:
-        strong.add(hits[0].memory.id)
     return [
         h
         for h in hits

@@ -81,6 +81,8 @@ def recall_tool(
     if query is not None and id is not None:
         raise InvalidArgument("recall takes a query or an id, not both", fields=["query", "id"])
     state = state_of(ctx)
+    if (query or "").strip() and not team and id is None and packet is None and map is None:
+        state.await_model(MODEL_WAIT_S)  # a first recall just after start: meaning too
     with state.conn() as conn:
         proj = state.project(conn, project, create=False)
         if id is not None:
@@ -138,11 +140,20 @@ def recall_tool(
             current_branch=git.branch(proj.files),
             agent=agent,
         )
+        below = 0
+        if query.strip():  # the floor every face shows by; the best stays if it answers at all
+            from waymark.recall.floor import asked_hits
+
+            kept = asked_hits(hits)
+            below, hits = len(hits) - len(kept), kept
         state.note_recalled(query, [hit.memory.id for hit in hits])
+        said: dict[str, Any] = {"below_relevance_floor": below} if below else {}
+        if near is None and query.strip():
+            said["meaning"] = state.meaning_note()
         told = answer.recall_answer(
             conn, proj, hits, semantic=near is not None, detail=detail, explain=explain,
             include_session=include_session, paths=_many(paths), agent=agent,
-            budget=token_budget,
+            budget=token_budget, said=said,
         )  # fmt: skip
         if not query.strip():
             return cast(Recalled, told)  # files alone: their memories, nothing to search for
@@ -163,6 +174,7 @@ def recall_tool(
 
 
 NOTES_SHOWN = 3
+MODEL_WAIT_S = 5.0  # the model loads in 0.6 s on an idle machine, 8 s was seen on a busy one
 RANKED, RANKED_MAX, BROWSED = 8, 50, 20  # limits: a ranked recall's, and a browsed page's
 
 

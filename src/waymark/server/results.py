@@ -126,6 +126,8 @@ class Recalled(TypedDict):
     map: NotRequired[dict[str, Any]]  # `map`: a code map answer, cited with its snapshot
     notes: NotRequired[list[dict[str, Any]]]  # the repository's note sections, cited
     dbt: NotRequired[list[str]]  # dbt models the query names: downstream, failing tests
+    below_relevance_floor: NotRequired[int]  # ranked, too weak to show
+    meaning: NotRequired[str]  # why meaning was not used: words only
     team: NotRequired[str]  # `team`: the shared project's key in the team store
     has_more: NotRequired[bool]  # no query: a page newest first
     next_offset: NotRequired[int | None]

@@ -72,8 +72,9 @@ class State:
         self._graph_lock = threading.Lock()
         self._graph_running = False
         self._graph_again = False
-        self.model_note = "loading"
+        self.model_note = "not loaded"  # "loading" once the background starts it
         self._model_loading = threading.Lock()  # one load at a time: at start, or a switch
+        self._model_tried = threading.Event()  # the first load ended: a model, or none
         self.warm: warm.WarmServer | None = None
         self.started = time.time()
         self._sessions: dict[str, str] = {}  # project id -> the client session this serves
@@ -162,6 +163,7 @@ class State:
             self.warm = warm.start(self.answer_warm)
         except OSError as exc:
             log.warning("warm recall socket unavailable: %s", exc)
+        self.model_note = "loading"
         threading.Thread(target=self._load_model, name="waymark-model", daemon=True).start()
         threading.Thread(target=self._check_file, name="waymark-check", daemon=True).start()
         threading.Thread(target=self._scheduled_sweep, name="waymark-sweep", daemon=True).start()
@@ -328,7 +330,22 @@ class State:
         try:
             self._load_chosen()
         finally:
+            self._model_tried.set()
             self._model_loading.release()
+
+    def await_model(self, most_s: float) -> bool:
+        """Wait up to `most_s` for the first model load to end (a recall just after start
+        would otherwise rank by words only); True when a model is loaded. Call it holding
+        no connection: the load reads the store's choice of model."""
+        if self.embedder is None and self.model_note == "loading":
+            self._model_tried.wait(most_s)
+        return self.embedder is not None
+
+    def meaning_note(self) -> str:
+        """Why a recall ranked by words only, for its answer (meaning was not used)."""
+        if self.model_note == "loading":
+            return "words only: the embedding model is still loading; ask again in a few seconds"
+        return f"words only: {self.model_note}"
 
     def _load_chosen(self) -> None:
         with self.conn() as conn:
@@ -340,6 +357,7 @@ class State:
             return
         self.embedder = embedder  # queries go through the full model until the copy is in
         self.model_note = f"{embedder.model} loaded"
+        self._model_tried.set()  # recalls waiting for it go on; the rest is the copy's
         if int8 and embedder.query_precision != "int8":
             try:
                 quantize.attach(embedder)  # once per model file: about 2 s

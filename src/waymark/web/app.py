@@ -359,7 +359,7 @@ class _Pages:
         from waymark.memories import store
         from waymark.projects import git
         from waymark.recall import ranked, semantic
-        from waymark.recall.floor import relevant_hits
+        from waymark.recall.floor import asked_hits
 
         query = (request.query_params.get("q") or "").strip()
         with _Store() as opened:
@@ -376,7 +376,7 @@ class _Pages:
                         current_branch=git.branch(project.files),
                     )  # fmt: skip
                     if hybrid and hits:
-                        hits = relevant_hits(hits, keep_best=True, conn=opened.conn)
+                        hits = asked_hits(hits)
                 results = [{"hit": h, "made": store.authorship(opened.conn, h.memory.id),
                             "moved": [(n, v) for n, v in h.explain["multipliers"].items()
                                       if abs(v - 1.0) >= 0.0005]}  # what shows at 3 places
