@@ -258,6 +258,30 @@ def test_team_recall_searches_the_server_by_words_and_meaning(team, store):
     assert "postgres: The deploy script retries twice" in text
 
 
+def test_a_pull_brings_the_senders_vectors_so_nothing_is_embedded_again(team, store):
+    """The receiving machine stores the sender's vectors (the team's one model) as current
+    for the text it would embed: `waymark index` then has nothing to do, and local recall
+    finds the pulled memory by meaning at once."""
+    ann, bob, _ = team
+    ann.remember("Money is stored as integer cents, never floats")
+    ann.remember("The deploy script retries twice before paging")
+    assert ann.run("index").returncode == 0
+    ann.sync()
+    pulled = bob.sync()
+    assert pulled["applied"] == 2 and pulled["vectors"] == 2
+    indexed = bob.json("index")
+    assert indexed["embedded"] == 0 and indexed["skipped"] == 2  # current already
+    import apsw
+
+    here = apsw.Connection(str(bob.home / "waymark.db"))
+    there = apsw.Connection(str(ann.home / "waymark.db"))
+    query = "SELECT m.id, v.vector FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
+    assert dict(here.execute(query).fetchall()) == dict(there.execute(query).fetchall())
+    found = bob.json("recall", "how are amounts of money kept?")
+    assert found["semantic"] is True
+    assert found["results"][0]["memory"]["content"].startswith("Money is stored")
+
+
 def test_the_mcp_server_syncs_on_the_schedule_the_user_sets(team):
     ann, bob, _ = team
     assert ann.run("config", "team.sync_minutes", "0.05").returncode == 0  # every 3 seconds

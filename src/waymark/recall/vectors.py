@@ -184,6 +184,31 @@ def index_missing(
     return {"embedded": done, "skipped": total - len(todo), "total": total}
 
 
+def adopt(conn: Connection, model: str, dim: int, given: dict[str, bytes]) -> int:
+    """Store vectors another machine made with this `model` (`given`, by memory id: a team
+    pull) for those memories without a current one, under the hash of the text this machine
+    would embed: what it would have computed, without the work. An imported turn is left
+    to be embedded here (its text takes in its neighbours). How many were stored; inside the
+    caller's transaction."""
+    from waymark.storage.memories import rowids_of
+
+    if not given:
+        return 0
+    ids = {rowid: memory_id for memory_id, rowid in rowids_of(conn, list(given)).items()}
+    stored = 0
+    for rowid, title, content, tags, held, turn in rows.embedding_state(
+        conn, model, None, list(given)
+    ):
+        blob = given.get(ids.get(rowid, ""))
+        if turn is not None or blob is None or len(blob) != 4 * dim:
+            continue
+        digest = text_hash(embed_text(title, content, json.loads(tags)))
+        if held is None or held[:TEXT_HASH_DIGITS] != digest:
+            rows.put_vector(conn, rowid, model, dim, digest, blob)
+            stored += 1
+    return stored
+
+
 def _store(conn: Connection, rowid: int, model: str, dim: int, digest: str, blob: bytes) -> None:
     if len(blob) != 4 * dim:
         raise ValueError(f"vector of {len(blob) // 4} floats for a {dim}-dimension model")

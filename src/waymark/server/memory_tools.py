@@ -122,7 +122,8 @@ def recall_tool(
         if team:
             from waymark.team.recall import team_recall
 
-            shared = team_recall(conn, proj, query, limit=limit)
+            shared = team_recall(conn, proj, query, limit=limit, embedder=state.embedder,
+                                 keep=True)  # fmt: skip
             return cast(Recalled, answer.team_answer(proj, shared, detail=detail,
                                                      budget=token_budget))  # fmt: skip
         near = state.semantic_for(conn, proj, query) if query.strip() else None

@@ -461,6 +461,9 @@ class State:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        from waymark.team.recall import close_kept
+
+        close_kept()
 
 
 def state_of(ctx: Context) -> State:

@@ -615,6 +615,17 @@ def personal_among(conn: Connection, memory_ids: Sequence[str]) -> set[str]:
     )}  # fmt: skip
 
 
+def get_memories(conn: Connection, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    """`get_memory` of many, by id (those that exist), in one statement."""
+    return {
+        str(row[0]): from_row(row)
+        for row in conn.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(memory_ids)),),
+        )
+    }
+
+
 def is_personal(conn: Connection, memory_id: str) -> bool:
     for _ in conn.execute("SELECT 1 FROM personal_memories WHERE memory_id = ?", (memory_id,)):
         return True

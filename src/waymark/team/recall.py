@@ -4,6 +4,9 @@ server (full text and pgvector, `teamstore.search`), with who wrote each. Its ow
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from waymark.errors import InvalidArgument, TeamNotConnected
@@ -26,32 +29,75 @@ LEXICAL_ROWS = 5_000
 
 
 def team_recall(
-    conn: Connection, project: Project, query: str, *, limit: int = 10, semantic: bool = True
+    conn: Connection,
+    project: Project,
+    query: str,
+    *,
+    limit: int = 10,
+    semantic: bool = True,
+    embedder: Any = None,
+    keep: bool = False,
 ) -> dict[str, Any]:
-    """{project_key, semantic, results: [{memory, score, author, machine}]} best first."""
+    """{project_key, semantic, results: [{memory, score, author, machine}]} best first.
+    `embedder`: a loaded model to embed the query with (the team's one model; else it is
+    loaded). `keep`: a long-lived process (the MCP server) keeps its connection, and with it
+    the server's statistics it read, for the next recall."""
     if not query.strip():
         raise InvalidArgument("give a query")
     found = link.configured()
     if found is None:
         raise TeamNotConnected("no team store here: `waymark team connect postgresql://...`")
     key = project_key(conn, project)
-    vector = _query_vector(query) if semantic else None
-    pg = team_db.connect(found[0], migrate=False)
-    try:
+    vector = _query_vector(query, embedder) if semantic else None
+    with _connection(found[0], keep) as pg:
         words = lexical_terms(pg, query)
         matches = search.team_matches(pg, key, words, vector, limit)
-        results = []
-        for memory_id, score in matches:
-            record = team_memories.get_memory(pg, memory_id)
-            if record is None:
-                continue
-            author, machine = record.pop("_author"), record.pop("_machine")
-            record.pop("_project_key", None)
-            results.append({"memory": record, "score": round(score, 5), "author": author,
-                            "machine": machine})  # fmt: skip
-    finally:
-        pg.close()
+        records = team_memories.get_memories(pg, [memory_id for memory_id, _ in matches])
+    results = []
+    for memory_id, score in matches:
+        record = records.get(memory_id)
+        if record is None:
+            continue
+        author, machine = record.pop("_author"), record.pop("_machine")
+        record.pop("_project_key", None)
+        results.append({"memory": record, "score": round(score, 5), "author": author,
+                        "machine": machine})  # fmt: skip
     return {"project_key": key, "semantic": vector is not None, "results": results}
+
+
+_kept: dict[str, Any] = {}  # conninfo -> the connection a long-lived process keeps
+_kept_lock = threading.Lock()
+
+
+def close_kept() -> None:
+    """Close the connections `keep` left open (the process is ending)."""
+    with _kept_lock:
+        for pg in _kept.values():
+            pg.close()
+        _kept.clear()
+
+
+@contextmanager
+def _connection(conninfo: str, keep: bool) -> Iterator[Any]:
+    """A connection to the team store for one recall: a new one closed after, or (`keep`)
+    the process's kept one, used by one recall at a time and opened again when broken."""
+    if not keep:
+        pg = team_db.connect(conninfo, migrate=False)
+        try:
+            yield pg
+        finally:
+            pg.close()
+        return
+    with _kept_lock:
+        pg = _kept.get(conninfo)
+        if pg is None or pg.closed or pg.broken:
+            pg = _kept[conninfo] = team_db.connect(conninfo, migrate=False)
+        try:
+            yield pg
+        except BaseException:
+            pg.close()  # a failed recall may have left it mid-protocol: the next opens anew
+            _kept.pop(conninfo, None)
+            raise
 
 
 def lexical_terms(pg: Any, query: str) -> list[str]:
@@ -70,10 +116,12 @@ def lexical_terms(pg: Any, query: str) -> list[str]:
     return chosen
 
 
-def _query_vector(query: str) -> list[float] | None:
+def _query_vector(query: str, embedder: Any = None) -> list[float] | None:
     """The query's embedding where a model is on this machine (else recall is lexical)."""
     from waymark.recall import embed
 
+    if embedder is not None and getattr(embedder, "spec", None) == embed.ENGLISH:
+        return [float(x) for x in embedder.embed_query(query)]
     model = embed.load_embedder(embed.ENGLISH)  # the team store's one model (team/sync.py)
     if model is None:
         return None

@@ -206,14 +206,17 @@ def outgoing(
 ) -> Outgoing:  # fmt: skip
     out = Outgoing()
     revisions: dict[str, dict[str, Any]] = {}
+    named = [e["memory_id"] for e in batch if e["memory_id"]]
+    held = local_memories.get_memories(conn, named)  # one statement a batch, not one a row
+    personal = local_memories.personal_among(conn, named)
     for event in batch:
         if event["op"] in local_events.CHECKPOINT_OPS:
             _outgoing_save(conn, project, key, machine, event, out, counts)
             continue
-        memory = local_memories.get_memory(conn, event["memory_id"])
+        memory = held.get(event["memory_id"] or "")
         if memory is None or memory.project_id != project.id:
             continue  # another project's, or a global memory: never shared from here
-        if local_memories.is_personal(conn, memory.id):
+        if memory.id in personal:
             counts["personal"] += 1
             continue  # personal: never leaves this machine
         record = memory.to_dict()
@@ -313,12 +316,17 @@ def _pull(
     conn: Connection, pg: Any, project: Project, key: str, slot: str, machine: str,
     since: int, dry_run: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    pulled = applied = conflicts = 0
+    from waymark.recall.embed import ENGLISH
+    from waymark.recall.vectors import adopt
+
+    pulled = applied = conflicts = adopted = 0
     while True:
         batch = team_events.events_after(pg, since, BATCH, project_keys=[key], machine=machine)
         if not batch:
             break
         found = team_memories.get_memories(pg, [e["memory_id"] for e in batch if e["memory_id"]])
+        # the sender's vectors (the team's one model): no machine embeds what another did
+        given = {} if dry_run else team_memories.get_vectors(pg, list(found))
         saved = team_checkpoints.get_revisions(pg, [
             e["payload"]["revision"] for e in batch if (e["payload"] or {}).get("revision")
         ])  # fmt: skip
@@ -327,19 +335,22 @@ def _pull(
         if dry_run:
             continue
         with db.write(conn):  # every event of the batch and the cursor, or none of them
+            held = local_memories.get_memories(conn, list(found))
+            known = {memory_id: held.get(memory_id) for memory_id in found}
             for event in batch:
                 revision = saved.get((event["payload"] or {}).get("revision") or "")
                 if revision is not None:
                     outcome = apply_checkpoint(conn, project, revision, event)
                 elif event["memory_id"] in found:
                     record = dict(found[event["memory_id"]])
-                    outcome = apply_memory(conn, project, record, event, _server_line(pg))
+                    outcome = apply_memory(conn, project, record, event, _server_line(pg), known)
                 else:
                     continue
                 applied += outcome in ("applied", "overtaken")
                 conflicts += outcome in ("conflict", "overtaken")
+            adopted += adopt(conn, ENGLISH.id, ENGLISH.dim, given)
             teamsync.advance(conn, slot, "pulled", since, clock.now())
-    return {"pulled": pulled, "applied": applied, "conflicts": conflicts}
+    return {"pulled": pulled, "applied": applied, "conflicts": conflicts, "vectors": adopted}
 
 
 def _server_line(pg: Any) -> Any:
@@ -363,14 +374,19 @@ def apply_memory(
     record: dict[str, Any],
     event: dict[str, Any],
     first: Any,
+    known: dict[str, Any] | None = None,
 ) -> str:
     """One revision from the team into the local file, inside the caller's transaction:
     "applied", "unchanged", "conflict" (theirs waits for review) or "overtaken" (theirs
     applied, ours waits). Each change is audited here as `team.pull`, with who made it (the
-    server's stamp: role, machine, client) and the team event's op."""
+    server's stamp: role, machine, client) and the team event's op. `known`: the local
+    memories of the batch read beforehand (None where absent), each taken once."""
     author, sender = record.pop("_author"), record.pop("_machine")
     record.pop("_project_key", None)
-    local = local_memories.get_memory(conn, record["id"])
+    if known is not None and record["id"] in known:
+        local = known.pop(record["id"])  # read with its batch; this event may change it
+    else:
+        local = local_memories.get_memory(conn, record["id"])
     stamp = clock.now()
     payload = event.get("payload") or {}
     said = {"team_op": event["op"], "author": event["author"], "machine": event["machine"],

@@ -147,3 +147,27 @@ def get_memories(conn: Any, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
         data = record if isinstance(record, dict) else json.loads(record)
         out[memory_id] = {**data, "_author": author, "_machine": machine, "_project_key": key}
     return out
+
+
+def get_vectors(conn: Any, memory_ids: list[str]) -> dict[str, bytes]:
+    """The vectors the server holds of these memories, by id, as little-endian float32 bytes
+    (the local store's form): pgvector's binary form is a dimension count, an unused word,
+    then big-endian float4s."""
+    import sys
+    from array import array
+
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, vector_send(embedding) FROM team_memories WHERE id = ANY(%s)"
+        " AND embedding IS NOT NULL",
+        (list(dict.fromkeys(memory_ids)),),
+    ).fetchall()
+    out = {}
+    for memory_id, data in rows:
+        values = array("f")
+        values.frombytes(bytes(data)[4:])
+        if sys.byteorder == "little":
+            values.byteswap()
+        out[str(memory_id)] = values.tobytes()
+    return out
