@@ -208,3 +208,56 @@ def test_nothing_is_linked_without_a_change_in_git(conn, enabled, repo, capsys, 
     monkeypatch.chdir(repo)
     remember(conn, enabled, "n1", "decision", "Nothing committed after this", "README.md")
     assert cli(capsys, "outcomes", "--refresh")["outcomes"] == []
+
+
+def test_a_decision_recorded_with_the_cli_during_a_session_follows_its_commit(
+    conn, enabled, repo, git, capsys, monkeypatch
+):
+    """`waymark remember` in a terminal beside the agent has no session of its own: it is
+    the session open at that moment whose change it follows, and its revert flags it."""
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    commit(git, repo, "src/billing.py", "def charge():\n    return 1\n", "billing")
+    made = {}
+
+    def decide():
+        made["decision"] = cli(capsys, "remember", "--type", "decision", "--content", DECISION,
+                               "--scope", "file", "--target", "src/billing.py")["memory"]  # fmt: skip
+        made["change"] = commit(git, repo, "src/billing.py",
+                                "def charge_once():\n    return 1\n", "charge once")  # fmt: skip
+
+    session(repo, "c1", decide)
+    assert made["decision"]["session_id"] is None  # the CLI knows no session
+    git("revert", "--no-edit", made["change"])
+    done = cli(capsys, "outcomes", "--refresh")
+    (found,) = [o for o in done["outcomes"] if o["item_id"] == made["decision"]["id"]]
+    assert found["state"] == "reverted" and found["commits"] == [made["change"]]
+
+
+def test_evidence_may_cite_a_commit_from_the_cli_and_the_mcp_tool(
+    conn, enabled, repo, git, capsys, monkeypatch
+):
+    """Evidence `{"commit": sha}` (or `commit:SHA`) is taken by both faces, its change is
+    followed without any session, and a malformed id is a clear error."""
+    from conftest import call_tool
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    change = commit(git, repo, "src/api.py", "def get():\n    return 1\n", "api")
+    by_cli = cli(capsys, "remember", "--type", "decision", "--content", "get() returns one",
+                 "--evidence", f"commit:{change[:12]}")["memory"]  # fmt: skip
+    assert by_cli["evidence"] == [{"commit": change[:12]}]
+    by_mcp = call_tool(repo, "remember", {"type": "decision", "content": "api is one file",
+                                          "evidence": [{"commit": change}]})  # fmt: skip
+    assert not by_mcp.is_error, by_mcp.content
+    assert by_mcp.structured_content["memory"]["evidence"] == [{"commit": change}]
+    bad = call_tool(repo, "remember", {"type": "decision", "content": "x",
+                                       "evidence": [{"commit": "not-a-sha"}]})  # fmt: skip
+    assert bad.is_error and "not a commit id" in bad.content[0].text
+    git("revert", "--no-edit", change)
+    done = cli(capsys, "outcomes", "--refresh")
+    states = {o["item_id"]: o["state"] for o in done["outcomes"]}
+    assert (
+        states[by_cli["id"]] == "reverted"
+        and states[by_mcp.structured_content["memory"]["id"]] == "reverted"
+    )

@@ -217,7 +217,7 @@ def _record_flags(
         action="append",
         default=None,
         metavar="REF",
-        help="repeatable: a path, url:/http(s) URL, cmd:COMMAND, or a JSON object"
+        help="repeatable: a path, url:/http(s) URL, cmd:COMMAND, commit:SHA, or a JSON object"
         + (f"; {kept} evidence" if replacing else ""),
     )
     p.add_argument("--valid-until", help="ISO date or time after which it stops being recalled")
@@ -243,6 +243,7 @@ def parse_evidence(ref: str) -> dict[str, str]:
         ("command:", "command"),
         ("url:", "url"),
         ("path:", "path"),
+        ("commit:", "commit"),
     ):
         if ref.startswith(prefix):
             return {kind: ref[len(prefix) :]}

@@ -93,7 +93,7 @@ def _items(conn: Connection, project: Project) -> list[dict[str, Any]]:
         files = [m.scope_target] if m.scope_type == "file" and m.scope_target else []
         files += [e["path"] for e in m.evidence if isinstance(e.get("path"), str)]
         commits = [e["commit"] for e in m.evidence if isinstance(e.get("commit"), str)]
-        out.append({"id": m.id, "kind": "memory", "session_id": m.session_id,
+        out.append({"id": m.id, "kind": "memory", "session_id": _session_of(conn, project, m),
                     "files": _unique(files), "commits": _unique(commits)})  # fmt: skip
     for checkpoint_id in checkpoint_rows.checkpoint_ids(conn, project.id, CHECKPOINTS):
         revs = checkpoint_rows.revisions(conn, checkpoint_id)
@@ -107,6 +107,16 @@ def _items(conn: Connection, project: Project) -> list[dict[str, Any]]:
         out.append({"id": checkpoint_id, "kind": "checkpoint", "session_id": session,
                     "files": _unique(files), "commits": []})  # fmt: skip
     return [i for i in out if i["files"] or i["commits"]]
+
+
+def _session_of(conn: Connection, project: Project, memory: Any) -> str | None:
+    """The session a memory was written in: its own, or, written from no session (the CLI in
+    a terminal beside the agent), the one session of the project open at that moment; two
+    open then: none, never a guess."""
+    if memory.session_id:
+        return str(memory.session_id)
+    found = sessions.open_at(conn, project.id, memory.created_at)
+    return found[0] if len(found) == 1 else None
 
 
 def _unique(values: list[str]) -> list[str]:

@@ -27,7 +27,7 @@ MAX_CONTENT = 20_000
 MAX_TAGS = 32
 MAX_EVIDENCE = 20
 PRIORITY_RANGE = (-10, 10)
-EVIDENCE_KINDS = ("path", "command", "url")
+EVIDENCE_KINDS = ("path", "command", "url", "commit")
 # What Waymark adds to a path it hashed; carried over from an older revision, it is dropped and
 # the file hashed again (a caller's hash is never trusted).
 
@@ -227,8 +227,12 @@ def _evidence(items: Any) -> tuple[list[dict[str, str]], list[bool]]:
         extra = set(item) - {*EVIDENCE_KINDS, "note", *HASHED} if isinstance(item, dict) else set()
         if len(kinds) != 1 or extra:
             raise InvalidArgument(
-                "each evidence item is {path | command | url, note?} with exactly one of "
-                f"path, command, url (got {item!r})"
+                "each evidence item is {path | command | url | commit, note?} with exactly one"
+                f" of path, command, url, commit (got {item!r})"
+            )
+        if kinds[0] == "commit" and not _is_sha(item["commit"]):
+            raise InvalidArgument(
+                f"evidence commit {item['commit']!r} is not a commit id (7 to 40 hex digits)"
             )
         entry = {kinds[0]: mend(str(item[kinds[0]]))}
         if item.get("note"):
@@ -238,6 +242,11 @@ def _evidence(items: Any) -> tuple[list[dict[str, str]], list[bool]]:
     if len(out) > MAX_EVIDENCE:
         raise InvalidArgument(f"{len(out)} evidence items; the limit is {MAX_EVIDENCE}")
     return out, carried
+
+
+def _is_sha(value: Any) -> bool:
+    text = str(value)
+    return 7 <= len(text) <= 40 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
 def parse_time(value: str | None, name: str, *, end_of_day: bool = False) -> str | None:

@@ -17,7 +17,8 @@ def memory_line(m: Memory, flag: str = "") -> str:
     evidence = ""
     if m.evidence:
         first = m.evidence[0]
-        evidence = f" (evidence: {first.get('path') or first.get('command') or first.get('url')})"
+        cited = first.get("path") or first.get("command") or first.get("url")
+        evidence = f" (evidence: {cited or 'commit ' + str(first.get('commit'))[:12]})"
     return (
         f"- [{m.type}{where} · {m.event_time[:10]} · id {m.id}] {fence_text(text)[:600]}{evidence}"
     )

@@ -214,7 +214,7 @@ def remember(
     priority: Annotated[int, Field(ge=-10, le=10)] = 0,
     pinned: bool = False,  # in every briefing
     evidence: Annotated[
-        list[dict[str, str]] | str | None, Field(description="[{path|command|url, note?}]")
+        list[dict[str, str]] | str | None, Field(description="[{path|command|url|commit, note?}]")
     ] = None,
     valid_until: Annotated[str | None, Field(description="ISO date.")] = None,
     supersedes: str | None = None,  # the id of the memory this one replaces

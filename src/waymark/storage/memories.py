@@ -635,12 +635,12 @@ def is_personal(conn: Connection, memory_id: str) -> bool:
 def cited_since(
     conn: Connection, project_id: str, types: Sequence[str], since: str, limit: int
 ) -> list[Memory]:
-    """The project's newest active memories of `types` written at or after `since` in a
-    recorded session (what outcomes from git can follow)."""
+    """The project's newest active memories of `types` written at or after `since` (what
+    outcomes from git can follow)."""
     marks = ", ".join("?" * len(types))
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM memories WHERE project_id = ? AND status = 'active'"
-        f" AND type IN ({marks}) AND session_id IS NOT NULL AND created_at >= ?"
+        f" AND type IN ({marks}) AND created_at >= ?"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (project_id, *types, since, limit),
     ).fetchall()

@@ -562,6 +562,18 @@ def shown_in(conn: Connection, session_id: str) -> list[str]:
     )]  # fmt: skip
 
 
+def open_at(conn: Connection, project_id: str, stamp: str) -> list[str]:
+    """Ids of the project's sessions open at `stamp` (begun by then, not ended before)."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM sessions WHERE project_id = ? AND started_at <= ?"
+            " AND (ended_at IS NULL OR ended_at >= ?) ORDER BY started_at DESC LIMIT 2",
+            (project_id, stamp, stamp),
+        )
+    ]
+
+
 def heads(conn: Connection, session_ids: Iterable[str]) -> dict[str, tuple[str | None, str | None]]:
     """session id -> (git HEAD at its start, at its end) for those recorded."""
     ids = list(dict.fromkeys(session_ids))
