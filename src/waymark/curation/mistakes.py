@@ -123,7 +123,9 @@ def patterns(conn: Connection, project: Project) -> dict[str, list[dict]]:
 
 def fixes(conn: Connection, entries: list[dict], lessons: list[dict]) -> list[str]:
     """What fixed the failures in `entries`: for each that the same command passed after,
-    the edits and other commands in between; else a lesson that names their error."""
+    the edits and the other commands run in between (as the failure kept them, arguments
+    and all; else the session's steps, which name only a command's program); else a lesson
+    that names their error."""
     found: dict[str, int] = {}
     for entry in entries:
         f = entry.get("failure")
@@ -131,7 +133,10 @@ def fixes(conn: Connection, entries: list[dict], lessons: list[dict]) -> list[st
             continue
         for path in json.loads(f["fix"]) if f.get("fix") else []:
             found[f"editing {path}"] = found.get(f"editing {path}", 0) + 1
-        if f.get("passed_session") == f["session_id"]:
+        tried = json.loads(f["tried"]) if f.get("tried") else []
+        for command in tried:  # whole, as the failure hint says them (stored redacted)
+            found[f"running `{command}`"] = found.get(f"running `{command}`", 0) + 1
+        if not tried and f.get("passed_session") == f["session_id"]:
             for tool, target, outcome in sessions.steps_between(
                 conn, f["session_id"], f["failed_at"], f["passed_at"]
             ):
