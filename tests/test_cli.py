@@ -594,6 +594,12 @@ def test_the_audit_log_answers_with_filters_and_logs_config_capture_and_handoffs
     text = run(capsys, "log")[1]
     assert "config.set" in text and "key=recall.half_life_days" in text
     assert "a decision" not in text  # ids and metadata, never content
+    code, bogus = run_json(capsys, "log", "--op", "bogus")  # a name no event has: said so
+    assert code == 0 and bogus["events"] == [] and bogus["unknown_ops"] == ["bogus"]
+    said = run(capsys, "log", "--op", "bogus")[1]
+    assert "no event named 'bogus' was ever logged here" in said and "config.set" in said
+    code, none_yet = run_json(capsys, "log", "--op", "config.", "--since", "2099-01-01")
+    assert none_yet["events"] == [] and "unknown_ops" not in none_yet  # a real name
 
 
 def test_diagnostics_is_an_owner_only_bundle_without_content_paths_or_ids(
@@ -716,3 +722,28 @@ def test_bad_windows_dates_and_values_are_clear_errors_not_crashes(capsys):
     assert code == 0
     code, out = run_json(capsys, "config", "recall.int8_queries", "7")
     assert code == 1 and "takes true or false" in out["message"], out
+
+
+def test_a_duplicate_remember_keeps_its_new_tag_and_a_past_expiry_is_refused(capsys, repo):
+    """The same text again with a new tag (or a pin) is a revision holding both, never a
+    write that drops what was asked; a `--valid-until` already past is refused, as in the
+    MCP tool, and nothing is stored."""
+    from conftest import call_tool
+
+    code, first = run_json(capsys, "remember", "--content", "Use uv for installs", "--tag", "a")
+    code, again = run_json(capsys, "remember", "--content", "Use uv for installs", "--tag", "b")
+    assert code == 0 and again["created"] is True
+    assert again["memory"]["supersedes"] == first["memory"]["id"]
+    assert again["memory"]["tags"] == ["a", "b"]
+    code, same = run_json(capsys, "remember", "--content", "Use uv for installs", "--tag", "b")
+    assert same["created"] is False and same["memory"]["id"] == again["memory"]["id"]
+    code, err = run_json(capsys, "remember", "--content", "Old freeze", "--valid-until",
+                         "2020-01-01")  # fmt: skip
+    assert code == 1 and err["code"] == "invalid_argument" and "has passed" in err["message"]
+    code, listed = run_json(capsys, "list")
+    assert "Old freeze" not in [m["content"] for m in listed["results"]]
+    done = call_tool(repo, "remember", {"type": "note", "content": "Old freeze",
+                                        "valid_until": "2020-01-01"})  # fmt: skip
+    assert done.is_error and "has passed" in done.content[0].text
+    code, later = run_json(capsys, "remember", "--content", "Freeze", "--valid-until", "2099-01-01")
+    assert code == 0 and later["memory"]["valid_until"].startswith("2099-01-01")

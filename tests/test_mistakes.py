@@ -108,7 +108,9 @@ def test_identical_failures_become_one_insight_naming_the_error_once_and_its_fix
     assert content.count("No module named 'requests_mock'") == 1  # the error, once
     assert "failed 4 times in 30 days" in content
     # the fix with its argument, as the failure hint and the learned skill say it
-    assert "What fixed it: editing requirements.txt, running `pip install requests-mock`." in content
+    assert (
+        "What fixed it: editing requirements.txt, running `pip install requests-mock`." in content
+    )
     tsc = found["`npx tsc`: sh: 1: tsc: not found"]["fields"]["content"]
     assert "Not fixed yet" in tsc
 

@@ -295,6 +295,7 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
         check_symbol=args.target is not None,  # typed now, so it must be real now
         mapped=declarations_of(ctx.conn, project.id) if project.files else None,
         personal=getattr(args, "personal", False),
+        expiry_given=getattr(args, "valid_until", None) is not None,
     )
 
 

@@ -199,7 +199,21 @@ def cmd_log(args: argparse.Namespace, ctx: Context) -> int:
         )
         for r in rows
     ] or ["nothing logged matches"]
-    emit({"events": rows}, ctx.as_json, "\n".join(lines))
+    data: dict = {"events": rows}
+    if not rows and args.op:  # a name no event has: say so, and which names there are
+        from waymark.storage.events import logged_ops
+
+        known = logged_ops(ctx.conn)
+        unknown = [o for o in args.op
+                   if not any(k == o or (o.endswith(".") and k.startswith(o)) for k in known)]  # fmt: skip
+        if unknown:
+            data["unknown_ops"] = unknown
+            lines = [
+                f"no event named {', '.join(repr(o) for o in unknown)} was ever logged here; "
+                "an op is a name or a prefix ending in '.' (`--op checkpoint.`), of: "
+                + (", ".join(known) or "(nothing logged yet)")
+            ]
+    emit(data, ctx.as_json, "\n".join(lines))
     return 0
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from waymark.base import redact
+from waymark.base import clock, redact
 from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidScope, InvalidType
 from waymark.memories.evidence import HASHED, hash_paths
@@ -106,12 +106,14 @@ def make_draft(
     mapped: Any = None,
     check_evidence: bool = True,
     personal: bool = False,
+    expiry_given: bool = False,
 ) -> Draft:
     """Validate every field, scrub secrets, and return a Draft; raise on bad input.
 
     A new evidence path must be a file in the project (as a checkpoint's link must); one
     carried from an earlier revision (it has its hash) is kept as it was, and so is every
-    one with `check_evidence=False` (a candidate's, from a session whose files may be gone)."""
+    one with `check_evidence=False` (a candidate's, from a session whose files may be gone).
+    `expiry_given`: `valid_until` was given in this write, so it must be still to come."""
     if type not in TYPES:
         raise InvalidType(
             f"unknown type {type!r}; valid types: {', '.join(TYPES)}", valid=list(TYPES)
@@ -156,7 +158,7 @@ def make_draft(
         priority=int(priority),
         pinned=bool(pinned),
         evidence=clean_evidence,
-        valid_until=parse_time(valid_until, "valid_until", end_of_day=True),
+        valid_until=_expiry(valid_until, expiry_given),
         event_time=parse_time(event_time, "timestamp"),
         key=clean_key,
         actor=actor,
@@ -242,6 +244,20 @@ def _evidence(items: Any) -> tuple[list[dict[str, str]], list[bool]]:
     if len(out) > MAX_EVIDENCE:
         raise InvalidArgument(f"{len(out)} evidence items; the limit is {MAX_EVIDENCE}")
     return out, carried
+
+
+def _expiry(value: str | None, given: bool) -> str | None:
+    """`valid_until` as stored; one `given` in this write (not carried from an earlier
+    revision, nor imported as history) must be still to come: a memory already expired would
+    never be active, yet a write that stored it would say it was."""
+    until = parse_time(value, "valid_until", end_of_day=True)
+    if given and until is not None and until <= clock.now():
+        raise InvalidArgument(
+            f"valid_until {value!r} has passed: the memory would never be active; give a "
+            "later date, or none",
+            fields=["valid_until"],
+        )
+    return until
 
 
 def _is_sha(value: Any) -> bool:

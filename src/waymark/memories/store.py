@@ -45,12 +45,37 @@ def remember_in(conn: Connection, project: Project, draft: Draft) -> Saved:
         draft.agent,
     )
     if same is not None:
-        return Saved(same, created=False, similar=[], redactions=draft.redactions)
+        more = _adds(same, draft)
+        if more is None:
+            return Saved(same, created=False, similar=[], redactions=draft.redactions)
+        # The same text with new tags, a pin, a higher priority or more evidence: a revision
+        # that keeps both, never a write that drops what was asked.
+        memory = replace_active(conn, project, same.id, more)
+        return Saved(memory, created=True, similar=[], redactions=draft.redactions)
     if draft.key is not None:
         _refuse_taken_key(conn, project_id, draft.key, draft.agent)
     similar = _similar(conn, project_id, draft.content, draft.agent)
     memory = insert(conn, project, draft)
     return Saved(memory, created=True, similar=similar, redactions=draft.redactions)
+
+
+def _adds(same: Memory, draft: Draft) -> Draft | None:
+    """`draft` as a revision of its exact duplicate `same` that keeps what each holds (tags,
+    evidence, the pin, the higher priority), or None when it adds nothing."""
+    from dataclasses import replace
+
+    tags = [*same.tags, *(t for t in draft.tags if t not in same.tags)]
+    evidence = [*same.evidence, *(e for e in draft.evidence if e not in same.evidence)]
+    pinned, priority = same.pinned or draft.pinned, max(same.priority, draft.priority)
+    if (len(tags), len(evidence), pinned, priority) == (
+        len(same.tags),
+        len(same.evidence),
+        same.pinned,
+        same.priority,
+    ):
+        return None
+    return replace(draft, title=same.title, tags=tags, evidence=evidence, pinned=pinned,
+                   priority=priority)  # fmt: skip
 
 
 def insert(

@@ -287,6 +287,7 @@ def remember(
             mapped=declarations_of(conn, proj.id) if proj.files else None,
             session_id=origin["session_id"],
             git_branch=origin["git_branch"],
+            expiry_given=valid_until is not None,
         )
         saved = agent_writes.save(
             conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"],

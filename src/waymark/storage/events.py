@@ -259,3 +259,9 @@ def named_in_session(
     ):
         out[str(memory_id)] = "feedback"
     return out
+
+
+def logged_ops(conn: apsw.Connection) -> list[str]:
+    """Every op name the store has logged, sorted (a scan of the log: for a command that
+    found nothing, never a hook)."""
+    return [str(r[0]) for r in conn.execute("SELECT DISTINCT op FROM events ORDER BY op")]
