@@ -747,3 +747,21 @@ def test_a_duplicate_remember_keeps_its_new_tag_and_a_past_expiry_is_refused(cap
     assert done.is_error and "has passed" in done.content[0].text
     code, later = run_json(capsys, "remember", "--content", "Freeze", "--valid-until", "2099-01-01")
     assert code == 0 and later["memory"]["valid_until"].startswith("2099-01-01")
+
+
+def test_a_lesson_or_decision_given_as_json_on_the_cli_is_stored_as_its_fields(capsys, repo):
+    code, made = run_json(
+        capsys, "checkpoint", "create", "--objective", "o", "--lesson",
+        '{"trigger": "a migration ran twice", "correction": "guard it with IF NOT EXISTS"}',
+        "--decision", '{"decision": "Use apsw", "why": "it loads sqlite-vec"}',
+    )  # fmt: skip
+    assert code == 0, made
+    body = made["revision"]["body"]
+    assert body["lessons"] == [
+        {"trigger": "a migration ran twice", "correction": "guard it with IF NOT EXISTS"}
+    ]
+    assert body["decisions"] == [{"decision": "Use apsw", "why": "it loads sqlite-vec"}]
+    code, err = run_json(capsys, "checkpoint", "revise", "--lesson", "{not json")
+    assert code == 1 and err["code"] == "invalid_argument" and "--lesson" in err["message"]
+    code, plain = run_json(capsys, "checkpoint", "revise", "--lesson", "run the guard first")
+    assert plain["revision"]["body"]["lessons"] == [{"correction": "run the guard first"}]

@@ -78,9 +78,26 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
     ):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
+            if isinstance(fields[name], list):
+                fields[name] = [_item(name, value) for value in fields[name]]
     if args.tests:
         fields["tests"] = [_test(t) for t in args.tests]
     return fields
+
+
+def _item(name: str, value: Any) -> Any:
+    """A repeatable flag's value: text, or a JSON object for a field of that shape
+    (`--lesson '{"trigger": ..., "correction": ...}'`), never the object's text kept raw."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        flag = {"relevant_files": "file", "failed_approaches": "failed"}.get(name, name[:-1])
+        raise InvalidArgument(
+            f"--{flag.replace('_', '-')} {value!r} is not valid JSON: {exc}"
+        ) from None
+    return parsed
 
 
 RESULT_SPELLINGS = {
