@@ -265,3 +265,30 @@ def test_renaming_onto_a_name_with_memories_is_refused(old, tmp_path):
     ok("remember", "--content", "mine", cwd=old)
     refused = cli("project", "rename", ".", "taken", "--json", cwd=old)
     assert refused.returncode == 1 and json.loads(refused.stdout)["code"] == "conflict"
+
+
+def test_two_unrelated_repositories_named_alike_are_told_they_share_memories(old, tmp_path):
+    """A second repository (other first commits) whose .waymark.toml takes a name already in
+    use shares that project's memories: the next session is told, once, with what to do; a
+    clone of the first is not an accident and says nothing."""
+    (old / ".waymark.toml").write_text('name = "app"\n', encoding="utf-8")
+    ok("enable", cwd=old)
+    ok("remember", "--content", "the first app's memory", cwd=old)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(old), str(clone)], check=True, env=git_env(tmp_path))
+    ok("list", cwd=clone)
+    assert "not a clone" not in session_start(clone, "c0")
+    other = tmp_path / "other-app"  # another history: not the same first commit
+    env = git_env(tmp_path)
+    subprocess.run(["git", "init", "-q", str(other)], check=True, env=env)
+    (other / "main.go").write_text("package main\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(other), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(other), "commit", "-qm", "go"], check=True, env=env)
+    (other / ".waymark.toml").write_text('name = "app"\n', encoding="utf-8")
+    ok("list", cwd=other)
+    said = session_start(other, "o1")
+    assert "is another repository (not a clone" in said and str(other) in said
+    assert "give one of them another name" in said
+    assert "not a clone" not in session_start(other, "o2")  # said once
+    events = ok("log", "--op", "project.name_shared", cwd=other)["events"]
+    assert [e["detail"]["root"] for e in events] == [str(other)]

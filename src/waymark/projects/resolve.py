@@ -15,6 +15,7 @@ from waymark.errors import NotFound, ProjectError
 from waymark.projects.locate import CONFIG_NAME, Location, locate
 from waymark.storage import connection as db
 from waymark.storage.projects import (
+    identity_of,
     insert_named_project,
     insert_path_project,
     move_root,
@@ -25,6 +26,7 @@ from waymark.storage.projects import (
     put_alias,
     rename_project,
     set_identity,
+    set_notice,
 )
 
 TYPE_CHECKING = False
@@ -114,10 +116,37 @@ def _keep_aliases(conn: Connection, project_id: str, loc: Location) -> None:
     known = ident.of(loc) if here is None or here[2] is None else None
     with db.write(conn):
         here = project_by_root(conn, loc.root)
+        stored = identity_of(conn, project_id)
         if here is None or (here[1] == "named" and here[0] != project_id):
             put_alias(conn, "root", loc.root, project_id, clock.now())
-        if known and (here is None or here[0] == project_id):
+            if known and stored and _unrelated(known, stored):
+                _say_shared_name(conn, project_id, loc, stored)
+        if known and not stored and (here is None or here[0] == project_id):
             set_identity(conn, project_id, known)
+
+
+def _unrelated(one: str, other: str) -> bool:
+    """Two git repositories that share no first commit: not clones of one another."""
+    if not (one.startswith("git:") and other.startswith("git:")):
+        return False
+    return not set(one[4:].split(",")) & set(other[4:].split(","))
+
+
+def _say_shared_name(conn: Connection, project_id: str, loc: Location, stored: str) -> None:
+    """Another repository took a project's name: they now share its memories. Said to the
+    next session (the packet's notice) and in the audit log, never silently."""
+    from waymark.storage.events import log_event
+
+    first = stored[4:].split(",")[0][:12]
+    set_notice(
+        conn,
+        project_id,
+        f"{loc.root} is named {loc.name!r} too, but is another repository (not a clone of "
+        f"the one with first commit {first[:8]}): the two share these memories. If they are "
+        "different projects, give one of them another name in its .waymark.toml.",
+    )
+    log_event(conn, "project.name_shared", project_id=project_id, root=loc.root,
+              name=loc.name, first_commit=first)  # fmt: skip
 
 
 def _looks_like_path(spec: str, cwd: str | None) -> bool:

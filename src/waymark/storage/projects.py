@@ -96,6 +96,15 @@ def notice(conn: Connection, project_id: str) -> str | None:
     return None if row is None else row[0]
 
 
+def set_notice(conn: Connection, project_id: str, text: str) -> None:
+    conn.execute("UPDATE projects SET notice = ? WHERE id = ?", (text, project_id))
+
+
+def identity_of(conn: Connection, project_id: str) -> str | None:
+    row = conn.execute("SELECT identity FROM projects WHERE id = ?", (project_id,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
 def clear_notice(conn: Connection, project_id: str) -> None:
     conn.execute("UPDATE projects SET notice = NULL WHERE id = ?", (project_id,))
 
