@@ -42,8 +42,14 @@ def session_ended(
     client: str,
     reason: str,
     last_message: str | None = None,
+    *,
+    cwd: str | None = None,
 ) -> list[str]:
-    """Close the session's ledger, then the extras; what was skipped, and why."""
+    """Close the session's ledger, then the extras; what was skipped, and why. With `cwd`
+    (a hook, which the client kills at its deadline: Claude Code gives every SessionEnd
+    hook 1.5 s together) the extras run in a process of their own that nothing waits for,
+    so the hook ends once the ledger is closed; without it (a long-lived face) they run
+    here."""
     from waymark.handoff import ledger
     from waymark.projects.git import head
 
@@ -51,6 +57,21 @@ def session_ended(
         conn, project, session_id, client, "ended with changes and no checkpoint"
     )
     ledger.end_session(conn, session_id, reason, head(project.files))
+    if cwd is not None:
+        try:
+            _extras_later(cwd, session_id, last_message)
+            return []
+        except OSError as exc:  # no process to be had: do them here, as before
+            problems = [f"extras ran in the hook: {exc!r}"]
+            return problems + extras(conn, project, session_id, last_message)
+    return extras(conn, project, session_id, last_message)
+
+
+def extras(
+    conn: Connection, project: Project, session_id: str, last_message: str | None
+) -> list[str]:
+    """After a session closed: measured use, skills learned from its work, insights from the
+    error log. An extra that fails is reported, never raised."""
     problems = []
     try:
         from waymark.curation.use import refresh_sections, settle
@@ -72,3 +93,75 @@ def session_ended(
     except Exception as exc:  # extra work: the session is closed whatever happens here
         problems.append(f"insights skipped: {exc!r}")
     return problems
+
+
+EXTRAS = "session-end-"  # the hand-over file's prefix, in the data home's `pending` folder
+
+
+def _extras_later(cwd: str, session_id: str, last_message: str | None) -> None:
+    """Hand the extras to a process of their own: what they need goes in an owner-only file
+    (the last message can hold anything: never on a command line), which it reads, and
+    removes when done."""
+    import os
+    import sys
+
+    from waymark import home
+    from waymark.base import jsonlite as json
+    from waymark.base.files import new_temp, private_dir
+
+    folder = os.path.join(home.data_home(), "pending")
+    private_dir(folder)
+    path = new_temp(folder, EXTRAS)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"cwd": cwd, "session_id": session_id, "last_message": last_message}))
+    code = "from waymark.handoff.closing import run_extras;run_extras()"
+    argv = [sys.executable, "-I", "-c", code, path]
+    if hasattr(os, "posix_spawn"):
+        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        try:
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
+            return
+        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: subprocess does it
+            pass
+    import subprocess
+
+    subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
+
+
+def run_extras() -> None:
+    """The hand-over's process: read and remove its file, then the extras of that session;
+    each problem a line in hooks.log. Never raises."""
+    import contextlib
+    import os
+    import sys
+
+    from waymark.base import jsonlite as json
+    from waymark.base import logfile
+
+    def say(message: str) -> None:
+        logfile.append("hooks.log", "SessionEnd", message, max_bytes=512 * 1024)
+
+    path = sys.argv[1] if len(sys.argv) > 1 else ""
+    try:
+        with open(path, encoding="utf-8") as f:
+            given = json.loads(f.read())
+        from waymark.projects.capture import hook_project
+        from waymark.storage import connection as db
+
+        conn = db.connect()
+        try:
+            found = hook_project(conn, given["cwd"], given["session_id"])
+            if found is not None:
+                for problem in extras(conn, found[0], given["session_id"],
+                                      given["last_message"]):  # fmt: skip
+                    say(problem)
+        finally:
+            conn.close()
+    except Exception as exc:  # a process nobody waits for: its log is all it has
+        say(f"extras failed: {exc!r}")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # gone once done: what is left is for the next look
