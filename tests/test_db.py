@@ -255,3 +255,24 @@ def test_a_new_file_has_16_kb_pages_and_compact_moves_an_older_one_over(repo):
     fresh = db.connect(other)
     assert fresh.execute("PRAGMA page_size").fetchone()[0] == 16384
     fresh.close()
+
+
+def test_a_store_a_hook_creates_is_its_file_alone_not_a_log_of_its_schema(repo, waymark_home):
+    """The first SessionStart creates the store on a connection that skips the checkpoint
+    on close: its whole schema (2 MB) was left in the write-ahead log. It is moved into the
+    file as the store is created."""
+    import json
+    import subprocess
+    import sys
+
+    from waymark.base import launch
+
+    payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart",
+               "source": "startup"}  # fmt: skip
+    done = subprocess.run(launch.argv(sys.executable, "session_start", "claude-code"),
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0
+    path = home.db_path()
+    wal = path + "-wal"
+    assert os.path.getsize(path) > 1_000_000  # the schema is in the file
+    assert not os.path.exists(wal) or os.path.getsize(wal) < 256 * 1024

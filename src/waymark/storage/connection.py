@@ -93,7 +93,16 @@ def connect(
         if not checkpoint_on_close:
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         if migrate:
+            created = schema_version(conn) == 0
             apply_migrations(conn, path)
+            if created and schema_version(conn) > 0:
+                # A new store's whole schema went through the log: move it into the file
+                # and empty the log now, not at some later checkpoint (a hook's connection
+                # skips its own): a fresh store is its file alone.
+                try:  # noqa: SIM105 - contextlib would cost every hook its import
+                    checkpoint_wal(conn)
+                except apsw.BusyError:  # another process reads it already: its log, later
+                    pass
     except apsw.ReadOnlyError:
         return _connect_read_only(path)
     except apsw.CorruptError as exc:  # not SQLite at all is unreadable, below
