@@ -483,3 +483,23 @@ def test_the_dashboard_shows_sync_state_conflicts_who_wrote_what_and_team_or_per
         assert "a team conflict" in review and "Deploys need the VPN and a second key" in review
     finally:
         board.stop()
+
+
+def test_a_handoff_holding_a_flagged_secret_says_so_and_its_clean_revision_travels(team):
+    """A checkpoint whose text the redactor flagged stays on its machine: the save itself
+    says so and which fields to clean; the revision saved without it reaches the other
+    machine, whose next session then has the handoff."""
+    ann, bob, _ = team
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    made = ann.json("checkpoint", "create", "--objective", "Rotate the deploy key",
+                    "--progress", f"old token {token} revoked", "--next-action", "update CI")  # fmt: skip
+    assert "progress" in made["team"]["held_back"] and "team" in made["team"]["said"]
+    text = ann.run("checkpoint", "revise", "--next-action", "update CI secrets").stdout
+    assert "stays on this machine" in text and "progress" in text
+    clean = ann.json("checkpoint", "revise", "--progress", "old token revoked")
+    assert "team" not in clean
+    ann.sync(), bob.sync()
+    there = _checkpoint(bob)
+    assert there["id"] == made["id"] and there["revision"]["id"] == clean["revision"]["id"]
+    assert there["revision"]["body"]["progress"] == ["old token revoked"]
+    assert there["revision"]["body"]["next_action"] == "update CI secrets"

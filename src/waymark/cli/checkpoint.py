@@ -186,10 +186,12 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
     said = freshen(conn, project, "save")  # an existing code map follows the save
     if said.startswith("failed"):
         print(f"waymark: the code map was not refreshed: {said}", file=sys.stderr)
+    held = checkpoints.team_hold(project, saved)
     emit(
-        saved.to_dict(),
+        saved.to_dict() | ({"team": held} if held else {}),
         ctx.as_json,
         f"saved revision {saved.revision.seq} ({saved.revision.id}, {saved.revision.tokens}"
-        f" tokens) of checkpoint {saved.id} [{saved.status}]",
+        f" tokens) of checkpoint {saved.id} [{saved.status}]"
+        + (f"\nteam: {held['said']}" if held else ""),
     )
     return 0

@@ -268,6 +268,32 @@ def _write(
     return revision_id
 
 
+def team_hold(project: Project, saved: Checkpoint) -> dict[str, Any] | None:
+    """When the project is shared with a team and the revision holds what the redactor
+    flagged (which never leaves this machine, `team.sync`): the fields that hold it and what
+    to do, for the save's answer; else None. A handoff is never held back in silence."""
+    from waymark.projects.sharing import is_shared
+
+    if not is_shared(project.files):
+        return None
+    from waymark.base import redact
+
+    held = [
+        name
+        for name, value in saved.revision.body.items()
+        if "[REDACTED:" in (text := json.dumps(value)) or redact.scrub(text)[1]
+    ]
+    if not held:
+        return None
+    fields = ", ".join(held)
+    return {
+        "held_back": held,
+        "said": f"this revision stays on this machine: {fields} hold what the redactor "
+        "flagged, and nothing flagged reaches the team. Revise it with "
+        f"{fields} written without the secret, and the team gets that revision",
+    }
+
+
 def _branch(name: str | None) -> str | None:
     """A branch as stored: redacted, like every text Waymark keeps."""
     if not name:

@@ -94,13 +94,15 @@ def checkpoint(
                 operation=operation,
             )
         _refresh_map(conn, proj)
+        held = checkpoints.team_hold(proj, saved)
         return cast(
             CheckpointSaved,
             {
                 "checkpoint": saved.to_dict(),
                 "saved_revision_id": saved.revision.id,
                 "tokens": saved.revision.tokens,
-            },
+            }
+            | ({"team": held} if held else {}),
         )
 
 

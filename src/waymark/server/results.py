@@ -186,6 +186,7 @@ class CheckpointSaved(TypedDict):
     created: NotRequired[bool]
     queued: NotRequired[Queued]  # record_event whose summary reads as an instruction: held
     flags: NotRequired[list[str]]
+    team: NotRequired[dict[str, Any]]  # {held_back: [fields], said}: kept off the team
 
 
 class Status(TypedDict):
