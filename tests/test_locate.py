@@ -257,3 +257,44 @@ def test_git_file_without_gitdir_raises_project_error(tmp_path):
 def test_stray_git_directory_that_is_not_a_repository_is_passed_over(repo):
     (repo / "src" / ".git").mkdir()
     assert locate(repo / "src").root == str(repo)
+
+
+def test_an_invalid_project_name_is_never_repeated_in_an_error_or_the_hooks_log(tmp_path):
+    """A name is where a pasted secret lands: the error (which a hook logs) says its length
+    and the characters that may not be, never the value; a valid-looking name the redactor
+    flags is refused too."""
+    import json as _json
+    import os as _os
+    import subprocess as _subprocess
+    import sys as _sys
+
+    from waymark.errors import ProjectError
+    from waymark.projects.locate import _parse_name
+
+    corpus = _json.loads((Path(__file__).parent / "fixtures" / "secrets_corpus.json").read_text())
+    config = tmp_path / ".waymark.toml"
+    for case in corpus["positive"]:
+        for secret in case["secrets"]:
+            config.write_text("name = " + _json.dumps(f"app {secret}") + "\n", encoding="utf-8")
+            with pytest.raises(ProjectError) as raised:
+                _parse_name(str(config))
+            assert secret not in str(raised.value) and secret not in repr(raised.value.details)
+    config.write_text('name = "app-ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"\n', encoding="utf-8")
+    with pytest.raises(ProjectError, match="looks like it holds a secret"):
+        _parse_name(str(config))
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    repo.mkdir()
+    _subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".waymark.toml").write_text('name = "db pw Pg#6oukfbH0bu7F"\n', encoding="utf-8")
+    payload = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart",
+               "source": "startup"}  # fmt: skip
+    done = _subprocess.run(
+        [_sys.executable, "-I", "-c", "from waymark.hooks.session_start import main;main()",
+         "claude-code"], input=_json.dumps(payload).encode(), capture_output=True,
+        env={**_os.environ, "WAYMARK_HOME": str(home)}, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == b""
+    logged = (home / "hooks.log").read_text(encoding="utf-8")
+    assert "the project name is invalid (21 characters, with spaces, '#')" in logged
+    assert "6oukfbH0bu7F" not in logged

@@ -180,13 +180,41 @@ def _parse_name(path: str) -> str | None:
     if name is None:
         return None
     if not (isinstance(name, str) and 1 <= len(name) <= NAME_MAX and set(name) <= _NAME_CHARS):
+        # Never the value itself: a name is what a pasted secret lands in, and this message
+        # goes to the hooks' log. Its length and the characters that may not be are enough.
+        bad = sorted(set(name) - _NAME_CHARS) if isinstance(name, str) else []
+        what = (f"{len(name)} characters" + (f", with {_shown(bad)}" if bad else "")
+                if isinstance(name, str) else f"a {type(name).__name__}, not text")  # fmt: skip
         raise ProjectError(
-            f"{path}: project name {name!r} is invalid; use 1-{NAME_MAX} characters "
+            f"{path}: the project name is invalid ({what}); use 1-{NAME_MAX} characters "
             "from letters, digits, '.', '_' and '-'",
             path=path,
-            name=repr(name),
+        )
+    if secret_like(name):
+        raise ProjectError(
+            f"{path}: the project name looks like it holds a secret (the redactor flags it); "
+            "choose another name: it is shown in every packet and log",
+            path=path,
         )
     return name
+
+
+def secret_like(name: str) -> bool:
+    """Whether the redactor flags a project name. Only a name with a long part of letters
+    and digits pays for the redactor's patterns (a hook imports no `re` otherwise)."""
+    parts = name.replace(".", "-").replace("_", "-").split("-")
+    if not any(len(p) >= 16 and not p.isalpha() and not p.isdigit() for p in parts):
+        return False
+    from waymark.base import redact
+
+    return redact.scrub(name)[1] > 0
+
+
+def _shown(chars: list[str]) -> str:
+    """The characters a name may not hold, as a person reads them (never letters of it)."""
+    named = {" ": "spaces", "\t": "tabs", "\n": "line breaks"}
+    out = [named.get(c) or (repr(c) if not c.isalnum() else "letters outside A-Z") for c in chars]
+    return ", ".join(dict.fromkeys(out))
 
 
 def _head(where: Location | str | os.PathLike[str]) -> tuple[str, str, str] | None:
