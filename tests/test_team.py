@@ -124,6 +124,13 @@ def test_the_cli_connects_shows_and_disconnects(store, repo):
     assert again.returncode == 1 and json.loads(again.stdout)["code"] == "team_not_connected"
     env = {**os.environ, "WAYMARK_TEAM_URL": url}
     assert "(from WAYMARK_TEAM_URL)" in _cli("team", "status", env=env).stdout
+    with psycopg.connect(conninfo, autocommit=True) as c:  # a newer Waymark migrated it
+        c.execute("INSERT INTO team_schema_migrations (name, waymark, applied_at)"
+                  " VALUES ('m999_from_the_future', '9.1.0', now())")  # fmt: skip
+    newer = _cli("team", "status", env=env)
+    assert "writes      no: the server's schema is newer" in newer.stdout
+    facts = json.loads(_cli("team", "status", "--json", env=env).stdout)
+    assert facts["writes"] is False
 
 
 def test_a_bad_url_is_a_clear_error():

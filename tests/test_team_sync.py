@@ -118,8 +118,10 @@ def test_a_supersede_travels_and_a_double_revision_is_a_conflict(team):
     assert "a team conflict" in waiting["reason"] and base["id"] in waiting["reason"]
     assert waiting["fields"]["content"] == "Deploys need the VPN and a second key"
     said = ann.run("sync").stdout
-    assert "1 conflicts wait" in said and "  conflict cand_" in said and "--approve" in said
-    assert "1 conflicts wait for review" in ann.run("team", "status").stdout
+    assert "1 conflict waits" in said and "  conflict cand_" in said and "--approve" in said
+    assert "1 conflict waits for review" in ann.run("team", "status").stdout
+    again = ann.run("sync").stdout  # nothing new met: nothing said to wait that was not
+    assert "conflict" not in again.split("\n")[1]
     assert ann.active() == ["Deploys need the VPN and a reviewer"]
     (theirs,) = ann.json("candidates", "--kind", "conflict")["results"]
     assert theirs["fields"]["content"] == "Deploys need the VPN and a second key"

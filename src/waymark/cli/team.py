@@ -181,8 +181,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         + (f", {done['personal']} personal kept here" if done.get("personal") else ""),
         f"{'would bring' if args.dry_run else 'brought'} {done['pulled']} from the team"
         + ("" if args.dry_run else f" ({done['applied']} applied)")
-        + (f"; {done['conflicts']} conflicts wait in `waymark candidates --kind conflict`"
-           if done.get("conflicts") else ""),
+        + _waiting(len(done.get("conflicted") or [])),
     ]  # fmt: skip
     lines += _conflict_lines(done)
     if done.get("read_only"):
@@ -225,7 +224,8 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
             lines.append(f"this project {here['project_key']}: last sync {when}, "
                          f"{here['unsent']} memory and checkpoint events not sent yet")  # fmt: skip
             if here["conflicts"]:
-                lines.append(f"  {here['conflicts']} conflicts wait for review: "
+                n = here["conflicts"]
+                lines.append(f"  {n} conflict{' waits' if n == 1 else 's wait'} for review: "
                              "`waymark candidates --kind conflict`")  # fmt: skip
         elif here:
             lines.append(here["why"])  # it says the project is not shared, and why
@@ -233,12 +233,27 @@ def cmd_team_status(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def _waiting(n: int) -> str:
+    """What waits for review, counted from the queue itself (never from a tally of what the
+    sync met, which a settled conflict is part of)."""
+    if not n:
+        return ""
+    return (f"; {n} conflict{' waits' if n == 1 else 's wait'} in `waymark candidates --kind"
+            " conflict`")  # fmt: skip
+
+
 def _facts(found: dict[str, Any]) -> list[str]:
     schema = found["schema"]
     said = f"schema      {schema['server']} on the server, {schema['client']} here"
     if schema["server"] < schema["client"]:
         said += " (the server's is brought up at the next connect or sync)"
-    writes = "yes" if found["writes"] else "no: this role may only read (recall, never write)"
+    if schema["server"] > schema["client"]:
+        writes = ("no: the server's schema is newer than this Waymark's, and sync refuses it;"
+                  " install the Waymark the rest of the team runs")  # fmt: skip
+    elif found["writes"]:
+        writes = "yes"
+    else:
+        writes = "no: this role may only read (recall, never write)"
     return [said, f"writes      {writes}"]
 
 

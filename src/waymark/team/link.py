@@ -117,10 +117,13 @@ def _password_note(conninfo: str, parts: dict[str, str]) -> str:
 
 
 def _facts(conn: Any) -> dict[str, Any]:
+    """The server, both schemas, and whether this machine's sync may write there: the role
+    may, and the server's schema is not newer than this Waymark's (sync refuses then)."""
+    schema = team_db.schema_version(conn)
     return {
         "server": team_db.server_version(conn),
-        "schema": {"server": team_db.schema_version(conn), "client": team_db.SCHEMA_VERSION},
-        "writes": team_db.can_write(conn),
+        "schema": {"server": schema, "client": team_db.SCHEMA_VERSION},
+        "writes": team_db.can_write(conn) and schema <= team_db.SCHEMA_VERSION,
     }
 
 
