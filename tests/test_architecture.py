@@ -191,8 +191,8 @@ TEAM_ONLY = {
     "waymark.teamstore.events": ["add_events"],  # other machines' events, once by event id
     # full text and pgvector; the server's lexeme counts; its vector index, grown with it
     "waymark.teamstore.search": ["lexeme_shares", "team_matches", "tend_vectors"],
-    # many in one round; the team's line of a chain
-    "waymark.teamstore.memories": ["get_memories", "insert_memories", "successors"],
+    # many in one round; the team's line of a chain; a pull's vectors (the sender's)
+    "waymark.teamstore.memories": ["get_vectors", "insert_memories", "successors"],
     "waymark.teamstore.checkpoints": ["get_revisions"],  # many in one round
 }
 

@@ -16,10 +16,9 @@ from waymark.packets import sessions
 from waymark.projects.resolve import Project
 from waymark.storage import checkpoints, memories
 from waymark.storage.connection import Connection
-from waymark.storage.events import team_authors
+from waymark.storage.memories import team_authors
 
 SESSIONS_CHARTED = 30
-AUTHORS_FROM = 5_000  # the newest memories pulled from the team, for "who wrote what"
 
 
 def overview(conn: Connection, project: Project) -> dict[str, Any]:
@@ -48,5 +47,5 @@ def team(conn: Connection, project: Project) -> dict[str, Any] | None:
     out: dict[str, Any] = {"store": link.shown(link.split_password(found[0])[2])}
     out |= sync.status_of(conn, project)
     if out.get("shared"):
-        out["authors"] = team_authors(conn, project.id, AUTHORS_FROM)
+        out["authors"] = team_authors(conn, project.id)
     return out

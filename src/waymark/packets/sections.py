@@ -148,8 +148,9 @@ def decisions(
 ) -> tuple[list[str], list[tuple[str, str]], int]:
     """The decisions made since the last session began (DECISIONS_NEW at most, newest
     first), then the newest older active ones while fewer than DECISIONS_SHOWN are listed:
-    their lines, (id, why) notes, and how many new ones were not listed. Those `shown`
-    (the packet's rules) are not repeated."""
+    their lines (a decision whose change git reverted flagged REVERTED, as every packet
+    flags it), (id, why) notes, and how many new ones were not listed. Those `shown` (the
+    packet's rules) are not repeated."""
     from waymark.base import clock
     from waymark.storage.memories import newest_decisions
 
@@ -165,7 +166,15 @@ def decisions(
     new = [m for m in found if m.created_at >= since]
     older = [m for m in found if m.created_at < since]
     listed = new[:DECISIONS_NEW] + older[: max(0, DECISIONS_SHOWN - len(new))]
-    lines = [memory_line(m, "new" if m.created_at >= since and since else "") for m in listed]
+    from waymark.storage.outcomes import reverted_among
+
+    reverted = reverted_among(conn, project.id, [m.id for m in listed])
+    lines = [
+        memory_line(
+            m, "REVERTED" if m.id in reverted else "new" if since and m.created_at >= since else ""
+        )
+        for m in listed
+    ]
     notes = [
         (m.id, "decision since the last session" if m.created_at >= since else "newest decision")
         for m in listed

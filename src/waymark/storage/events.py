@@ -225,18 +225,6 @@ def session_events(conn: apsw.Connection, session_id: str, limit: int) -> list[d
     return out
 
 
-def team_authors(conn: apsw.Connection, project_id: str, limit: int) -> list[tuple[str, int]]:
-    """(author, memories) among the project's newest `limit` memories pulled from the team,
-    most first."""
-    return [(str(a), int(n)) for a, n in conn.execute(
-        "SELECT author, count(DISTINCT memory_id) FROM (SELECT memory_id,"
-        " json_extract(detail, '$.author') AS author FROM events WHERE project_id = ?"
-        " AND op = 'team.pull' AND memory_id IS NOT NULL ORDER BY seq DESC LIMIT ?)"
-        " WHERE author IS NOT NULL GROUP BY author ORDER BY 2 DESC, 1 LIMIT 20",
-        (project_id, limit),
-    )]  # fmt: skip
-
-
 def named_in_session(
     conn: apsw.Connection, session_id: str, memory_ids: Sequence[str]
 ) -> dict[str, str]:

@@ -688,3 +688,17 @@ def of_project(conn: Connection, project_id: str) -> list[Memory]:
         (project_id,),
     ).fetchall()
     return [from_row(tuple(r)) for r in rows]
+
+
+def team_authors(conn: Connection, project_id: str) -> list[tuple[str, int]]:
+    """(author, active memories) of the project's memories pulled from the team, most first
+    (20 at most), from their own index (m047)."""
+    return [
+        (str(client)[5:], int(n))
+        for client, n in conn.execute(
+            "SELECT client, count(*) FROM memories INDEXED BY memories_team_authors"
+            " WHERE project_id = ? AND status = 'active' AND client LIKE 'team:%'"
+            " GROUP BY client ORDER BY 2 DESC, 1 LIMIT 20",
+            (project_id,),
+        )
+    ]

@@ -990,11 +990,14 @@ CREATE TABLE term_counts_state (id INTEGER PRIMARY KEY CHECK (id = 1), state BLO
 # session's last change with its own mark, never with a save another session made.
 # The newest decisions, for the SessionStart packet: through `memories_by_kind` it sorted a
 # project's every decision (35 ms at 12,000 of 100,000 memories); this index holds only
-# the active decisions.
+# the active decisions. Who wrote the team's memories, for the overview, counted whole (it
+# counted among the newest 5,000 pulls): an index of the memories pulled from the team.
 M047_HANDED_OFF = """
 ALTER TABLE sessions ADD COLUMN handed_off_at TEXT;
 CREATE INDEX memories_decisions ON memories (project_id, created_at DESC, id DESC)
 WHERE status = 'active' AND type = 'decision';
+CREATE INDEX memories_team_authors ON memories (project_id, client)
+WHERE status = 'active' AND client LIKE 'team:%';
 """
 
 MIGRATIONS: list[tuple[str, str]] = [
