@@ -76,12 +76,23 @@ function Install-Into([string[]]$PipArgs) {
     return ($LASTEXITCODE -eq 0)
 }
 
+# Whether the installed Waymark finds the embedding model without the network (a folder it
+# was given, or the one it downloaded before): then nothing is fetched.
+function Test-ModelHere {
+    if (-not (Test-Path $envPython)) { return $false }
+    & $envPython -c 'import sys; from waymark.recall import embed; sys.exit(not embed.semantic_available()[0])' 2>$null
+    return ($LASTEXITCODE -eq 0)
+}
+
 if ($DryRun) {
     Say 'dry run: nothing is written'
     $with = if ($NoSemantic) { 'without' } else { 'with' }
     Say "would create or upgrade the environment $prefix and install Waymark from $src ($with semantic recall)"
     Say "would write $(Join-Path $binDir 'waymark.cmd') and add $binDir to your user PATH"
-    if (-not $NoSemantic) { Say "would fetch the embedding model (about 90 MB) with 'waymark index'" }
+    if (-not $NoSemantic) {
+        if (Test-ModelHere) { Say 'would use the embedding model already here (nothing to fetch)' }
+        else { Say "would fetch the embedding model (about 90 MB) with 'waymark index'" }
+    }
     if ($PerProject) {
         Say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
     } else {
@@ -181,7 +192,8 @@ if ($everywhere -match 'true$') {
     $capture = "per project: hooks stay silent until you run 'waymark enable' in a repository (every repository: 'waymark config capture.all_git_repos true')"
 }
 if ($semanticDone) {
-    Say 'fetching the embedding model (about 90 MB, once)'
+    if (Test-ModelHere) { Say 'the embedding model is here already; embedding what has no vector yet' }
+    else { Say 'fetching the embedding model (about 90 MB, once)' }
     if (Invoke-Waymark @('index', '--all-projects')) {
         $recall = 'semantic and lexical (the MCP server embeds new memories by itself)'
     } else {

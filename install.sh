@@ -50,12 +50,26 @@ find_python() {
     return 1
 }
 
+# Whether the installed Waymark finds the embedding model without the network (a folder it
+# was given, or the one it downloaded before): then nothing is fetched.
+model_here() {
+    [ -x "$prefix/bin/python" ] && "$prefix/bin/python" -c \
+        'import sys; from waymark.recall import embed; sys.exit(not embed.semantic_available()[0])' \
+        2>/dev/null
+}
+
 if [ "$dry_run" = 1 ]; then
     say "dry run: nothing is written"
     say "would create or upgrade the environment $prefix and install Waymark from $src" \
         "($([ "$semantic" = 1 ] && echo 'with' || echo 'without') semantic recall)"
     say "would link $bin_dir/waymark -> $prefix/bin/waymark"
-    [ "$semantic" = 1 ] && say "would fetch the embedding model (about 90 MB) with 'waymark index'"
+    if [ "$semantic" = 1 ]; then
+        if model_here; then
+            say "would use the embedding model already here (nothing to fetch)"
+        else
+            say "would fetch the embedding model (about 90 MB) with 'waymark index'"
+        fi
+    fi
     if [ "$per_project" = 1 ]; then
         say "would set capture per project: hooks stay silent until 'waymark enable' in a repository"
     else
@@ -144,7 +158,11 @@ case "$everywhere" in
     *) capture="per project: hooks stay silent until you run 'waymark enable' in a repository (every repository: 'waymark config capture.all_git_repos true')" ;;
 esac
 if [ "$with_semantic" = 1 ]; then
-    say "fetching the embedding model (about 90 MB, once)"
+    if model_here; then
+        say "the embedding model is here already; embedding what has no vector yet"
+    else
+        say "fetching the embedding model (about 90 MB, once)"
+    fi
     if wm index --all-projects; then
         recall="semantic and lexical (the MCP server embeds new memories by itself)"
     else

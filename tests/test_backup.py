@@ -454,3 +454,20 @@ def test_erase_names_the_backups_that_still_hold_the_text_and_erases_it_there_to
         assert store.get(conn, secret_id).status == "erased"
     finally:
         conn.close()
+
+
+def test_the_mcp_forget_erase_names_the_backups_that_still_hold_the_text(repo, waymark_home):
+    """The agent's erase says, as the CLI's does, which backups taken before still hold the
+    text and the command that erases it there (a person's act: backups are the user's)."""
+    from conftest import call_tool
+
+    saved = call_tool(repo, "remember", {"type": "fact",
+                                         "content": "Customer Jane Roe lives at 12 Quay Street"})  # fmt: skip
+    memory_id = saved.structured_content["memory"]["id"]
+    taken = backup.backup().path
+    done = call_tool(repo, "forget", {"id": memory_id, "mode": "erase",
+                                      "reason": "a customer's address"})  # fmt: skip
+    assert not done.is_error, done.content
+    said = done.structured_content
+    assert said["status"] == "erased" and said["backups_holding"] == [taken]
+    assert f"waymark erase {memory_id} --from-backups" in said["backups"]

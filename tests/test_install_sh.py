@@ -180,3 +180,28 @@ def test_install_ps1_takes_the_same_steps_as_install_sh():
         "--force-reinstall",
     ):
         assert step in text, step
+
+
+def test_install_sh_dry_run_says_a_model_already_here_is_not_fetched(tmp_path, embedding_model):
+    """Run again where Waymark and its model are installed, the dry run says nothing will be
+    fetched (it said it would fetch a model that was there)."""
+    from waymark.recall import embed
+
+    home = tmp_path / "home"
+    (tmp_path / "tmp").mkdir()
+    prefix = home / ".local" / "share" / "waymark" / "env"
+    (prefix / "bin").mkdir(parents=True)
+    python = prefix / "bin" / "python"  # stands for the installed environment's python
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    data = home / ".local" / "share" / "waymark"
+    (data / embed.MODEL_DIR_FILE).write_text(embedding_model, encoding="utf-8")
+    done = run(["bash", str(ROOT / "install.sh"), "--dry-run", "--no-clients"], clean_env(home),
+               home)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "would use the embedding model already here (nothing to fetch)" in done.stdout
+    assert "would fetch the embedding model" not in done.stdout
+    (data / embed.MODEL_DIR_FILE).unlink()
+    again = run(["bash", str(ROOT / "install.sh"), "--dry-run", "--no-clients"],
+                {**clean_env(home), "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}, home)  # fmt: skip
+    assert "would fetch the embedding model (about 90 MB)" in again.stdout

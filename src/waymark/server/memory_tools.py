@@ -404,7 +404,16 @@ def forget(
                 raise InvalidArgument("erase needs a reason")
             erased = store.erase(conn, proj, id, reason=reason, actor="agent")
             ann.scrub(conn)  # its quantised vector leaves the index file now
-            return cast(Memory, erased.to_dict())
+            from waymark.memories.erasure import backups_holding
+
+            holding = backups_holding(erased.id)
+            said: dict[str, Any] = {}
+            if holding:  # "gone for good" is not true of these until the user says so
+                said = {"backups_holding": holding, "backups": (
+                    f"{len(holding)} backup(s) taken before still hold its text; tell the "
+                    f"user: `waymark erase {erased.id} --from-backups --reason ...` erases it "
+                    "there too")}  # fmt: skip
+            return cast(Memory, erased.to_dict() | said)
         return cast(Memory, store.archive(conn, proj, id, actor="agent", reason=reason).to_dict())
 
 

@@ -50,6 +50,8 @@ class Memory(TypedDict):
     content_hash: str
     key: str | None
     queued: NotRequired[Queued]  # `forget` in capture confirm: the archive waits for review
+    backups_holding: NotRequired[list[str]]  # `forget` erase: backups that still hold it
+    backups: NotRequired[str]  # what to do about them (only the user rewrites backups)
     supersedes: str | None
     superseded_by: str | None
     erased_reason: str | None
