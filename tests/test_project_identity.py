@@ -292,3 +292,24 @@ def test_two_unrelated_repositories_named_alike_are_told_they_share_memories(old
     assert "not a clone" not in session_start(other, "o2")  # said once
     events = ok("log", "--op", "project.name_shared", cwd=other)["events"]
     assert [e["detail"]["root"] for e in events] == [str(other)]
+
+
+def test_an_empty_folder_outside_git_is_not_listed_unless_asked(old, tmp_path):
+    """A plain folder where a command once ran (so a project row exists) holds nothing: the
+    list leaves it out and says so; `--all` shows it; one that holds a memory is listed."""
+    from conftest import call_tool
+
+    plain = tmp_path / "downloads"
+    plain.mkdir()
+    assert not call_tool(plain, "status", {}).is_error  # a client's agent asked here
+    ok("remember", "--content", "a real project's memory", cwd=old)
+    listed = ok("project", "list", cwd=tmp_path)
+    assert [p["root"] for p in listed["projects"]] == [str(old)]
+    assert listed["hidden_empty_folders"] == 1
+    assert (
+        "1 empty folder outside git not shown: --all" in cli("project", "list", cwd=tmp_path).stdout
+    )
+    everything = ok("project", "list", "--all", cwd=tmp_path)["projects"]
+    assert sorted(p["root"] for p in everything) == sorted([str(old), str(plain)])
+    ok("remember", "--content", "notes kept in a plain folder", cwd=plain)
+    assert len(ok("project", "list", cwd=tmp_path)["projects"]) == 2  # it holds one now

@@ -31,7 +31,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_project_list,
         help="every project: id, directory or name, memories, checkpoints, last session",
         example="waymark project list --json",
-    )
+    ).add_argument("--all", dest="all_folders", action="store_true",
+                   help="also the plain folders (outside git) that hold nothing")  # fmt: skip
     rebind = add_command(
         actions,
         "rebind",
@@ -152,14 +153,20 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def cmd_project_list(args: argparse.Namespace, ctx: Context) -> int:
-    rows = manage.summaries(ctx.conn)
+    rows = manage.summaries(ctx.conn, empty_folders=args.all_folders)
+    hidden = (
+        0 if args.all_folders else len(manage.summaries(ctx.conn, empty_folders=True)) - len(rows)
+    )
     lines = [
         f"{r['id']}  {r['kind']:5}  {r['memories']:>5} memories  {r['checkpoints']:>3} checkpoints"
         f"  last session {(r['last_session'] or 'never')[:10]:10}  "
         f"{r['name'] or r['root']}{'  (directory missing)' if r['missing'] else ''}"
         for r in rows
     ] or ["no projects yet"]
-    emit({"projects": rows}, ctx.as_json, "\n".join(lines))
+    if hidden:
+        lines.append(f"({hidden} empty folder{'s' if hidden != 1 else ''} outside git not shown:"
+                     " --all)")  # fmt: skip
+    emit({"projects": rows, "hidden_empty_folders": hidden}, ctx.as_json, "\n".join(lines))
     return 0
 
 

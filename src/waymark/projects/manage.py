@@ -38,13 +38,23 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 
-def summaries(conn: Connection) -> list[dict[str, Any]]:
-    """Every project: id, kind, name, root (and whether it still exists), counts."""
+def summaries(conn: Connection, *, empty_folders: bool = False) -> list[dict[str, Any]]:
+    """Every project: id, kind, name, root (and whether it still exists), counts. A plain
+    folder (not a git repository) that holds nothing, where a client or a command once ran,
+    is left out unless `empty_folders`: it is no project anyone made."""
     out = []
     for row in project_summaries(conn):
         row["missing"] = bool(row["root"]) and not os.path.isdir(row["root"])
-        out.append(row)
+        if empty_folders or not _empty_folder(row):
+            out.append(row)
     return out
+
+
+def _empty_folder(row: dict[str, Any]) -> bool:
+    """A path project of a folder outside git with no memory and no checkpoint."""
+    if row["kind"] != "path" or row["memories"] or row["checkpoints"] or not row["root"]:
+        return False
+    return not os.path.exists(os.path.join(row["root"], ".git"))
 
 
 def find(conn: Connection, spec: str) -> dict[str, Any]:
