@@ -18,7 +18,6 @@ query is imported: hooks call this.
 
 from __future__ import annotations
 
-import os
 import time
 
 from waymark.projects.resolve import Project
@@ -121,23 +120,10 @@ def _first(conn: Connection, project: Project, has_map: bool) -> str:
 
 def in_background(root: str) -> None:
     """Start `waymark map refresh` in `root` as a process of its own that nothing waits
-    for: no pipe of the caller's is held open, and it outlives the caller. On POSIX it is
-    posix_spawn in a session of its own (importing subprocess cost the SessionStart hook
-    7 ms); elsewhere subprocess.Popen."""
+    for (`launch.detached`)."""
     import sys
 
-    code = "import os,sys;os.chdir(sys.argv.pop(1));from waymark.cli import main;main()"
-    argv = [sys.executable, "-I", "-c", code, root, "map", "refresh", "--quiet"]
-    if hasattr(os, "posix_spawn"):
-        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        try:
-            os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
-            return
-        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: subprocess does it
-            pass
-    import subprocess
+    from waymark.base.launch import detached
 
-    subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )  # fmt: skip
+    code = "import os,sys;os.chdir(sys.argv.pop(1));from waymark.cli import main;main()"
+    detached([sys.executable, "-I", "-c", code, root, "map", "refresh", "--quiet"])

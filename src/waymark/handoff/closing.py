@@ -114,21 +114,10 @@ def _extras_later(cwd: str, session_id: str, last_message: str | None) -> None:
     path = new_temp(folder, EXTRAS)
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps({"cwd": cwd, "session_id": session_id, "last_message": last_message}))
-    code = "from waymark.handoff.closing import run_extras;run_extras()"
-    argv = [sys.executable, "-I", "-c", code, path]
-    if hasattr(os, "posix_spawn"):
-        devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        try:
-            os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
-            return
-        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: subprocess does it
-            pass
-    import subprocess
+    from waymark.base.launch import detached
 
-    subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )  # fmt: skip
+    detached([sys.executable, "-I", "-c",
+              "from waymark.handoff.closing import run_extras;run_extras()", path])  # fmt: skip
 
 
 def run_extras() -> None:
