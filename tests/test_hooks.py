@@ -290,6 +290,13 @@ def test_decisions_since_the_last_session_open_the_next_one(conn, enabled, repo)
     )
     assert "Decision 39" in third and "from decisions (budget)" in third
     assert (len(third) + 3) // 4 <= 1750 + 100
+    from waymark.packets import receipts
+
+    (packet,) = receipts.packets(conn, enabled, packet="last")
+    decided = [line for line in packet["lines"] if line["section"] == "Decisions"]
+    left = [line for line in decided if line["why"].startswith("left out")]
+    said = int(third.split(" from decisions")[0].rsplit(" ", 1)[-1])
+    assert len(left) == said  # every decision the packet did not show, named
 
 
 def test_the_mcp_recall_answer_names_the_ids_it_left_out():

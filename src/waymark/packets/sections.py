@@ -145,12 +145,12 @@ DECISIONS_READ = 30
 
 def decisions(
     conn: Connection, project: Project, session_id: str, shown: set[str]
-) -> tuple[list[str], list[tuple[str, str]], int]:
+) -> tuple[list[str], list[tuple[str, str]], int, list[str]]:
     """The decisions made since the last session began (DECISIONS_NEW at most, newest
     first), then the newest older active ones while fewer than DECISIONS_SHOWN are listed:
     their lines (a decision whose change git reverted flagged REVERTED, as every packet
-    flags it), (id, why) notes, and how many new ones were not listed. Those `shown` (the
-    packet's rules) are not repeated."""
+    flags it), (id, why) notes, and how many new ones were not listed, and their ids (the
+    receipt names them). Those `shown` (the packet's rules) are not repeated."""
     from waymark.base import clock
     from waymark.storage.memories import newest_decisions
 
@@ -160,7 +160,7 @@ def decisions(
         if m.id not in shown
     ]
     if not found:
-        return [], [], 0
+        return [], [], 0, []
     last = sessions.recent_sessions(conn, project.id, session_id, 1)
     since = last[0][2] if last else ""
     new = [m for m in found if m.created_at >= since]
@@ -179,7 +179,8 @@ def decisions(
         (m.id, "decision since the last session" if m.created_at >= since else "newest decision")
         for m in listed
     ]
-    return lines, notes, max(0, len(new) - DECISIONS_NEW)
+    unlisted = [m.id for m in new[DECISIONS_NEW:]]
+    return lines, notes, len(unlisted), unlisted
 
 
 def not_restated(

@@ -257,7 +257,7 @@ def packet(
         shown = {memory_id for memory_id, _ in rules[1] if memory_id}
         decided = sections.decisions(conn, project, session_id, shown)
         parts += [
-            Section("Decisions", decided[0], 250, decided[2], decided[1]),
+            Section("Decisions", decided[0], 250, decided[2], decided[1], decided[3]),
             Section("Recent work", sections.recent_work(conn, project, session_id), 250),
             Section(
                 "Repository since last session",
