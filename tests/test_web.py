@@ -41,7 +41,7 @@ class Dashboard:
         self.clients: list[httpx.Client] = []
         self.url = self.started["url"]
         self.base = self.url.split("/?")[0]
-        self.token = self.url.split("token=")[1]
+        self.token = self.url.split("token=")[1].split("&")[0]
 
     def cli(self, *args):
         done = subprocess.run([sys.executable, "-m", "waymark", *args, "--json"], cwd=self.repo,
@@ -222,7 +222,38 @@ def test_a_second_start_finds_the_running_dashboard(dashboard):
     )  # fmt: skip
     said = json.loads(again.stdout)
     assert again.returncode == 0 and said["running"] is True
-    assert said["pid"] == dashboard.started["pid"] and said["url"] == dashboard.url
+    here = dashboard.cli("project")["id"]
+    assert said["pid"] == dashboard.started["pid"]
+    assert said["url"] == dashboard.url.split("&")[0] + f"&project={here}"  # opens on it
+
+
+def test_the_dashboard_opens_on_the_project_of_the_directory_it_was_started_in(dashboard, tmp_path):
+    """Started in a repository without --project, the page is that repository's, though
+    another project had the newest session."""
+    other = tmp_path / "other"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    start = {"session_id": "newest", "cwd": str(other), "hook_event_name": "SessionStart",
+             "source": "startup"}  # fmt: skip
+    for args in (["remember", "--content", "elsewhere"],):
+        subprocess.run([sys.executable, "-m", "waymark", *args], cwd=other, env=dashboard.env,
+                       check=True, capture_output=True)  # fmt: skip
+    subprocess.run([sys.executable, "-I", "-c",
+                    "from waymark.hooks.session_start import main;main()", "claude-code"],
+                   input=json.dumps(start).encode(), env=dashboard.env, capture_output=True,
+                   check=True)  # fmt: skip
+    again = subprocess.run(
+        [sys.executable, "-m", "waymark", "ui", "--no-open", "--json"], cwd=dashboard.repo,
+        env=dashboard.env, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    url = json.loads(again.stdout)["url"]
+    client = dashboard.plain()
+    entered = client.get(url.split(dashboard.base, 1)[1])
+    assert entered.status_code == 303 and "project=" in entered.headers["location"]
+    listed = client.get("/memories?" + entered.headers["location"].split("?", 1)[1]).text
+    assert "Money is integer cents" in listed and "elsewhere" not in listed
+    newest = client.get("/memories").text  # without it: the newest session's project
+    assert "elsewhere" in newest
 
 
 def test_the_feed_sends_new_events_as_they_happen(dashboard):
@@ -510,6 +541,16 @@ def test_the_overview_draws_memories_tokens_queue_age_and_hook_times(worked):
     assert "<strong>1</strong> waiting for review" in page
 
 
+def test_a_stacked_bar_names_a_part_by_what_it_stands_for():
+    """The hook chart draws the p95 as the stretch past the p50: its tooltip says the p95
+    (it said the stretch, p95 minus p50)."""
+    from waymark.web import charts
+
+    (row,) = charts.rows([("claude-code Stop", [("p50", 10.0), ("p95", 5.0, 15.0)])])["rows"]
+    assert [(p["part"], p["value"]) for p in row["parts"]] == [("p50", 10.0), ("p95", 15.0)]
+    assert row["total"] == 15.0 and row["parts"][1]["w"] == row["parts"][0]["w"] / 2
+
+
 def test_the_health_page_flags_a_wired_hook_that_stayed_silent(worked, repo):
     from test_hooks import hook
 
@@ -691,3 +732,28 @@ def test_no_route_reads_a_file_outside_the_data_home_and_the_project(dashboard, 
     (first,) = dashboard.cli("list")["results"]
     page = client.get(f"/memories/{first['id']}/diff", params={"with": "../../etc/passwd"})
     assert page.status_code == 404 and "root:" not in page.text
+
+
+def test_in_a_browser_dark_mode_follows_the_system_and_the_tab_has_an_icon(dashboard, browser):
+    """`prefers-color-scheme: dark` gives dark pages (the page, its cards, its charts); the
+    tab's icon answers, at /favicon.ico too."""
+    context = browser.new_context(color_scheme="dark")
+    page = context.new_page()
+    page.goto(dashboard.url)
+
+    def color(selector: str, prop: str) -> str:
+        return page.eval_on_selector(selector, f"e => getComputedStyle(e).{prop}")
+
+    assert color("body", "backgroundColor") == "rgb(20, 24, 29)"
+    assert color("body", "color") == "rgb(227, 231, 236)"
+    assert color("ul.numbers li", "backgroundColor") == "rgb(29, 35, 42)"
+    _shot(page, "overview-dark")
+    light = browser.new_context(color_scheme="light").new_page()
+    light.goto(dashboard.url)
+    assert light.eval_on_selector("body", "e => getComputedStyle(e).backgroundColor") == (
+        "rgb(247, 248, 250)"
+    )
+    icon = page.request.get(dashboard.base + "/favicon.ico")
+    assert icon.status == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert page.eval_on_selector("link[rel=icon]", "e => e.href").endswith("/static/icon.svg")
+    context.close()

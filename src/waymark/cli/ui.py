@@ -36,9 +36,11 @@ def cmd_ui(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.web import guard
 
     token = guard.install_token()
+    here = ctx.read_project()  # the page opens on this directory's project (or --project's)
+    args.opening = f"&project={here.id}" if here is not None else ""
     running = _running(home.data_home(), token)
     if running is not None:
-        url = _url(running["host"], running["port"], token)
+        url = _url(running["host"], running["port"], token) + args.opening
         emit({"url": url, "running": True, "pid": running["pid"]}, ctx.as_json,
              f"the dashboard already runs (pid {running['pid']}): {url}")  # fmt: skip
         _open(url, args.no_open)
@@ -56,7 +58,7 @@ def _serve(args: argparse.Namespace, ctx: Context, token: str) -> int:
     host = args.host
     listener, port = serving.listen(host, args.port)
     shown = "127.0.0.1" if host in ("127.0.0.1", "localhost") else host
-    url = _url(shown, port, token)
+    url = _url(shown, port, token) + args.opening
     marker = os.path.join(home.ensure_home(), RUNNING_FILE)
     _write_running(marker, {"pid": os.getpid(), "host": shown, "port": port})
 

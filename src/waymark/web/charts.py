@@ -42,21 +42,23 @@ def columns(points: list[tuple[str, float]], *, height: int = 140) -> dict[str, 
     return {"width": WIDTH, "height": height, "top": top, "bars": bars, "base": inner + 4}
 
 
-def rows(items: list[tuple[str, list[tuple[str, float]]]], *, row: int = 22) -> dict[str, Any]:
-    """Horizontal stacked bars: one row per (label, [(part, value)]), parts left to right,
-    on one scale: {width, height, top, rows: [{y, label, total, parts: [{x, w, part,
-    value}]}]}."""
-    top = nice_max(max((sum(v for _, v in parts) for _, parts in items), default=0))
+def rows(items: list[tuple[str, list[tuple[Any, ...]]]], *, row: int = 22) -> dict[str, Any]:
+    """Horizontal stacked bars: one row per (label, [(part, value[, said])]), parts left to
+    right, on one scale; `said` is the value a part's tooltip names when its width is not
+    it (a p95 drawn as the stretch past the p50): {width, height, top, rows: [{y, label,
+    total, parts: [{x, w, part, value}]}]}."""
+    top = nice_max(max((sum(p[1] for p in parts) for _, parts in items), default=0))
     span = WIDTH - LABELS - 60
     out = []
     for i, (label, parts) in enumerate(items):
         x, drawn = float(LABELS), []
-        for part, value in parts:
+        for part, value, *said in parts:
             w = span * value / top
             if w > 0:
-                drawn.append({"x": x, "w": w, "part": part, "value": value})
+                drawn.append({"x": x, "w": w, "part": part,
+                              "value": said[0] if said else value})  # fmt: skip
             x += w
-        out.append({"y": 4 + i * row, "label": label, "total": sum(v for _, v in parts),
+        out.append({"y": 4 + i * row, "label": label, "total": sum(p[1] for p in parts),
                     "parts": drawn, "end": x})  # fmt: skip
     return {"width": WIDTH, "height": 8 + len(items) * row, "top": top, "rows": out,
             "bar": row - 6, "labels": LABELS}  # fmt: skip
