@@ -458,6 +458,25 @@ def test_pin_and_erase_with_its_confirmation(dashboard):
     shown = dashboard.cli("show", now["id"])
     assert shown["status"] == "erased" and "integer cents" not in json.dumps(shown)
     assert "a customer&#39;s name" in client.get(f"/memories/{now['id']}").text
+    assert "erased: its text is gone" in client.get(erased.headers["location"]).text
+
+
+def test_archive_says_what_happened_and_unarchive_undoes_it(dashboard):
+    (first,) = dashboard.cli("list")["results"]
+    client = dashboard.client()
+    page = client.get(f"/memories/{first['id']}").text
+    common = {"csrf": _csrf(page), "project": re.search(r'name="project" value="([^"]+)"',
+                                                        page).group(1)}  # fmt: skip
+    archived = client.post(f"/memories/{first['id']}/archive", data={**common, "reason": "old"})
+    assert archived.status_code == 303
+    shown = client.get(archived.headers["location"]).text
+    assert "archived: it reaches no packet" in shown and "Unarchive</button>" in shown
+    assert dashboard.cli("show", first["id"])["status"] == "archived"
+    back = client.post(f"/memories/{first['id']}/unarchive", data=common)
+    assert back.status_code == 303 and "unarchived" in client.get(back.headers["location"]).text
+    assert dashboard.cli("show", first["id"])["status"] == "active"
+    refused = client.post(f"/memories/{first['id']}/unarchive", data=common)  # active already
+    assert "error=" in refused.headers["location"]
 
 
 @pytest.fixture

@@ -498,7 +498,16 @@ def _archive(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> s
 
     store.archive(conn, project, memory_id, reason=form.get("reason") or None,
                   team=form.get("team") == "1")  # fmt: skip
-    return f"/memories/{memory_id}"
+    said = "archived: it reaches no packet and no recall; unarchive it below to undo"
+    return f"/memories/{memory_id}?said={_quote(said)}"
+
+
+def _unarchive(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
+    """An archived memory active again (what an archive, or a sweep, can undo)."""
+    from waymark.memories import store
+
+    store.unarchive(conn, project, memory_id, actor="user")
+    return f"/memories/{memory_id}?said={_quote('unarchived: active again')}"
 
 
 def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
@@ -511,7 +520,7 @@ def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str
     store.erase(conn, project, memory_id, reason=form.get("reason", ""),
                 team=form.get("team") == "1")  # fmt: skip
     ann.scrub(conn)  # its quantised vector leaves the index file now
-    return f"/memories/{memory_id}"
+    return f"/memories/{memory_id}?said={_quote('erased: its text is gone, its tombstone kept')}"
 
 
 def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
@@ -525,7 +534,8 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
 
 
 FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
-CHANGES = {"edit": _edit, "archive": _archive, "erase": _erase, "feedback": _feedback}
+CHANGES = {"edit": _edit, "archive": _archive, "unarchive": _unarchive, "erase": _erase,
+           "feedback": _feedback}  # fmt: skip
 
 
 class _Store:
