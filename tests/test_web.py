@@ -272,6 +272,24 @@ def test_the_feed_sends_new_events_as_they_happen(dashboard):
                 seen.append(json.loads(line[6:]))
                 break
     assert seen[0]["op"] == "remember" and seen[0]["memory_id"]
+    assert (seen[0]["type"], seen[0]["title"]) == ("note", "Fed to the page")  # what it is
+
+
+def test_the_feed_goes_on_from_what_the_page_was_drawn_from(dashboard):
+    """A write made between drawing a page and its feed connecting is not missed: the page
+    names the last event it was drawn from, and the feed replays from there."""
+    client = dashboard.client()
+    page = client.get("/overview").text
+    src = re.search(r'data-src="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "&after=" in src
+    dashboard.cli("remember", "--type", "note", "--content", "Written before the feed joined")
+    seen: list[dict] = []
+    with client.stream("GET", src, timeout=15) as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data: "):
+                seen.append(json.loads(line[6:]))
+                break
+    assert seen[0]["title"] == "Written before the feed joined"
 
 
 def test_another_listening_address_still_needs_the_token(tmp_path, repo):
@@ -369,8 +387,8 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     expect(page.get_by_text("fused").first).to_be_visible()
     _shot(page, "search")
 
-    made = dashboard.cli("remember", "--type", "note", "--content", "Seen live")
-    feed = page.locator("#feed li").filter(has_text=made["memory"]["id"][:10])
+    dashboard.cli("remember", "--type", "note", "--content", "Seen live")
+    feed = page.locator("#feed li").filter(has_text="Seen live")  # its title, not its id
     expect(feed).to_have_count(1, timeout=10_000)  # the live feed, with no reload
     _shot(page, "feed")
 

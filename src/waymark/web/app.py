@@ -71,6 +71,10 @@ class _Pages:
         page = self.templates.get_template(name)
         values.setdefault("csrf", request.scope["state"]["csrf"])
         values.setdefault("error", None)
+        if values.get("project") is not None and "feed_after" not in values:
+            # the live corner goes on from what this page was drawn from: a write made
+            # between drawing and connecting is not missed
+            values["feed_after"] = _last_seq()
         return HTMLResponse(page.render(**values), status_code=status)
 
     def failed(self, request: Any, exc: WaymarkError, status: int = 400) -> Any:
@@ -595,12 +599,19 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
     """The audit events after seq `after` of a project (and the store-wide ones), oldest
     first, as the feed shows them."""
     from waymark.storage.events import query_events
+    from waymark.storage.memories import get_memories
 
     with _Store() as opened:
         found = query_events(opened.conn, project_id=project_id, everywhere=project_id is None,
                              ops=(), since=None, limit=100, after_seq=after)  # fmt: skip
-    return [{"seq": e["seq"], "at": e["at"], "op": e["op"], "memory_id": e["memory_id"],
-             "actor": e["actor"]} for e in reversed(found)]  # fmt: skip
+        named = get_memories(opened.conn, [e["memory_id"] for e in found if e["memory_id"]])
+    out = []
+    for e in reversed(found):
+        m = named.get(e["memory_id"] or "")
+        out.append({"seq": e["seq"], "at": e["at"], "op": e["op"], "memory_id": e["memory_id"],
+                    "actor": e["actor"], "type": m.type if m else None,
+                    "title": m.title if m and m.status != "erased" else None})  # fmt: skip
+    return out
 
 
 def _int(value: str | None, default: int) -> int:

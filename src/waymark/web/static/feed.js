@@ -18,7 +18,15 @@
       const link = document.createElement("a");
       link.href = "/memories/" + encodeURIComponent(event.memory_id) +
         (project ? "?project=" + encodeURIComponent(project) : "");
-      link.textContent = event.memory_id.slice(0, 10);
+      // what the memory is, not its id: two writes of one batch share the id's time part
+      link.textContent = event.title || event.memory_id;
+      if (event.type) {
+        const kind = document.createElement("span");
+        kind.className = "type type-" + event.type;
+        kind.textContent = event.type;
+        item.appendChild(kind);
+        item.appendChild(document.createTextNode(" "));
+      }
       item.appendChild(link);
     }
     if (event.actor) item.appendChild(document.createTextNode(" by " + event.actor));
