@@ -435,6 +435,40 @@ def test_the_health_page_shows_the_doctors_checks(dashboard):
         assert f"<td>{check}" in page, check
 
 
+def test_the_health_page_serves_the_last_check_and_runs_it_again_on_request(dashboard):
+    """A load shows the check kept last (by the page or `waymark doctor`) with its time, and
+    runs nothing: the self-test hook's runs do not grow; "Check again" runs it."""
+    from waymark.base import hookruns
+
+    subprocess.run(
+        [sys.executable, "-m", "waymark", "doctor"],
+        cwd=dashboard.repo,
+        env=dashboard.env,
+        capture_output=True,
+        timeout=120,
+    )  # healthy or not
+    kept = json.loads((dashboard.home / "doctor.json").read_text(encoding="utf-8"))
+
+    def self_tests() -> int:
+        text = (dashboard.home / hookruns.NAME).read_text(encoding="utf-8")
+        return sum(1 for line in text.splitlines() if f"\t{hookruns.SELF_TEST}\t" in line)
+
+    before = self_tests()
+    client = dashboard.client()
+    page = client.get("/health").text
+    assert f'datetime="{kept["at"]}"' in page and "Check again" in page
+    client.get("/health")
+    assert self_tests() == before  # two loads, no check run
+    again = client.post("/health", data={"csrf": _csrf(page)})
+    assert again.status_code == 303
+    assert "checked again just now" in client.get(again.headers["location"]).text
+    assert self_tests() > before
+    newer = json.loads((dashboard.home / "doctor.json").read_text(encoding="utf-8"))
+    assert newer["at"] > kept["at"]
+    overview = client.get("/overview").text
+    assert "self-test" not in overview  # Waymark's own runs are not a client's
+
+
 def test_a_revision_shows_what_changed_word_by_word_and_escaped(dashboard):
     (first,) = dashboard.cli("list")["results"]
     second = dashboard.cli("supersede", first["id"], "--content",

@@ -147,7 +147,7 @@ def cmd_doctor(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.health import doctor
     from waymark.installers.checks import client_checks
 
-    findings = doctor.run_all(client_checks)
+    findings = doctor.check_and_keep(client_checks)["findings"]  # the dashboard shows it
     if args.self_test:
         from waymark.installers.checks import self_test
 

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 from waymark import __version__, home
 from waymark.base import hookruns, launch
@@ -23,6 +24,39 @@ OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 
 def finding(check: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
     return {"check": check, "status": status, "detail": detail, "fix": fix}
+
+
+CHECK_FILE = "doctor.json"  # in the data home: the last full check, for the dashboard
+
+
+def check_and_keep(
+    client_checks: Callable[[str], list[dict[str, str]]] | None = None,
+) -> dict[str, Any]:
+    """Every check (`run_all`), kept as the last one with its time: {at, findings}. The
+    dashboard shows it without running it again at each load (a second at 20,000
+    memories)."""
+    from waymark.base import clock
+    from waymark.base.files import new_temp
+
+    found = {"at": clock.now(), "findings": run_all(client_checks)}
+    folder = home.data_home()
+    if os.path.isdir(folder):
+        temp = new_temp(folder, CHECK_FILE + ".")
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump(found, f)
+        os.replace(temp, os.path.join(folder, CHECK_FILE))
+    return found
+
+
+def last_check() -> dict[str, Any] | None:
+    """The check `check_and_keep` kept last ({at, findings}), or None."""
+    try:
+        with open(os.path.join(home.data_home(), CHECK_FILE), encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(found, dict) and isinstance(found.get("findings"), list)
+    return found if ok else None
 
 
 def run_all(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from waymark.base import clock
+from waymark.base import clock, hookruns
 from waymark.curation import candidates
 from waymark.health import fired
 from waymark.packets import sessions
@@ -30,7 +30,8 @@ def overview(conn: Connection, project: Project) -> dict[str, Any]:
         "review": candidates.counts(conn, project.id),
         "waiting_since": candidates.waiting_since(conn, project),
         "tokens": sessions.tokens_over_time(conn, project, limit=SESSIONS_CHARTED),
-        "hooks": fired.by_hook(),
+        # a client's runs only: Waymark's own test runs (doctor) are not the client's
+        "hooks": [h for h in fired.by_hook() if h["client"] != hookruns.SELF_TEST],
         "team": team(conn, project),
         "now": clock.now(),
     }

@@ -49,6 +49,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/alive", pages.alive),
             Route("/favicon.ico", pages.favicon),
             Route("/health", pages.health),
+            Route("/health", pages.recheck, methods=["POST"]),
             Route("/feed", pages.feed),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
         ],
@@ -112,7 +113,8 @@ class _Pages:
         from waymark.installers import checks
         from waymark.storage import backup
 
-        findings = doctor.run_all(checks.client_checks)
+        checked = doctor.last_check() or doctor.check_and_keep(checks.client_checks)
+        findings = checked["findings"]
         with _Store() as opened:
             projects, project = opened.projects(request.query_params.get("project"))
         counts = {s: sum(1 for f in findings if f["status"] == s)
@@ -124,7 +126,24 @@ class _Pages:
         return self.render(request, "health.html", projects=projects, project=project,
                            findings=findings, counts=counts, healthy=not counts[doctor.FAIL],
                            hooks=hooks, installed_at=checks.installed_at(), store=store,
-                           backups=backup.listing(limit=10))  # fmt: skip
+                           backups=backup.listing(limit=10), checked_at=checked["at"],
+                           said=request.query_params.get("said"))  # fmt: skip
+
+    async def recheck(self, request: Any) -> Any:
+        """Run every check again (the page shows the last one kept)."""
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._recheck, form)
+
+    def _recheck(self, form: dict[str, str]) -> Any:
+        from waymark.health import doctor
+        from waymark.installers import checks
+
+        doctor.check_and_keep(checks.client_checks)
+        project = form.get("project")
+        where = "/health?said=" + _quote("checked again just now")
+        return _see_other(where + (f"&project={_quote(project)}" if project else ""))
 
     async def feed(self, request: Any) -> Any:
         """New audit events while the page is open (server-sent events): from the one the
