@@ -828,3 +828,28 @@ def test_in_a_browser_dark_mode_follows_the_system_and_the_tab_has_an_icon(dashb
     assert icon.status == 200 and icon.headers["content-type"] == "image/svg+xml"
     assert page.eval_on_selector("link[rel=icon]", "e => e.href").endswith("/static/icon.svg")
     context.close()
+
+
+def test_the_memory_list_tells_two_alike_titles_apart_and_pages_cleanly(dashboard, browser):
+    """Two memories with one title show their text; the pager's links hold no `&&` and say
+    which rows these are; at 390 px the page's table scrolls inside itself."""
+    for text in ("Deploys: run the smoke test first, then tag",
+                 "Deploys: never on Fridays after four"):  # fmt: skip
+        dashboard.cli("remember", "--type", "note", "--title", "Deploys", "--content", text)
+    client = dashboard.client()
+    page = client.get("/memories").text
+    assert page.count(">Deploys</a>") == 2
+    assert "run the smoke test first" in page and "never on Fridays" in page
+    assert "&&" not in page and "&amp;&amp;" not in page
+    assert '<span class="meta">1-3</span>' in page
+    context = browser.new_context(viewport={"width": 390, "height": 800})
+    narrow = context.new_page()
+    narrow.goto(dashboard.url.replace("/?", "/memories?"))
+    narrow.goto(dashboard.base + "/memories")
+    _shot(narrow, "memories-390")
+    wide = narrow.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter(e => e.getBoundingClientRect().right > 392)
+        .map(e => e.tagName + '.' + e.className).slice(0, 8)""")
+    width = narrow.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, (width, wide)  # nothing runs off the screen: the table scrolls
+    context.close()
