@@ -452,15 +452,22 @@ class _Pages:
     def review(self, request: Any) -> Any:
         from waymark.curation import candidates
 
+        q = request.query_params
+        kind = q.get("kind") or None
+        offset = _int(q.get("offset"), 0)
         with _Store() as opened:
             try:
-                projects, project = opened.projects(request.query_params.get("project"))
-                waiting = (candidates.pending(opened.conn, project, limit=200)
+                projects, project = opened.projects(q.get("project"))
+                waiting = (candidates.pending(opened.conn, project, kind=kind,
+                                              limit=REVIEW_PAGE + 1, offset=offset)
                            if project is not None else [])  # fmt: skip
             except WaymarkError as exc:
                 return self.failed(request, exc)
+            more = len(waiting) > REVIEW_PAGE
             return self.render(request, "review.html", projects=projects, project=project,
-                               waiting=waiting, error=request.query_params.get("error"))  # fmt: skip
+                               waiting=waiting[:REVIEW_PAGE], error=q.get("error"),
+                               said=q.get("said"), kinds=candidates.KINDS, kind=kind or "",
+                               offset=offset, more=more, page=REVIEW_PAGE)  # fmt: skip
 
     async def decide(self, request: Any) -> Any:
         from starlette.datastructures import FormData
@@ -476,6 +483,9 @@ class _Pages:
         from waymark.curation import candidates
 
         decision = form.get("decision")
+        if form.get("one"):  # a row's own button: that candidate alone
+            decision, _, one = form["one"].partition(":")
+            ids = [one]
         with _Store() as opened:
             try:
                 _, project = opened.projects(form.get("project"))
@@ -483,18 +493,31 @@ class _Pages:
                     raise WaymarkError("no project here")
                 if decision not in ("approve", "reject"):
                     raise WaymarkError("approve or reject")
-                note = form.get("reason") or None
-                for candidate_id in ids:  # each its own transaction, as the CLI does
+                if not ids:
+                    raise WaymarkError("select a proposal first")
+            except WaymarkError as exc:
+                return _see_other(f"/review?project={_quote(form.get('project', ''))}&error="
+                                  + _quote(exc.message))  # fmt: skip
+            note = form.get("reason") or None
+            done, skipped = [], []
+            for candidate_id in ids:  # every one tried, each its own transaction (as the CLI)
+                try:
                     if decision == "approve":
-                        candidates.approve(opened.conn, project, candidate_id, actor="user",
-                                           note=note, client="dashboard")  # fmt: skip
+                        made = candidates.approve(opened.conn, project, candidate_id,
+                                                  actor="user", note=note, client="dashboard")  # fmt: skip
+                        memory = (made or {}).get("memory") or {}
+                        done.append(f"{candidate_id}" + (f" -> {memory['id']}" if memory else ""))
                     else:
                         candidates.reject(opened.conn, project, candidate_id, actor="user",
                                           note=note)  # fmt: skip
-            except WaymarkError as exc:
-                return _see_other(f"/review?project={form.get('project', '')}&error="
-                                  + _quote(exc.message))  # fmt: skip
-            return _see_other(f"/review?project={project.id}")
+                        done.append(candidate_id)
+                except WaymarkError as exc:
+                    skipped.append(f"{candidate_id}: {exc.message}")
+            verb = "approved" if decision == "approve" else "rejected"
+            said = f"{verb} {len(done)}" + (f" ({', '.join(done)})" if done else "")
+            if skipped:
+                said += f"; skipped {len(skipped)}: " + "; ".join(skipped)
+            return _see_other(f"/review?project={project.id}&said={_quote(said)}")
 
 
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
@@ -557,6 +580,7 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
 
 
 FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
+REVIEW_PAGE = 20  # proposals on one review page
 CHANGES = {"edit": _edit, "archive": _archive, "unarchive": _unarchive, "erase": _erase,
            "feedback": _feedback}  # fmt: skip
 
