@@ -412,6 +412,10 @@ def test_search_ranks_as_recall_does_and_says_why(dashboard):
     assert re.search(r"fused \d\.\d{4} from\s+[a-z_]+ #1", page)
     assert client.get("/search", params={"q": "<script>x</script>"}).text.count("<script>") == 0
     assert "&lt;script&gt;x" in client.get("/search", params={"q": "<script>x</script>"}).text
+    dashboard.cli("remember", "--type", "note", "--title", "Storage", "--content",
+                  "Storage: apsw loads sqlite-vec on macOS, sqlite3 cannot")  # fmt: skip
+    found = client.get("/search", params={"q": "apsw sqlite-vec macOS"}).text
+    assert '<span class="snippet">Storage: apsw loads sqlite-vec' in found  # its text, shown
 
 
 def test_checkpoints_list_and_a_timeline_of_revisions_and_lessons(dashboard):
