@@ -38,6 +38,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/sessions/{session_id}", pages.session),
             Route("/map", pages.code_map),
             Route("/memories", pages.memories),
+            Route("/memories", pages.create, methods=["POST"]),
             Route("/memories/{memory_id}", pages.memory),
             Route("/memories/{memory_id}/diff", pages.diff),
             Route("/memories/{memory_id}/{change}", pages.change, methods=["POST"]),
@@ -303,7 +304,48 @@ class _Pages:
             return self.render(
                 request, "memories.html", projects=projects, project=project, rows=rows,
                 page=page, said=said, types=TYPES, scopes=SCOPES, offset=offset, keep=keep,
+                error=q.get("error"),
             )  # fmt: skip
+
+    async def create(self, request: Any) -> Any:
+        """A new memory from the list page's form, through the library as `waymark
+        remember` writes one: the same validation and errors, a flagged text held."""
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._create, form)
+
+    def _create(self, form: dict[str, str]) -> Any:
+        from waymark.curation.agent_writes import Held, save
+        from waymark.memories.draft import make_draft
+
+        with _Store() as opened:
+            project_spec = form.get("project", "")
+            try:
+                _, project = opened.projects(project_spec)
+                if project is None:
+                    raise WaymarkError("no project here")
+                tags = [t.strip() for t in form.get("tags", "").split(",") if t.strip()]
+                draft = make_draft(
+                    project, type=form.get("type") or "note", content=form.get("content", ""),
+                    title=form.get("title") or None, scope=form.get("scope") or "project",
+                    target=form.get("target") or None, tags=tags,
+                    priority=_int_field(form.get("priority"), "priority"),
+                    pinned=form.get("pinned") == "1",
+                    valid_until=form.get("valid_until") or None,
+                    expiry_given=bool(form.get("valid_until")), actor="user",
+                    client="dashboard", base_dir=project.files, check_symbol=True,
+                )  # fmt: skip
+                saved = save(opened.conn, project, draft)
+            except WaymarkError as exc:
+                return _see_other(f"/memories?project={_quote(project_spec)}&error="
+                                  + _quote(exc.message))  # fmt: skip
+            if isinstance(saved, Held):
+                said = "held for review: " + "; ".join(saved.flags)
+                return _see_other(f"/review?project={project.id}&said={_quote(said)}")
+            said = "remembered" if saved.created else "already remembered: this is it"
+            return _see_other(f"/memories/{saved.memory.id}?project={project.id}"
+                              f"&said={_quote(said)}")  # fmt: skip
 
     def memory(self, request: Any) -> Any:
         from waymark.curation import feedback
@@ -655,6 +697,16 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
                     "actor": e["actor"], "type": m.type if m else None,
                     "title": m.title if m and m.status != "erased" else None})  # fmt: skip
     return out
+
+
+def _int_field(value: str | None, name: str) -> int:
+    """A form's whole number (empty: 0), or a clear error naming the field."""
+    from waymark.errors import InvalidArgument
+
+    try:
+        return int(value or 0)
+    except ValueError:
+        raise InvalidArgument(f"{name} takes a whole number (got {value!r})") from None
 
 
 def _int(value: str | None, default: int) -> int:
