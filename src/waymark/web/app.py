@@ -350,6 +350,8 @@ class _Pages:
     def memory(self, request: Any) -> Any:
         from waymark.curation import feedback
         from waymark.memories import links, observations, store
+        from waymark.memories.kinds import TYPES
+        from waymark.memories.scope import SCOPES
 
         with _Store() as opened:
             try:
@@ -372,6 +374,7 @@ class _Pages:
                 chain=chain, links=related, made=made, archived=why, team=team,
                 observed=seen, fresh=fresh, verdicts=verdicts, verdict_names=feedback.VERDICTS,
                 error=request.query_params.get("error"), said=request.query_params.get("said"),
+                types=TYPES, scopes=SCOPES,
             )  # fmt: skip
 
     def diff(self, request: Any) -> Any:
@@ -563,19 +566,27 @@ class _Pages:
 
 
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
-    """A new revision with the form's text, title and pin (a flagged text waits in review)."""
+    """A new revision with the form's text, title, type, tags, scope and target, priority,
+    pin and valid-until (those the form leaves out carry over); a flagged text waits in
+    review. The same validation and errors as `waymark edit`."""
     from waymark.curation.agent_writes import Held, save
     from waymark.memories import store
     from waymark.memories.draft import make_draft
 
     base = store.get(conn, memory_id)
+    tags = ([t.strip() for t in form["tags"].split(",") if t.strip()] if "tags" in form
+            else list(base.tags))  # fmt: skip
+    until = form.get("valid_until", (base.valid_until or "")[:10]) or None
     draft = make_draft(
-        project, type=base.type, content=form.get("content", ""),
-        title=form.get("title") or None, scope=base.scope_type, target=base.scope_target,
-        base_dir=project.files, tags=list(base.tags), priority=base.priority,
-        pinned=form.get("pinned") == "1", evidence=list(base.evidence),
-        valid_until=base.valid_until, key=base.key, actor="user", client="dashboard",
-        agent=base.agent,
+        project, type=form.get("type") or base.type, content=form.get("content", ""),
+        title=form.get("title") or None, scope=form.get("scope") or base.scope_type,
+        target=(form["target"] or None) if "target" in form else base.scope_target,
+        base_dir=project.files, tags=tags,
+        priority=_int_field(form["priority"], "priority") if "priority" in form else base.priority,
+        pinned=form.get("pinned") == "1", evidence=list(base.evidence), valid_until=until,
+        expiry_given=until is not None and until != (base.valid_until or "")[:10],
+        key=base.key, actor="user", client="dashboard", agent=base.agent,
+        check_symbol="target" in form and form["target"] != (base.scope_target or ""),
     )  # fmt: skip
     saved = save(conn, project, draft, supersedes=base.id)
     return "/review" if isinstance(saved, Held) else f"/memories/{saved.memory.id}"
