@@ -6,6 +6,7 @@ fail (broken) or skip (not applicable here). Healthy means no fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -40,11 +41,17 @@ def check_and_keep(
 
     found = {"at": clock.now(), "findings": run_all(client_checks)}
     folder = home.data_home()
-    if os.path.isdir(folder):
-        temp = new_temp(folder, CHECK_FILE + ".")
-        with open(temp, "w", encoding="utf-8") as f:
-            json.dump(found, f)
-        os.replace(temp, os.path.join(folder, CHECK_FILE))
+    temp = None
+    try:  # kept where it can be: a read-only home or a full disk still gets its checks
+        if os.path.isdir(folder):
+            temp = new_temp(folder, CHECK_FILE + ".")
+            with open(temp, "w", encoding="utf-8") as f:
+                json.dump(found, f)
+            os.replace(temp, os.path.join(folder, CHECK_FILE))
+    except OSError:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     return found
 
 
