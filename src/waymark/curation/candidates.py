@@ -277,6 +277,23 @@ def view(candidate: dict[str, Any]) -> dict[str, Any]:
     return {"title": title_of(candidate), **{k: candidate[k] for k in keep}}
 
 
+def stale(conn: Connection, waiting: list[dict[str, Any]]) -> dict[str, str]:
+    """candidate id -> why it cannot be carried out as it is: a proposal (as `pending`
+    views it) to replace or archive a memory that is no longer active (archived, replaced,
+    erased meanwhile)."""
+    from waymark.storage.memories import get_memories
+
+    acting = [c for c in waiting if c.get("action") in ("supersede", "archive")]
+    named = sorted({s for c in acting for s in c.get("sources") or ()})
+    held = get_memories(conn, named) if named else {}
+    out = {}
+    for c in acting:
+        gone = [held[s] for s in c.get("sources") or () if s in held and held[s].status != "active"]
+        if gone:
+            out[c["id"]] = f"stale: {gone[0].title!r} is {gone[0].status} now"
+    return out
+
+
 def approve(
     conn: Connection,
     project: Project,

@@ -510,7 +510,7 @@ class _Pages:
                 return self.failed(request, exc)
             more = len(waiting) > REVIEW_PAGE
             waiting = waiting[:REVIEW_PAGE]
-            stale = _stale(opened.conn, waiting)
+            stale = candidates.stale(opened.conn, waiting)
             return self.render(request, "review.html", projects=projects, project=project,
                                waiting=waiting, stale=stale, error=q.get("error"),
                                said=q.get("said"), kinds=candidates.KINDS, kind=kind or "",
@@ -565,24 +565,6 @@ class _Pages:
             if skipped:
                 said += f"; skipped {len(skipped)}: " + "; ".join(skipped)
             return _see_other(f"/review?project={project.id}&said={_quote(said)}")
-
-
-def _stale(conn: Any, waiting: list[dict[str, Any]]) -> dict[str, str]:
-    """candidate id -> why it cannot be carried out as it is: a proposal to replace or
-    archive a memory that is no longer active (archived, replaced, erased meanwhile)."""
-    from waymark.storage.memories import get_memories
-
-    named = {s for c in waiting if c.get("action") in ("supersede", "archive")
-             for s in c.get("sources") or ()}  # fmt: skip
-    held = get_memories(conn, sorted(named)) if named else {}
-    out = {}
-    for c in waiting:
-        if c.get("action") not in ("supersede", "archive"):
-            continue
-        gone = [held[s] for s in c.get("sources") or () if s in held and held[s].status != "active"]
-        if gone:
-            out[c["id"]] = f"stale: {gone[0].title!r} is {gone[0].status} now"
-    return out
 
 
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
