@@ -133,7 +133,7 @@ def main() -> None:
                 break
             except ValueError:
                 continue
-        base, token = url.split("/?")[0], url.split("token=")[1]
+        base, login = url.split("/?")[0], url.split("code=")[1].split("&")[0]
         pages = [
             ("memories, first page", "/memories"),
             ("memories, page 1,000 (offset 50,000)", "/memories?offset=50000"),
@@ -151,7 +151,7 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "waymark", "map", "refresh"], cwd=repo, env=env,
                        check=True, capture_output=True)  # fmt: skip
         with httpx.Client(base_url=base, timeout=30) as client:
-            client.get(f"/?token={token}")
+            client.get(f"/?code={login}")
             print(f"\n{'page':40} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
             for name, path in pages:
                 times = []

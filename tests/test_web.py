@@ -39,9 +39,24 @@ class Dashboard:
             except ValueError:
                 continue
         self.clients: list[httpx.Client] = []
-        self.url = self.started["url"]
+        self.url = self.started["url"]  # its login code works once: link() makes more
         self.base = self.url.split("/?")[0]
-        self.token = self.url.split("token=")[1].split("&")[0]
+        self.code = self.url.split("code=")[1].split("&")[0]
+
+    def link(self, path: str = "/") -> str:
+        """A fresh login link to `path` (as a second `waymark ui` prints one)."""
+        from waymark.web import guard
+
+        before = os.environ.get("WAYMARK_HOME")
+        os.environ["WAYMARK_HOME"] = str(self.home)
+        try:
+            code = guard.new_code()
+        finally:
+            if before is None:
+                del os.environ["WAYMARK_HOME"]
+            else:
+                os.environ["WAYMARK_HOME"] = before
+        return f"{self.base}{path}{'&' if '?' in path else '?'}code={code}"
 
     def cli(self, *args):
         done = subprocess.run([sys.executable, "-m", "waymark", *args, "--json"], cwd=self.repo,
@@ -50,10 +65,10 @@ class Dashboard:
         return json.loads(done.stdout)
 
     def client(self) -> httpx.Client:
-        """A signed-in client: the tokened URL once, then the cookie."""
+        """A signed-in client: a login link once, then its session cookie."""
         client = self.plain()
-        entered = client.get(f"/?token={self.token}")
-        assert entered.status_code == 303
+        entered = client.get(self.link().removeprefix(self.base))
+        assert entered.status_code == 303, entered.text
         return client
 
     def plain(self) -> httpx.Client:
@@ -96,29 +111,129 @@ def _every_route() -> list[tuple[str, str]]:
     return out
 
 
-def test_without_the_token_every_route_is_401_and_nothing_else(dashboard):
+def test_without_a_session_every_route_says_how_to_get_in_and_nothing_else(dashboard):
     routes = _every_route()
     assert ("GET", "/sessions/X") in routes and ("POST", "/memories/X/X") in routes
-    for method, path in [*routes, ("GET", "/static/style.css"), ("GET", "/nope")]:
+    for method, path in [*routes, ("GET", "/nope")]:
+        if path.startswith("/static"):
+            continue
         answer = httpx.request(method, dashboard.base + path)
-        assert answer.status_code == 401 and answer.text == "unauthorized", (method, path)
-    wrong = httpx.get(dashboard.base + "/?token=" + "x" * 43)
+        assert answer.status_code == 401 and "set-cookie" not in answer.headers, (method, path)
+        assert "Money is integer cents" not in answer.text
+        if method == "GET":  # a browser: how to get in
+            assert "<pre>waymark ui</pre>" in answer.text and "one-time link" in answer.text
+        else:
+            assert answer.text.startswith("unauthorized"), (method, path)
+    style = httpx.get(dashboard.base + "/static/style.css")  # the login page's own look
+    assert style.status_code == 200 and "content-security-policy" in style.headers
+    wrong = httpx.get(dashboard.base + "/?code=" + "x" * 43)
     assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
-    forged = httpx.get(dashboard.base + "/memories", cookies={"waymark_ui": "x" * 43})
-    assert forged.status_code == 401
+    assert "used already or has expired" in wrong.text
+    secret = (dashboard.home / "ui.token").read_text().strip()
+    for forged in ("x" * 43, secret, dashboard.code):  # the install secret is no session
+        page = httpx.get(dashboard.base + "/memories", cookies={"waymark_session": forged})
+        assert page.status_code == 401 and "Money" not in page.text
     refused = httpx.post(dashboard.base + "/review", data={"decision": "approve"})
     assert refused.status_code == 401
 
 
-def test_the_tokened_url_sets_a_strict_cookie_and_leaves_the_address_bar(dashboard):
+def test_a_login_code_works_once_and_leaves_nothing_that_opens_the_dashboard(dashboard):
     client = dashboard.plain()
-    entered = client.get(f"/memories?token={dashboard.token}")
-    assert entered.status_code == 303 and entered.headers["location"] == "/memories"
+    entered = client.get(f"/memories?code={dashboard.code}&project=p1")
+    assert entered.status_code == 303 and entered.headers["location"] == "/memories?project=p1"
     cookie = entered.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    value = cookie.split(";")[0].split("=", 1)[1]
+    secret = (dashboard.home / "ui.token").read_text().strip()
+    assert value not in (secret, dashboard.code) and len(value) >= 40
     page = client.get("/memories")
     assert page.status_code == 200 and "Money is integer cents" in page.text
+    assert secret not in page.text and value not in page.text
+    # the same link again (from the history, another browser): refused, no cookie
+    again = dashboard.plain().get(f"/memories?code={dashboard.code}")
+    assert again.status_code == 401 and "set-cookie" not in again.headers
+    assert "used already" in again.text
     assert stat_mode(dashboard.home / "ui.token") == 0o600
+    assert stat_mode(dashboard.home / "ui-codes") == 0o700
+    # a link not used within five minutes: refused
+    late = dashboard.link()
+    code = late.split("code=")[1]
+    import hashlib
+    import time
+
+    waiting = dashboard.home / "ui-codes" / hashlib.sha256(code.encode()).hexdigest()
+    assert waiting.exists() and waiting.read_bytes() == b""  # the hash waits, not the code
+    os.utime(waiting, (time.time() - 301, time.time() - 301))
+    expired = dashboard.plain().get(late.removeprefix(dashboard.base))
+    assert expired.status_code == 401 and "expired" in expired.text
+    assert not waiting.exists()
+
+
+def test_sign_out_ends_one_session_and_new_token_ends_every_one(dashboard):
+    one, two = dashboard.client(), dashboard.client()
+    assert one.get("/memories").status_code == two.get("/memories").status_code == 200
+    page = one.get("/overview").text
+    assert 'action="/signout"' in page
+    out = one.post("/signout", data={"csrf": _csrf(page)}, headers={"origin": dashboard.base})
+    assert out.status_code == 200 and "Signed out." in out.text
+    assert "Max-Age=0" in out.headers["set-cookie"]
+    assert one.get("/memories").status_code == 401
+    assert two.get("/memories").status_code == 200  # another browser stays in
+    unused = dashboard.link()
+    renewed = subprocess.run(
+        [sys.executable, "-m", "waymark", "ui", "--no-open", "--json", "--new-token"],
+        cwd=dashboard.repo, env=dashboard.env, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    said = json.loads(renewed.stdout)
+    assert renewed.returncode == 0 and said["running"] and said["signed_out"]
+    ended = two.get("/memories")
+    assert ended.status_code == 401 and "has ended" in ended.text
+    assert dashboard.plain().get(unused.removeprefix(dashboard.base)).status_code == 401
+    three = dashboard.plain()
+    assert three.get(said["url"].removeprefix(dashboard.base)).status_code == 303
+    assert three.get("/memories").status_code == 200
+
+
+def test_a_session_cookie_is_replaced_hourly_and_ends_when_idle(tmp_path, monkeypatch):
+    """In process, with the clock moved: the hourly new cookie, the old one's last minute,
+    and the end after 12 idle hours."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from waymark.web import guard
+
+    monkeypatch.setenv("WAYMARK_HOME", str(tmp_path / "home"))
+    now = [1_000_000.0]
+    inner = Starlette(routes=[Route("/", lambda r: PlainTextResponse("in"))])
+    app = guard.Guard(inner, hosts={"testserver"}, clock=lambda: now[0])
+    code = guard.new_code()
+    os.utime(
+        tmp_path / "home" / "ui-codes" / __import__("hashlib").sha256(code.encode()).hexdigest(),
+        (now[0], now[0]),
+    )  # made at the moved clock's now
+    client = TestClient(app, follow_redirects=False)
+
+    def ask(cookie: str):
+        client.cookies.clear()  # the cookie named, not the jar's
+        return client.get("/", headers={"cookie": f"waymark_session={cookie}"})
+
+    first = client.get(f"/?code={code}").headers["set-cookie"].split(";")[0].split("=")[1]
+    assert ask(first).text == "in"
+    now[0] += guard.ROTATE_S + 1
+    rotated = ask(first)
+    second = rotated.headers["set-cookie"].split(";")[0].split("=")[1]
+    assert rotated.text == "in" and second != first
+    now[0] += 30  # the old cookie answers a minute more, and is not replaced again
+    late = ask(first)
+    assert late.text == "in" and "set-cookie" not in late.headers
+    now[0] += guard.RETIRE_S
+    assert ask(first).status_code == 401
+    assert ask(second).text == "in"
+    now[0] += guard.SESSION_IDLE_S + 1
+    idle = ask(second)
+    assert idle.status_code == 401 and "has ended" in idle.text
 
 
 def stat_mode(path: pathlib.Path) -> int:
@@ -224,7 +339,9 @@ def test_a_second_start_finds_the_running_dashboard(dashboard):
     assert again.returncode == 0 and said["running"] is True
     here = dashboard.cli("project")["id"]
     assert said["pid"] == dashboard.started["pid"]
-    assert said["url"] == dashboard.url.split("&")[0] + f"&project={here}"  # opens on it
+    assert said["url"].startswith(dashboard.base + "/?code=")
+    assert said["url"].endswith(f"&project={here}")  # opens on it
+    assert said["url"].split("&")[0] != dashboard.url.split("&")[0]  # a fresh code each time
 
 
 def test_the_dashboard_opens_on_the_project_of_the_directory_it_was_started_in(dashboard, tmp_path):
@@ -349,7 +466,7 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
 
     page = browser.new_page()
     page.goto(dashboard.url)
-    assert page.url.endswith("/overview")  # the token left the address bar
+    assert page.url.endswith("/overview")  # the code left the address bar
     expect(page.get_by_role("img", name="Memories by type and state")).to_be_visible()
     _shot(page, "overview")
     page.get_by_role("link", name="Memories", exact=True).click()
@@ -401,6 +518,28 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     page.get_by_role("link", name="Health").click()
     expect(page.get_by_role("heading", name="Health")).to_be_visible()
     _shot(page, "health")
+
+
+def test_in_a_browser_a_login_link_works_once_and_sign_out_ends_the_session(dashboard, browser):
+    """The link opens the dashboard and leaves the address bar; the same address from the
+    history, in another browser, is the sign-in page; Sign out ends this one."""
+    from playwright.sync_api import expect
+
+    link = dashboard.link("/memories")
+    page = browser.new_context().new_page()
+    page.goto(link)
+    assert page.url == dashboard.base + "/memories"
+    expect(page.get_by_role("link", name="Money is integer cents")).to_be_visible()
+    later = browser.new_context().new_page()  # someone with the history, or the tab reopened
+    later.goto(link)
+    expect(later.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(later.get_by_role("status")).to_contain_text("used already")
+    assert "Money" not in later.content()
+    _shot(later, "sign-in")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("status")).to_have_text("Signed out.")
+    page.goto(dashboard.base + "/memories")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
 
 
 def test_search_ranks_as_recall_does_and_says_why(dashboard):
@@ -743,7 +882,7 @@ def test_in_a_browser_the_overview_sessions_and_code_map(worked, repo, browser):
             },
         )
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(worked.url)
+    page.goto(worked.link())
     expect(page.get_by_role("img", name="Tokens injected per session, oldest to newest")
            ).to_be_visible()  # fmt: skip
     expect(page.get_by_role("img", name="Waiting candidates by age")).to_be_visible()
@@ -824,7 +963,7 @@ def test_in_a_browser_dark_mode_follows_the_system_and_the_tab_has_an_icon(dashb
     assert color("ul.numbers li", "backgroundColor") == "rgb(29, 35, 42)"
     _shot(page, "overview-dark")
     light = browser.new_context(color_scheme="light").new_page()
-    light.goto(dashboard.url)
+    light.goto(dashboard.link())
     assert light.eval_on_selector("body", "e => getComputedStyle(e).backgroundColor") == (
         "rgb(247, 248, 250)"
     )
@@ -848,7 +987,7 @@ def test_the_memory_list_tells_two_alike_titles_apart_and_pages_cleanly(dashboar
     assert '<span class="meta">1-3</span>' in page
     context = browser.new_context(viewport={"width": 390, "height": 800})
     narrow = context.new_page()
-    narrow.goto(dashboard.url.replace("/?", "/memories?"))
+    narrow.goto(dashboard.link("/memories"))
     narrow.goto(dashboard.base + "/memories")
     _shot(narrow, "memories-390")
     wide = narrow.evaluate("""() => [...document.querySelectorAll('body *')]

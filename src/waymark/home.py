@@ -64,13 +64,14 @@ def db_path() -> str:
     return os.path.join(data_home(), DB_NAME)
 
 
-def secret(name: str) -> str:
-    """The secret in file `name` of the data home, made on first use (owner-only)."""
+def secret(name: str, *, renew: bool = False) -> str:
+    """The secret in file `name` of the data home, made on first use (owner-only); `renew`
+    replaces it with a new one (whatever the old one opened stops opening it)."""
     path = os.path.join(ensure_home(), name)
     try:
         with open(path, encoding="utf-8") as handle:
             token = handle.read().strip()
-        if len(token) >= 32:
+        if len(token) >= 32 and not renew:
             return token
     except FileNotFoundError:
         pass

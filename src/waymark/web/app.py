@@ -52,13 +52,14 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/health", pages.health),
             Route("/health", pages.recheck, methods=["POST"]),
             Route("/feed", pages.feed),
+            Route("/signout", pages.sign_out, methods=["POST"]),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
         ],
     )
     names = {f"{host}:{port}"}
     if host in ("127.0.0.1", "::1", "localhost"):
         names |= {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    return guard.Guard(app, token=token or guard.install_token(), hosts=names)
+    return guard.Guard(app, token=token, hosts=names)
 
 
 class _Pages:
@@ -97,6 +98,18 @@ class _Pages:
         from starlette.responses import FileResponse
 
         return FileResponse(os.path.join(HERE, "static", "icon.svg"), media_type="image/svg+xml")
+
+    async def sign_out(self, request: Any) -> Any:
+        """This browser's session ends here (others stay; `waymark ui --new-token` ends all)."""
+        from starlette.responses import HTMLResponse
+
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        request.scope["state"]["sign_out"]()
+        answer = HTMLResponse(guard.login_page("Signed out.", good=True), status_code=200)
+        answer.headers["set-cookie"] = guard.sign_out_cookie()
+        return answer
 
     def alive(self, request: Any) -> Any:
         """That this dashboard answers (a second `waymark ui` asks)."""
