@@ -373,7 +373,7 @@ def test_receipts_are_bounded(conn, enabled, monkeypatch):
     )
     for i in range(700):  # packets of three lines: seq never lands on a multiple by luck
         with db.write(conn):
-            lines = [("Rules", f"m{i}-{k}", "pinned", 5) for k in range(3)]
+            lines = [("Rules", f"m{i}-{k}", "pinned", 5, f"- rule {i}") for k in range(3)]
             sessions.add_receipts(conn, f"p{i}", "2026-12-01T00:00:00.000Z", enabled.id, "b1",
                                   "SessionStart", "startup", lines)  # fmt: skip
     kept = conn.execute("SELECT count(*), min(seq), max(seq) FROM injections").fetchone()

@@ -38,6 +38,9 @@ FREE_TEXT = {
     "observations": {"links", "note"},
     "notes": {"path", "heading", "description"},
     "dbt_nodes": {"description", "message"},
+    # A packet line as sent: from the store's redacted text; a line read from the repository
+    # (the branch, commit subjects, the code map) keeps none. The hooks below write it.
+    "injections": {"text"},
 }  # fmt: skip
 # Columns that hold no free text: ids, enums, times, hashes, paths Waymark resolved itself,
 # settings' typed JSON values, and reasons and notices Waymark writes itself.

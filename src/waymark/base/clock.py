@@ -21,6 +21,12 @@ def second(t: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() if t is None else t))
 
 
+def ago(days: float) -> str:
+    """UTC time `days` before now, in `now()`'s form."""
+    t = time.time() - days * 86400
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
 def compact() -> str:
     """UTC time now as `20261130T041502Z`, for file names."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

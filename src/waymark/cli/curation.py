@@ -42,6 +42,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     decision = p.add_mutually_exclusive_group(required=True)
     decision.add_argument("--approve", action="store_true")
     decision.add_argument("--reject", action="store_true")
+    decision.add_argument("--undo", action="store_true",
+                          help="take a decision back: the candidate waits again (an approved "
+                          "addition's memory is archived, an approved archive's memories "
+                          "come back)")  # fmt: skip
     p.add_argument("--reason", help="kept with the decision")
     p.add_argument("--kind", choices=candidates.KINDS, dest="all_of_kind",
                    help="without an id: every pending candidate of this kind (bulk)")  # fmt: skip
@@ -536,6 +540,15 @@ def cmd_backfill(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     project = ctx.project(create=False)
+    if args.undo:
+        if args.id is None:
+            raise UsageError("--undo needs a candidate id")
+        undone = candidates.undo(ctx.conn, project, args.id, actor="user")
+        moved = [f"archived {', '.join(undone['archived'])}"] if undone["archived"] else []
+        moved += [f"unarchived {', '.join(undone['unarchived'])}"] if undone["unarchived"] else []
+        emit(undone, ctx.as_json, f"{undone['candidate']['id']} waits for review again"
+             + (f" ({'; '.join(moved)})" if moved else ""))  # fmt: skip
+        return 0
     if args.id is None:
         if not args.all_of_kind:
             raise UsageError("review needs a candidate id, or --kind KIND for all of one kind")

@@ -222,25 +222,55 @@ def decide_all(
                 done.append(reject(conn, project, c["id"], actor="user", note=note))
 
 
+# How long a proposal has waited, as the review page filters it (and the overview draws
+# it): name -> (at least, under) days.
+AGES = {"day": (0, 1), "week": (1, 7), "month": (7, 28), "older": (28, None)}
+
+
 def pending(
     conn: Connection,
     project: Project,
     *,
     statuses: Sequence[str] = ("pending",),
     kind: str | None = None,
+    age: str | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """The project's candidates (waiting ones by default), newest first, as views."""
+    """The project's candidates (waiting ones by default; of one kind, of one AGES bucket),
+    newest first, as views."""
+    found = rows.list_candidates(
+        conn, project.id, **_filters(statuses, kind, age), limit=limit, offset=offset
+    )
+    return [view(c) for c in found]
+
+
+def count(
+    conn: Connection,
+    project: Project,
+    *,
+    statuses: Sequence[str] = ("pending",),
+    kind: str | None = None,
+    age: str | None = None,
+) -> int:
+    """How many candidates `pending` pages through with the same filters."""
+    return rows.count_listed(conn, project.id, **_filters(statuses, kind, age))
+
+
+def _filters(statuses: Sequence[str], kind: str | None, age: str | None) -> dict[str, Any]:
     bad = sorted(set(statuses) - set(STATUSES))
     if bad:
         raise InvalidArgument(f"unknown status {bad[0]!r}; valid: {', '.join(STATUSES)}")
     if kind is not None and kind not in KINDS:
         raise InvalidArgument(f"unknown candidate kind {kind!r}; valid: {', '.join(KINDS)}")
-    found = rows.list_candidates(
-        conn, project.id, statuses=tuple(statuses), kind=kind, limit=limit, offset=offset
-    )
-    return [view(c) for c in found]
+    if age is not None and age not in AGES:
+        raise InvalidArgument(f"unknown age {age!r}; valid: {', '.join(AGES)}")
+    since = until = None
+    if age is not None:
+        low, high = AGES[age]
+        until = clock.ago(low) if low else None
+        since = clock.ago(high) if high is not None else None
+    return {"statuses": tuple(statuses), "kind": kind, "since": since, "until": until}
 
 
 def waiting_since(conn: Connection, project: Project, limit: int = 10_000) -> list[str]:
@@ -294,6 +324,74 @@ def stale(conn: Connection, waiting: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def sources(conn: Connection, waiting: list[dict[str, Any]]) -> dict[str, Any]:
+    """memory id -> the Memory each proposal names (what it would replace, archive or
+    share), so a reviewer reads their text, not their ids."""
+    from waymark.storage.memories import get_memories
+
+    named = sorted({s for c in waiting for s in c.get("sources") or ()
+                    if c.get("action") != "checkpoint"})  # fmt: skip
+    return dict(get_memories(conn, named)) if named else {}
+
+
+UNDONE = ("add", "archive")  # an approval of these can be undone; any rejection can
+
+
+def undo(
+    conn: Connection, project: Project, candidate_id: str, *, actor: str = "user"
+) -> dict[str, Any]:
+    """A decision taken back, the candidate waiting again: a rejection simply; an approved
+    addition by archiving the memory it added (when the approval added one and it is still
+    active); an approved archive by making its memories active again. Other approvals
+    (a replacement, a share, a checkpoint revision) are not undone here: Conflict, saying
+    how. {candidate, archived (ids), unarchived (ids)}."""
+    from waymark.memories import store
+
+    with db.write(conn):
+        found = get(conn, project, candidate_id)
+        if found["status"] == "pending":
+            raise Conflict(f"candidate {found['id']} waits for review: nothing to undo",
+                           id=found["id"], status="pending")  # fmt: skip
+        archived: list[str] = []
+        unarchived: list[str] = []
+        if found["status"] == "approved":
+            if found["action"] not in UNDONE:
+                raise Conflict(
+                    f"an approved {found['action']} is not undone from the review queue: "
+                    "edit the memory back (its history keeps every revision)",
+                    id=found["id"], action=found["action"],
+                )  # fmt: skip
+            if found["action"] == "add" and found["memory_id"]:
+                made = store.get(conn, found["memory_id"])
+                if _added_by(conn, made, found) and made.status == "active":
+                    store.archive_in(conn, project, made.id, actor=actor, team=True,
+                                     reason=f"undo of the approval of {found['id']}")  # fmt: skip
+                    archived.append(made.id)
+            if found["action"] == "archive":
+                for source in found["sources"]:
+                    if store.get(conn, source).status == "archived":
+                        store.unarchive(conn, project, source, actor=actor)
+                        unarchived.append(source)
+        rows.reopen(conn, found["id"], clock.now())
+        log_event(conn, "reopen", project_id=project.id, actor=actor, candidate=found["id"],
+                  kind=found["kind"], undid=found["status"],
+                  changed=[*archived, *unarchived])  # fmt: skip
+        after = rows.get_candidate(conn, found["id"])
+    assert after is not None
+    return {"candidate": view(after), "archived": archived, "unarchived": unarchived}
+
+
+def _added_by(conn: Connection, memory: Any, candidate: dict[str, Any]) -> bool:
+    """Whether approving `candidate` added `memory` (not an exact duplicate it kept), as
+    its approval's event says (before it said, the memory naming it as its source)."""
+    from waymark.storage.events import last_event_of
+
+    last = last_event_of(conn, memory.id, "approve")
+    if last is not None and last[2].get("candidate") == candidate["id"] and "created" in last[2]:
+        return bool(last[2]["created"])
+    return bool(memory.source_ref == f"candidate:{candidate['id']}")
+
+
 def approve(
     conn: Connection,
     project: Project,
@@ -336,7 +434,7 @@ def approve(
         log_event(
             conn, "approve", project_id=project.id, memory_id=memory.id if memory else None,
             actor=actor, session_id=session_id, candidate=found["id"], kind=found["kind"],
-            changed=changed,
+            changed=changed, created=created,
         )  # fmt: skip
         after = rows.get_candidate(conn, found["id"])
     assert after is not None

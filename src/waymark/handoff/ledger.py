@@ -45,7 +45,7 @@ def ensure_session(
             clock.now(),
             head,
             dirty,
-            _named(branch) if branch else None,
+            stored_name(branch) if branch else None,
         )
 
 
@@ -85,9 +85,9 @@ def record_tool(
     if seen and ignore.path_ignored(seen, rules):
         return False  # a read of an ignored file
     ensure_session(conn, project, session_id, client)
-    edited = [_named(p) for p in kept]
+    edited = [stored_name(p) for p in kept]
     stamp = clock.now()
-    target = _step_target(edited, command, _named(seen) if seen else None, rules)
+    target = _step_target(edited, command, stored_name(seen) if seen else None, rules)
     outcome = _outcome(failed, exit_code)
     passed = _earlier_failures(conn, project, command) if command and failed is False else []
     opened = (
@@ -159,7 +159,7 @@ def _step_target(
             if not p.startswith("/") and not ignore.path_ignored(p, rules)
         ]
         said = shell.summary(command)
-        return f"{said} -> {_named(wrote[0])}" if wrote else said or None
+        return f"{said} -> {stored_name(wrote[0])}" if wrote else said or None
     if edited:
         return edited[0] + (f" +{len(edited) - 1}" if len(edited) > 1 else "")
     return seen
@@ -250,7 +250,7 @@ def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict
     )
 
 
-def _named(path: str) -> str:
+def stored_name(path: str) -> str:
     """A path as stored: redacted only when a part of it could be a credential (long, with
     letters and digits, or `=`/`@`), so an ordinary edit never pays for the redactor."""
     if not any(
@@ -332,7 +332,7 @@ def note_git_changes(conn: Connection, project: Project, session_id: str) -> Non
 def stored_dirty(dirty: dict[str, str] | None) -> dict[str, str] | None:
     """git's dirty set as it may be stored: each path as the ledger stores paths (`_named`:
     redacted where a part of it could be a credential)."""
-    return None if dirty is None else {_named(path): state for path, state in dirty.items()}
+    return None if dirty is None else {stored_name(path): state for path, state in dirty.items()}
 
 
 def settle(conn: Connection, project: Project, session_id: str, client: str) -> str | None:

@@ -126,6 +126,7 @@ def prompt_packet(
             100,
             0,
             [(None, "its trigger matches the prompt")] if said else [],
+            raw=True,
         ),
         Section(
             "For the files you named",
@@ -141,6 +142,7 @@ def prompt_packet(
             0,
             [(None, "the code map's static dependents")] * len(impact)
             + [(m.id, f"path match: {m.scope_target} (a dependent)") for m in around],
+            raw=True,
         ),
         Section(
             "Relevant memories",

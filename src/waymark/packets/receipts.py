@@ -42,6 +42,7 @@ def packets(
             packet=packet,
         )
     grouped: dict[str, dict[str, Any]] = {}
+    links: dict[str, dict[str, Any]] = {}
     for row in found:
         entry = grouped.setdefault(
             row["packet"],
@@ -56,16 +57,31 @@ def packets(
             },
         )
         entry["tokens"] += row["tokens"]
-        line = {k: row[k] for k in ("section", "item", "why", "tokens")}
-        memory = rows.get_memory(conn, row["item"]) if _memory_id(row["item"]) else None
-        if memory is not None:
-            line |= {"type": memory.type, "title": memory.title, "status": memory.status}
+        line = {k: row[k] for k in ("section", "item", "why", "tokens", "text")}
+        if row["item"]:
+            if row["item"] not in links:
+                links[row["item"]] = _source(conn, project, row["item"])
+            line |= links[row["item"]]
         entry["lines"].append(line)
     return sorted(grouped.values(), key=lambda p: (p["at"], p["packet"]), reverse=True)
 
 
-def _memory_id(item: str | None) -> bool:
-    return bool(item) and len(item or "") == 26 and (item or "").isalnum()
+def _source(conn: Connection, project: Project, item: str) -> dict[str, Any]:
+    """What a line came from, for a link: {source: memory, type, title, status}, {source:
+    checkpoint, status}, {source: failure}, or {} for an item of no page."""
+    if len(item) == 26 and item.isalnum():
+        memory = rows.get_memory(conn, item)
+        if memory is not None:
+            return {"source": "memory", "type": memory.type, "title": memory.title,
+                    "status": memory.status}  # fmt: skip
+        from waymark.storage.checkpoints import get_checkpoint
+
+        held = get_checkpoint(conn, project.id, item)
+        if held is not None:
+            return {"source": "checkpoint", "status": held[0][2]}
+    if item.startswith("failure:"):
+        return {"source": "failure"}
+    return {}
 
 
 def render_text(found: list[dict[str, Any]]) -> str:
@@ -84,4 +100,6 @@ def render_text(found: list[dict[str, Any]]) -> str:
             out.append(
                 f"  {line['section']:<26} {what:<28} {line['tokens']:>4} tok  {line['why']}{title}"
             )
+            if line.get("text"):
+                out.append(f"      {line['text'][:200]}")
     return "\n".join(out)

@@ -28,7 +28,12 @@ HEADER = (
 # `more`: items of the section that were not even read (counted among those left out).
 # `notes`: for each item, (the record it shows or None, why it was chosen): the receipt.
 # `unread`: ids of records among `more`, named in the receipt as left out.
-Section = record("Section", "title items budget more notes unread", defaults=(0, None, ()))
+# `raw`: its lines of no record were read from the repository (git, the code map, notes),
+# not from the store, so no redactor ran over them: the receipt keeps no text of those.
+Section = record(
+    "Section", "title items budget more notes unread raw", defaults=(0, None, (), False)
+)
+RECEIPT_TEXT_MAX = 1200
 
 
 class AtLeast(int):
@@ -63,22 +68,27 @@ def shrunk(sections: list[Section], factors: dict[str, float]) -> list[Section]:
 LEFT_OUT = "left out (budget): "
 
 
-def receipts(text: str, sections: Sequence[Section]) -> list[tuple[str, str | None, str, int]]:
-    """(section, item, why, tokens) for each line of `sections` that is in `text`, in order,
-    then each record a line of which the budget left out (`why` starting LEFT_OUT, 0 tokens),
-    and those the section did not even read (its `unread`), so a receipt names what the
-    model did not see. A section without notes is one receipt
-    per line, chosen as its title says."""
-    out: list[tuple[str, str | None, str, int]] = []
-    left: list[tuple[str, str | None, str, int]] = []
+def receipts(
+    text: str, sections: Sequence[Section]
+) -> list[tuple[str, str | None, str, int, str | None]]:
+    """(section, item, why, tokens, text) for each line of `sections` that is in `text`, in
+    order, then each record a line of which the budget left out (`why` starting LEFT_OUT,
+    0 tokens, no text), and those the section did not even read (its `unread`), so a
+    receipt names what the model did not see. A section without notes is one receipt per
+    line, chosen as its title says. The text is the line as sent, from the store (redacted
+    when it was written); a `raw` section's lines of no record keep none."""
+    out: list[tuple[str, str | None, str, int, str | None]] = []
+    left: list[tuple[str, str | None, str, int, str | None]] = []
     for section in sections:
         notes = section.notes or [(None, section.title.lower())] * len(section.items)
         for line, (item, why) in zip(section.items, notes, strict=False):
             if line in text:
-                out.append((section.title, item, why, estimate(line) + 1))
+                kept = None if section.raw and item is None else line[:RECEIPT_TEXT_MAX]
+                out.append((section.title, item, why, estimate(line) + 1, kept))
             elif item is not None:
-                left.append((section.title, item, LEFT_OUT + why, 0))
-        left += [(section.title, item, LEFT_OUT + "not read", 0) for item in section.unread]
+                left.append((section.title, item, LEFT_OUT + why, 0, None))
+        left += [(section.title, item, LEFT_OUT + "not read", 0, None)
+                 for item in section.unread]  # fmt: skip
     return out + left
 
 

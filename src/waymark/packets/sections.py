@@ -35,6 +35,10 @@ def checkpoint(conn: Connection, project: Project, branch: str | None = None) ->
     if section["next_action"]:
         lines.append(f"Next action: {fence_text(section['next_action'])}")
     saved_on = section.get("git_branch")
+    if branch:  # compared, and named, as stored (a branch that reads as a secret, redacted)
+        from waymark.handoff.ledger import stored_name
+
+        branch = stored_name(branch)
     elsewhere = (
         f" on branch {saved_on}, not {branch}" if saved_on and branch and saved_on != branch else ""
     )

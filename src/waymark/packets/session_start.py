@@ -263,6 +263,7 @@ def packet(
                 "Repository since last session",
                 sections.repo_changes(conn, project, session_id, head, dirty(), branch),
                 200,
+                raw=True,
             ),
             code_section(conn, project, session_id, checkpoint.files),
         ]
@@ -297,7 +298,7 @@ def code_section(
         if found:
             lines.append(facts.dependents_line(path, found))
     lines += facts.overview(conn, project.id)  # last: the first thing the budget drops
-    return Section("Code map", lines, 220, more)
+    return Section("Code map", lines, 220, more, raw=True)
 
 
 def _agent_name(agent_type: str | None) -> str | None:

@@ -97,21 +97,61 @@ def list_candidates(
     *,
     statuses: tuple[str, ...] = ("pending",),
     kind: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """The project's candidates of those statuses, most recently proposed or seen first."""
-    where = f"project_id = ? AND status IN ({', '.join('?' * len(statuses))})"
-    params: list[Any] = [project_id, *statuses]
-    if kind is not None:
-        where += " AND kind = ?"
-        params.append(kind)
+    """The project's candidates of those statuses (of one kind, proposed from `since` and
+    before `until`), most recently proposed or seen first."""
+    where, params = _listed(project_id, statuses, kind, since, until)
     rows = conn.execute(
         f"SELECT {', '.join(COLUMNS)} FROM candidates WHERE {where}"
         " ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
         (*params, limit, offset),
     ).fetchall()
     return [_row(r) for r in rows]
+
+
+def count_listed(
+    conn: Connection,
+    project_id: str,
+    *,
+    statuses: tuple[str, ...] = ("pending",),
+    kind: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> int:
+    """How many candidates `list_candidates` pages through with the same filters."""
+    where, params = _listed(project_id, statuses, kind, since, until)
+    row: Any = conn.execute(f"SELECT count(*) FROM candidates WHERE {where}", params).fetchone()
+    return int(row[0])
+
+
+def _listed(
+    project_id: str,
+    statuses: tuple[str, ...],
+    kind: str | None,
+    since: str | None,
+    until: str | None,
+) -> tuple[str, list[Any]]:
+    where = f"project_id = ? AND status IN ({', '.join('?' * len(statuses))})"
+    params: list[Any] = [project_id, *statuses]
+    for clause, value in (("kind = ?", kind), ("created_at >= ?", since),
+                          ("created_at < ?", until)):  # fmt: skip
+        if value is not None:
+            where += f" AND {clause}"
+            params.append(value)
+    return where, params
+
+
+def reopen(conn: Connection, candidate_id: str, stamp: str) -> None:
+    """A decided candidate waits for review again (its decision undone)."""
+    conn.execute(
+        "UPDATE candidates SET status = 'pending', memory_id = NULL, review_note = NULL,"
+        " reviewed_by = NULL, reviewed_at = NULL, updated_at = ? WHERE id = ?",
+        (stamp, candidate_id),
+    )
 
 
 def count_candidates(conn: Connection, project_id: str, status: str = "pending") -> int:

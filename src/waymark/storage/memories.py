@@ -128,12 +128,18 @@ def retention_rows(conn: Connection, project_id: str) -> list[dict[str, Any]]:
 
 
 def erase_payload(conn: Connection, memory_id: str, reason: str, stamp: str) -> None:
-    """Keep a tombstone: id, times and reason; every payload column emptied."""
+    """Keep a tombstone: id, times and reason; every payload column emptied, and the text
+    of every injection receipt line that showed it (as sent, it quoted the memory)."""
     conn.execute(
         "UPDATE memories SET status = 'erased', title = '', content = '', tags = '[]',"
         " evidence = '[]', source_ref = NULL, content_hash = '', erased_reason = ?,"
         " updated_at = ? WHERE id = ?",
         (reason, stamp, memory_id),
+    )
+    conn.execute(
+        "UPDATE injections SET text = NULL WHERE text IS NOT NULL AND (item = ?"
+        " OR instr(text, ?) > 0)",
+        (memory_id, memory_id),
     )
 
 

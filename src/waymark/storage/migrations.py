@@ -1000,6 +1000,15 @@ CREATE INDEX memories_team_authors ON memories (project_id, client)
 WHERE status = 'active' AND client LIKE 'team:%';
 """
 
+# Each receipt line's text as sent (its dashboard view showed only the section and the
+# record's id, so nine lines of a checkpoint read alike). NULL for a line left out, and for
+# a line read from the repository rather than the store (git's commit subjects, the code
+# map, notes), which the hook does not run the redactor over; erasing a memory empties the
+# text of every line that showed it.
+M048_RECEIPT_TEXT = """
+ALTER TABLE injections ADD COLUMN text TEXT;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1048,6 +1057,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m045_turns", M045_TURNS),
     ("m046_term_counts", M046_TERM_COUNTS),
     ("m047_handed_off_decisions", M047_HANDED_OFF),
+    ("m048_receipt_text", M048_RECEIPT_TEXT),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -377,14 +377,14 @@ def add_receipts(
     session_id: str,
     hook: str,
     kind: str,
-    lines: Iterable[tuple[str, str | None, str, int]],
+    lines: Iterable[tuple[str, str | None, str, int, str | None]],
 ) -> None:
-    """One packet's receipts: (section, item, why, tokens) per line; the oldest beyond
+    """One packet's receipts: (section, item, why, tokens, text) per line; the oldest beyond
     RECEIPTS_KEPT are dropped now and then."""
     rows = [(packet, stamp, project_id, session_id, hook, kind, *line) for line in lines]
     conn.cursor().executemany(
         "INSERT INTO injections (packet, at, project_id, session_id, hook, kind, section, item,"
-        " why, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " why, tokens, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
     last = conn.last_insert_rowid()
@@ -393,7 +393,7 @@ def add_receipts(
 
 
 RECEIPT_KEYS = (
-    "packet", "at", "session_id", "hook", "kind", "section", "item", "why", "tokens",
+    "packet", "at", "session_id", "hook", "kind", "section", "item", "why", "tokens", "text",
 )  # fmt: skip
 
 

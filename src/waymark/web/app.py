@@ -29,6 +29,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
         loader=FileSystemLoader(os.path.join(HERE, "templates")),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
+    templates.filters["linked"] = _linked
     pages = _Pages(templates)
     app = Starlette(
         routes=[
@@ -511,23 +512,28 @@ class _Pages:
         from waymark.curation import candidates
 
         q = request.query_params
-        kind = q.get("kind") or None
+        kind, age = q.get("kind") or None, q.get("age") or None
         offset = _int(q.get("offset"), 0)
         with _Store() as opened:
             try:
                 projects, project = opened.projects(q.get("project"))
-                waiting = (candidates.pending(opened.conn, project, kind=kind,
-                                              limit=REVIEW_PAGE + 1, offset=offset)
-                           if project is not None else [])  # fmt: skip
+                waiting, total = [], 0
+                if project is not None:
+                    waiting = candidates.pending(opened.conn, project, kind=kind, age=age,
+                                                 limit=REVIEW_PAGE, offset=offset)  # fmt: skip
+                    total = candidates.count(opened.conn, project, kind=kind, age=age)
             except WaymarkError as exc:
                 return self.failed(request, exc)
-            more = len(waiting) > REVIEW_PAGE
-            waiting = waiting[:REVIEW_PAGE]
             stale = candidates.stale(opened.conn, waiting)
-            return self.render(request, "review.html", projects=projects, project=project,
-                               waiting=waiting, stale=stale, error=q.get("error"),
-                               said=q.get("said"), kinds=candidates.KINDS, kind=kind or "",
-                               offset=offset, more=more, page=REVIEW_PAGE)  # fmt: skip
+            named = candidates.sources(opened.conn, waiting)
+        keep = "&".join(f"{k}={_quote(v)}" for k, v in (("kind", kind), ("age", age)) if v)
+        return self.render(request, "review.html", projects=projects, project=project,
+                           waiting=waiting, stale=stale, named=named, error=q.get("error"),
+                           said=q.get("said"), kinds=candidates.KINDS, kind=kind or "",
+                           ages=AGES, age=age or "", offset=offset, total=total,
+                           page=REVIEW_PAGE, keep=keep,
+                           pages=_pages(total, offset, REVIEW_PAGE),
+                           undo=[i for i in (q.get("undo") or "").split(",") if i][:REVIEW_PAGE])  # fmt: skip
 
     async def decide(self, request: Any) -> Any:
         from starlette.datastructures import FormData
@@ -535,14 +541,16 @@ class _Pages:
         raw: FormData = await request.form()
         if not guard.check_csrf(str(raw.get("csrf") or ""), request.scope["state"]["csrf"]):
             return _forbidden()
-        ids = [str(v) for v in raw.getlist("id")]
         form = {k: str(v) for k, v in raw.items()}
-        return await _run_sync(self._decide, request, form, ids)
+        page = [str(v) for v in raw.getlist("page_id")]
+        ids = page if form.get("decision", "").endswith("-page") else [
+            str(v) for v in raw.getlist("id")]  # fmt: skip
+        return await _run_sync(self._decide, form, ids)
 
-    def _decide(self, request: Any, form: dict[str, str], ids: list[str]) -> Any:
+    def _decide(self, form: dict[str, str], ids: list[str]) -> Any:
         from waymark.curation import candidates
 
-        decision = form.get("decision")
+        decision = form.get("decision", "").removesuffix("-page")
         if form.get("one"):  # a row's own button: that candidate alone
             decision, _, one = form["one"].partition(":")
             ids = [one]
@@ -551,33 +559,46 @@ class _Pages:
                 _, project = opened.projects(form.get("project"))
                 if project is None:
                     raise WaymarkError("no project here")
-                if decision not in ("approve", "reject"):
-                    raise WaymarkError("approve or reject")
+                if decision not in ("approve", "reject", "undo"):
+                    raise WaymarkError("approve, reject or undo")
                 if not ids:
                     raise WaymarkError("select a proposal first")
             except WaymarkError as exc:
                 return _see_other(f"/review?project={_quote(form.get('project', ''))}&error="
                                   + _quote(exc.message))  # fmt: skip
             note = form.get("reason") or None
-            done, skipped = [], []
-            for candidate_id in ids:  # every one tried, each its own transaction (as the CLI)
+            done, skipped, undoable = [], [], []
+            for candidate_id in ids[: REVIEW_PAGE * 5]:  # every one tried, each on its own
                 try:
                     if decision == "approve":
                         made = candidates.approve(opened.conn, project, candidate_id,
                                                   actor="user", note=note, client="dashboard")  # fmt: skip
-                        memory = (made or {}).get("memory") or {}
+                        memory = made.get("memory") or {}
                         done.append(f"{candidate_id}" + (f" -> {memory['id']}" if memory else ""))
-                    else:
+                        if made["candidate"]["action"] in candidates.UNDONE:
+                            undoable.append(candidate_id)
+                    elif decision == "reject":
                         candidates.reject(opened.conn, project, candidate_id, actor="user",
                                           note=note)  # fmt: skip
                         done.append(candidate_id)
+                        undoable.append(candidate_id)
+                    else:
+                        back = candidates.undo(opened.conn, project, candidate_id, actor="user")
+                        moved = [*back["archived"], *back["unarchived"]]
+                        done.append(candidate_id + (f" ({', '.join(moved)} back as before)"
+                                                    if moved else ""))  # fmt: skip
                 except WaymarkError as exc:
                     skipped.append(f"{candidate_id}: {exc.message}")
-            verb = "approved" if decision == "approve" else "rejected"
+            verb = {"approve": "approved", "reject": "rejected", "undo": "undid"}[decision]
             said = f"{verb} {len(done)}" + (f" ({', '.join(done)})" if done else "")
+            if decision == "undo" and done:
+                said += ": waiting for review again"
             if skipped:
                 said += f"; skipped {len(skipped)}: " + "; ".join(skipped)
-            return _see_other(f"/review?project={project.id}&said={_quote(said)}")
+            where = f"/review?project={project.id}&said={_quote(said)}"
+            if undoable:
+                where += "&undo=" + ",".join(undoable)
+            return _see_other(where)
 
 
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
@@ -649,6 +670,7 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
 
 FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
 REVIEW_PAGE = 20  # proposals on one review page
+AGES = {"day": "under a day", "week": "1-7 days", "month": "1-4 weeks", "older": "older"}
 CHANGES = {"edit": _edit, "archive": _archive, "unarchive": _unarchive, "erase": _erase,
            "feedback": _feedback}  # fmt: skip
 
@@ -699,6 +721,19 @@ def _words_diff(old: str, new: str) -> list[tuple[str, str]]:
     return out
 
 
+def _linked(text: str, project: Any) -> Any:
+    """`text`, escaped, with each memory id in it a link to that memory's page (what an
+    approval made, what a bulk action touched)."""
+    import re
+
+    from markupsafe import Markup, escape
+
+    where = f"?project={project.id}" if project is not None else ""
+    return Markup(re.sub(r"\b[0-9A-HJKMNP-TV-Z]{26}\b",
+                         lambda m: f'<a href="/memories/{m.group(0)}{where}">{m.group(0)}</a>',
+                         str(escape(text))))  # fmt: skip
+
+
 def _last_seq() -> int:
     from waymark.storage.events import last_seq
 
@@ -723,6 +758,22 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
                     "actor": e["actor"], "type": m.type if m else None,
                     "title": m.title if m and m.status != "erased" else None})  # fmt: skip
     return out
+
+
+def _pages(total: int, offset: int, size: int) -> list[tuple[int, int, bool] | None]:
+    """(number, offset, current) of the pages to link: the first, the last, and those near
+    the current one (None between, for a gap)."""
+    count = max(1, -(-total // size))
+    here = offset // size
+    wanted = sorted({0, count - 1, *range(max(0, here - 2), min(count, here + 3))})
+    out: list[tuple[int, int, bool] | None] = []
+    last = -1
+    for n in wanted:
+        if last >= 0 and n - last > 1:
+            out.append(None)
+        out.append((n + 1, n * size, n == here))
+        last = n
+    return out if count > 1 else []
 
 
 def _int_field(value: str | None, name: str) -> int:
@@ -778,4 +829,4 @@ def _back(memory_id: str, form: dict[str, str], message: str) -> Any:
 def _quote(text: str) -> str:
     from urllib.parse import quote
 
-    return quote(text[:300])
+    return quote(text[:1500])
