@@ -143,3 +143,27 @@ def test_ids_are_found_by_a_unique_prefix_in_any_case(conn, project):
     assert "several" in many.value.message and one.id in many.value.message
     with pytest.raises(NotFound):
         store.get(conn, "ZZZZZZZZ")
+
+
+def test_the_count_is_what_paging_walks_through_with_the_same_filters(conn, project, monkeypatch):
+    for i in range(7):
+        add(conn, project, f"deploy step {i}", tags=["ops"] if i % 2 else [])
+    old = add(conn, project, "deploy step archived")
+    store.archive(conn, project, old.id)
+    add(conn, project, "unrelated")
+    for filters in (
+        {},
+        {"query": "deploy"},
+        {"tags": ["ops"]},
+        {"include_inactive": True},
+        {"query": "deploy", "include_inactive": True},
+        {"types": ["decision"]},
+    ):
+        walked = len(browse.list_memories(conn, project, limit=100, **filters).results)
+        assert browse.count_memories(conn, project, **filters) == walked, filters
+    monkeypatch.setattr(browse, "COUNT_CAP", 3)  # past the cap: "more than 3"
+    assert browse.count_memories(conn, project) == 4
+    for i in range(300):
+        add(conn, project, f"row {i} " + "padding " * 50)
+    monkeypatch.setattr(browse, "COUNT_TIMEOUT_S", 0.0)  # too slow to count: no total
+    assert browse.count_memories(conn, project, query="zzz") is None

@@ -1037,7 +1037,16 @@ def test_the_memory_list_tells_two_alike_titles_apart_and_pages_cleanly(dashboar
     assert page.count(">Deploys</a>") == 2
     assert "run the smoke test first" in page and "never on Fridays" in page
     assert "&&" not in page and "&amp;&amp;" not in page
-    assert '<span class="meta">1-3</span>' in page
+    assert '<span class="meta">1-3 of 3</span>' in page
+    for i in range(60):  # two pages: the total, page numbers, the filter kept in each link
+        dashboard.cli("remember", "--type", "note", "--content", f"Release note {i} for paging")
+    listed = client.get("/memories?q=release").text
+    assert '<span class="meta">1-50 of 60</span>' in listed
+    assert '<strong aria-current="page">1</strong>' in listed
+    assert re.search(r'<a href="\?project=[0-9A-Z]+&amp;q=release&amp;offset=50">2</a>', listed)
+    second = client.get("/memories?q=release&offset=50").text
+    assert '<span class="meta">51-60 of 60</span>' in second
+    assert '<strong aria-current="page">2</strong>' in second
     context = browser.new_context(viewport={"width": 390, "height": 800})
     narrow = context.new_page()
     narrow.goto(dashboard.link("/memories"))

@@ -90,6 +90,51 @@ def list_memories(
     )
 
 
+COUNT_CAP = 100_000
+COUNT_TIMEOUT_S = 0.15
+
+
+def count_memories(
+    conn: Connection,
+    project: Project,
+    *,
+    query: str | None = None,
+    types: list[str] | tuple[str, ...] = (),
+    tags: list[str] | tuple[str, ...] = (),
+    scope: str | None = None,
+    target: str | None = None,
+    include_inactive: bool = False,
+    branch: str | None = None,
+    agent: str | None = None,
+    base: str | None = None,
+) -> int | None:
+    """How many memories `list_memories` pages through with the same filters (at most
+    COUNT_CAP + 1); None when counting takes longer than COUNT_TIMEOUT_S (a words filter
+    reads every memory's text): a page then says "more" instead of a total."""
+    from waymark.errors import QueryTimeout
+
+    if target is not None and scope is None:
+        scope = scope_of(target, project.files, base)
+    try:
+        with db.deadline(conn, COUNT_TIMEOUT_S):
+            return rows.count_browsed(
+                conn,
+                project_id=None if scope == "global" else project.id,
+                include_inactive=include_inactive,
+                types=types,
+                tags=tags,
+                scope=scope,
+                target=spellings(target, project, base) if target is not None else None,
+                folded_query=_fold(query) if query else None,
+                fold=_fold,
+                branch=branch,
+                agent=agent,
+                cap=COUNT_CAP,
+            )
+    except QueryTimeout:
+        return None
+
+
 def spellings(target: str, project: Project, base: str | None = None) -> list[str]:
     """Every way a target may be stored: as Waymark stores it (relative to the root, POSIX,
     found by the rule every path follows: `pathnames.spelled`), and as older records and

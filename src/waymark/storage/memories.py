@@ -296,6 +296,55 @@ def browse(
     """Newest first (id as tie-break), `limit` rows from `offset`. `folded_query` is a
     literal substring of `fold(title content tags)`; `target` one spelling or several;
     `agent` keeps that agent's memories only."""
+    where, params = _browsed(conn, project_id, include_inactive, types, tags, scope, target,
+                             folded_query, branch, agent, fold)  # fmt: skip
+    rows = conn.execute(
+        f"SELECT {_M_COLUMNS} FROM memories m WHERE {where}"
+        " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
+        (*params, limit, offset),
+    ).fetchall()
+    return [from_row(r) for r in rows]
+
+
+def count_browsed(
+    conn: Connection,
+    *,
+    project_id: str | None,
+    include_inactive: bool,
+    types: Sequence[str],
+    tags: Sequence[str],
+    scope: str | None,
+    target: str | Sequence[str] | None,
+    folded_query: str | None,
+    branch: str | None = None,
+    agent: str | None = None,
+    fold: Callable[[Any], str],
+    cap: int,
+) -> int:
+    """How many memories `browse` pages through with the same filters, counted up to
+    `cap` + 1 (more than `cap`: at least that many)."""
+    where, params = _browsed(conn, project_id, include_inactive, types, tags, scope, target,
+                             folded_query, branch, agent, fold)  # fmt: skip
+    row: Any = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {where} LIMIT ?)",
+        (*params, cap + 1),
+    ).fetchone()
+    return int(row[0])
+
+
+def _browsed(
+    conn: Connection,
+    project_id: str | None,
+    include_inactive: bool,
+    types: Sequence[str],
+    tags: Sequence[str],
+    scope: str | None,
+    target: str | Sequence[str] | None,
+    folded_query: str | None,
+    branch: str | None,
+    agent: str | None,
+    fold: Callable[[Any], str],
+) -> tuple[str, list[Any]]:
     where = ["m.project_id IS ?" if project_id is None else "m.project_id = ?"]
     params: list[Any] = [project_id]
     if not include_inactive:
@@ -325,12 +374,7 @@ def browse(
             " > 0"
         )
         params.append(folded_query)
-    rows = conn.execute(
-        f"SELECT {_M_COLUMNS} FROM memories m WHERE {' AND '.join(where)}"
-        " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?",
-        (*params, limit, offset),
-    ).fetchall()
-    return [from_row(r) for r in rows]
+    return " AND ".join(where), params
 
 
 def count_by_status_and_type(conn: Connection, project_id: str) -> dict[str, dict[str, int]]:

@@ -299,6 +299,7 @@ class _Pages:
                 projects, project = opened.projects(q.get("project"))
                 offset = _int(q.get("offset"), 0)
                 page, sharing = None, {}
+                total: int | None = 0
                 if project is not None:
                     page = browse.list_memories(
                         opened.conn, project, query=said["q"] or None,
@@ -309,6 +310,14 @@ class _Pages:
                         include_inactive=said["inactive"] == "1", limit=PAGE, offset=offset,
                     )  # fmt: skip
                     sharing = store.sharing_of(opened.conn, project, page.results)
+                    total = browse.count_memories(
+                        opened.conn, project, query=said["q"] or None,
+                        types=[said["type"]] if said["type"] else [],
+                        tags=[said["tag"]] if said["tag"] else [],
+                        scope=said["scope"] or None, target=said["target"] or None,
+                        agent=said["agent"] or None, branch=said["branch"] or None,
+                        include_inactive=said["inactive"] == "1",
+                    )  # fmt: skip
             except WaymarkError as exc:
                 return self.failed(request, exc)
             rows = [{"m": m, "sharing": sharing.get(m.id),
@@ -318,7 +327,9 @@ class _Pages:
             return self.render(
                 request, "memories.html", projects=projects, project=project, rows=rows,
                 page=page, said=said, types=TYPES, scopes=SCOPES, offset=offset, keep=keep,
-                error=q.get("error"),
+                error=q.get("error"), total=total, capped=total is not None
+                and total > browse.COUNT_CAP, size=PAGE,
+                pages=_pages(min(total, browse.COUNT_CAP), offset, PAGE) if total else [],
             )  # fmt: skip
 
     async def create(self, request: Any) -> Any:
