@@ -508,14 +508,34 @@ def test_in_a_browser_search_open_edit_and_approve(dashboard, browser):
     page.get_by_label("Ask as the agent would").fill("what do deploys need")
     page.get_by_role("button", name="Recall").click()
     expect(page.get_by_role("link", name="Deploys need the VPN")).to_be_visible()  # its title
-    page.get_by_text("Why here").first.click()
+    page.get_by_text("The numbers").first.click()
     expect(page.get_by_text("fused").first).to_be_visible()
     _shot(page, "search")
 
+    page.get_by_role("link", name="Overview").click()
+    tile = page.locator("ul.numbers li").first
+    before = int(tile.locator("strong").inner_text())
     dashboard.cli("remember", "--type", "note", "--content", "Seen live")
+    expect(page.locator("#feed-count")).to_have_text("1", timeout=10_000)  # the pill counts
+    expect(tile.locator("strong")).to_have_text(str(before + 1), timeout=10_000)  # no reload
+    page.locator("#live summary").click()
     feed = page.locator("#feed li").filter(has_text="Seen live")  # its title, not its id
-    expect(feed).to_have_count(1, timeout=10_000)  # the live feed, with no reload
+    expect(feed).to_have_count(1)
+    expect(page.locator("#feed-count")).to_be_hidden()  # seen once opened
     _shot(page, "feed")
+    page.locator("#live summary").click()  # folded again: a pill beside the content
+    page.get_by_role("link", name="Memories", exact=True).click()
+    expect(page.get_by_role("link", name="Seen live")).to_be_visible()
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    pill = page.locator("#live").bounding_box()
+    covered = page.evaluate(
+        """(p) => [...document.querySelectorAll('main td, main button, main a')].filter(e => {
+            const r = e.getBoundingClientRect();
+            return r.width && r.right > p.x && r.left < p.x + p.width
+                && r.bottom > p.y && r.top < p.y + p.height; }).length""",
+        pill,
+    )
+    assert covered == 0  # at the page's end the pill covers no cell, button or link
 
     dashboard.cli("checkpoint", "create", "--objective", "Ship the retry",
                   "--next-action", "wire backoff")  # fmt: skip
@@ -555,7 +575,8 @@ def test_search_ranks_as_recall_does_and_says_why(dashboard):
                   "We picked apsw over sqlite3 for its WAL control")  # fmt: skip
     client = dashboard.client()
     page = client.get("/search", params={"q": "why did we pick apsw"}).text
-    assert "We picked apsw over sqlite3" in page and "Why here" in page
+    assert "We picked apsw over sqlite3" in page and "The numbers" in page
+    assert "Why: holds “pick”, “apsw”" in page  # by stem: "pick" is held by "picked"
     assert re.search(r"fused \d\.\d{4} from\s+[a-z_]+ #1", page)
     assert client.get("/search", params={"q": "<script>x</script>"}).text.count("<script>") == 0
     assert "&lt;script&gt;x" in client.get("/search", params={"q": "<script>x</script>"}).text
@@ -563,6 +584,12 @@ def test_search_ranks_as_recall_does_and_says_why(dashboard):
                   "Storage: apsw loads sqlite-vec on macOS, sqlite3 cannot")  # fmt: skip
     found = client.get("/search", params={"q": "apsw sqlite-vec macOS"}).text
     assert '<span class="snippet">Storage: apsw loads sqlite-vec' in found  # its text, shown
+    for i in range(25):
+        dashboard.cli("remember", "--type", "note", "--content", f"Flaky test number {i} in ci")
+    first = client.get("/search", params={"q": "flaky test"}).text
+    assert first.count('<p class="why">') == 20 and "show up to 50" in first
+    more = client.get("/search", params={"q": "flaky test", "more": "1"}).text
+    assert more.count('<p class="why">') == 25 and "show up to 50" not in more
 
 
 def test_checkpoints_list_and_a_timeline_of_revisions_and_lessons(dashboard):

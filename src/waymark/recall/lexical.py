@@ -50,7 +50,7 @@ def focused_expression(
     tokenize = search.tokenizer(conn, TOKENIZER)
     if (len(words) <= keep and max_share >= 1.0 and not max_rows) or tokenize is None:
         return match_expression(text)
-    stems = [_stem(tokenize, word) for word in words]
+    stems = [stem_of(tokenize, word) for word in words]
     df = _frequencies(conn, [stem for stem in stems if stem])
     count = [df.get(stem or "", 0) for stem in stems]
     ranked = sorted(range(len(words)), key=lambda i: (count[i] == 0, count[i], i))  # absent: last
@@ -95,7 +95,7 @@ def expansion_expression(
     tokenize = search.tokenizer(conn, TOKENIZER)
     if tokenize is None or not texts:
         return None
-    asked = {_stem(tokenize, word) for word in tokens(query)}
+    asked = {stem_of(tokenize, word) for word in tokens(query)}
     weight: dict[str, float] = {}
     surface: dict[str, str] = {}
     for text in texts:
@@ -127,7 +127,7 @@ def expansion_expression(
     return " OR ".join('"' + surface[stem].replace('"', '""') + '"' for stem in best)
 
 
-def _stem(tokenize: Any, word: str) -> str | None:
+def stem_of(tokenize: Any, word: str) -> str | None:
     found = tokenize(word.encode("utf-8", "replace"), search.TOKENIZE_QUERY, None)
     return str(found[0][2]) if found else None
 

@@ -461,8 +461,10 @@ class _Pages:
         from waymark.projects import git
         from waymark.recall import ranked, semantic
         from waymark.recall.floor import asked_hits
+        from waymark.recall.why import reasons
 
         query = (request.query_params.get("q") or "").strip()
+        limit = SEARCH_MORE if request.query_params.get("more") == "1" else SEARCH_FIRST
         with _Store() as opened:
             try:
                 projects, project = opened.projects(request.query_params.get("project"))
@@ -471,7 +473,7 @@ class _Pages:
                     near = semantic.neighbours(opened.conn, project, [query], mode="auto")
                     hybrid = near is not None
                     hits = ranked.recall(
-                        opened.conn, project, query, limit=20,
+                        opened.conn, project, query, limit=limit,
                         semantic=near[0] if near else None,
                         settings=ranked.settings_for(opened.conn),
                         current_branch=git.branch(project.files),
@@ -479,13 +481,15 @@ class _Pages:
                     if hybrid and hits:
                         hits = asked_hits(hits)
                 results = [{"hit": h, "made": store.authorship(opened.conn, h.memory.id),
+                            "why": reasons(opened.conn, h, query),
                             "moved": [(n, v) for n, v in h.explain["multipliers"].items()
                                       if abs(v - 1.0) >= 0.0005]}  # what shows at 3 places
                            for h in hits]  # fmt: skip
             except WaymarkError as exc:
                 return self.failed(request, exc)
             return self.render(request, "search.html", projects=projects, project=project,
-                               q=query, results=results, hybrid=hybrid)  # fmt: skip
+                               q=query, results=results, hybrid=hybrid, limit=limit,
+                               more=limit < SEARCH_MORE and len(results) >= limit)  # fmt: skip
 
     def checkpoints(self, request: Any) -> Any:
         from waymark.handoff import checkpoints
@@ -681,6 +685,7 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
 
 FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
 REVIEW_PAGE = 20  # proposals on one review page
+SEARCH_FIRST, SEARCH_MORE = 20, 50  # a search's results: as the agent's recall, then more
 AGES = {"day": "under a day", "week": "1-7 days", "month": "1-4 weeks", "older": "older"}
 CHANGES = {"edit": _edit, "archive": _archive, "unarchive": _unarchive, "erase": _erase,
            "feedback": _feedback}  # fmt: skip
