@@ -1224,3 +1224,69 @@ def test_an_edit_changes_type_tags_scope_priority_and_expiry_as_one_revision(das
     bad = client.post(f"/memories/{now['id']}/edit", data={**form, "target": "no/such.py"})
     assert "error=" in bad.headers["location"]  # as `waymark edit` refuses it
     assert dashboard.cli("list")["results"][0]["id"] == now["id"]  # nothing written
+
+
+def _counts(home) -> dict[str, int]:
+    import apsw
+
+    conn = apsw.Connection(str(home / "waymark.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                for t in ("sessions", "injections", "events", "session_injected",
+                          "session_ledger")}  # fmt: skip
+    finally:
+        conn.close()
+
+
+def test_the_next_packet_is_what_a_new_session_and_a_prompt_would_get_and_records_nothing(
+    dashboard, repo, browser
+):
+    """The SessionStart packet as each client would get it (its tokens, the hook's output,
+    each line's source, what was left out), and a typed prompt's packet; not one row of
+    sessions, injections or events is written by looking."""
+    dashboard.cli("checkpoint", "create", "--objective", "Ship the retry",
+                  "--next-action", "wire backoff into payments.py")  # fmt: skip
+    dashboard.cli("remember", "--type", "convention", "--pinned", "--content",
+                  "Run make check before every commit")  # fmt: skip
+    (repo / "payments.py").write_text("def charge():\n    return 1\n")
+    dashboard.cli("remember", "--type", "warning", "--target", "payments.py", "--content",
+                  "payments.py: charge() must stay idempotent")  # fmt: skip
+    client = dashboard.client()
+    before = _counts(dashboard.home)
+    page = client.get("/next").text
+    assert "At the start of the next session" in page
+    assert "wire backoff into payments.py" in page and "Run make check before every commit" in page
+    assert re.search(r"<strong>\d+</strong> of \d+ tokens", page)
+    assert "hookSpecificOutput" in page and "additionalContext" in page  # as the client reads it
+    rule = dashboard.cli("list", "--type", "convention")["results"][0]["id"]
+    assert f'href="/memories/{rule}?project=' in page  # each line links to its record
+    assert 'href="/checkpoints/' in page
+    codex = client.get("/next", params={"client": "codex"}).text
+    assert '<option value="codex" selected>' in codex and "wire backoff" in codex
+    assert client.get("/next", params={"client": "emacs"}).status_code == 400
+    asked = client.post("/next", data={"csrf": _csrf(page), "project": _project(page),
+                                       "client": "claude-code",
+                                       "prompt": "fix the charge in payments.py"}).text  # fmt: skip
+    assert "For a prompt" in asked and "charge() must stay idempotent" in asked
+    assert "path match: payments.py" in asked  # why it is there
+    none = client.post("/next", data={"csrf": _csrf(page), "project": _project(page),
+                                      "client": "claude-code", "prompt": "zebra quantum"}).text  # fmt: skip
+    assert "this prompt would bring no packet" in none
+    assert client.post("/next", data={"project": _project(page), "prompt": "x"}).status_code == 403
+    assert _counts(dashboard.home) == before  # looking recorded nothing
+
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    page.goto(dashboard.link("/next"))
+    expect(page.get_by_role("heading", name="What my agent will see next")).to_be_visible()
+    page.get_by_label("The prompt, as you would type it").fill("what about payments.py")
+    page.get_by_role("button", name="Show its packet").click()
+    expect(page.get_by_text("charge() must stay idempotent").first).to_be_visible()
+    assert "payments.py" not in page.url  # the prompt stays out of the address
+    _shot(page, "next-packet")
+    page.close()
+
+
+def _project(page: str) -> str:
+    return re.search(r'name="project" value="([^"]+)"', page).group(1)

@@ -50,9 +50,11 @@ def prompt_packet(
     *,
     record: bool = True,
     agent: str | None = None,
+    sections_out: list[Any] | None = None,
 ) -> str | None:
     """The packet for `prompt`, or None when nothing new is relevant enough; with `record`
-    False (capture read-only) nothing is written. `agent` reads that agent's tiers too."""
+    False (capture read-only) nothing is written. `agent` reads that agent's tiers too;
+    `sections_out`, when given, receives the packet's sections (what the receipt reads)."""
     from waymark import settings
     from waymark.handoff import ledger
     from waymark.packets import sections
@@ -156,6 +158,8 @@ def prompt_packet(
     from waymark.storage.sessions import section_factors
 
     parts = shrunk(parts, section_factors(conn, project.id))
+    if sections_out is not None:
+        sections_out.extend(parts)
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
     if not text:
         return None

@@ -60,13 +60,13 @@ def packets(
         line = {k: row[k] for k in ("section", "item", "why", "tokens", "text")}
         if row["item"]:
             if row["item"] not in links:
-                links[row["item"]] = _source(conn, project, row["item"])
+                links[row["item"]] = source_of(conn, project, row["item"])
             line |= links[row["item"]]
         entry["lines"].append(line)
     return sorted(grouped.values(), key=lambda p: (p["at"], p["packet"]), reverse=True)
 
 
-def _source(conn: Connection, project: Project, item: str) -> dict[str, Any]:
+def source_of(conn: Connection, project: Project, item: str) -> dict[str, Any]:
     """What a line came from, for a link: {source: memory, type, title, status}, {source:
     checkpoint, status}, {source: failure}, or {} for an item of no page."""
     if len(item) == 26 and item.isalnum():

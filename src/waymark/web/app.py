@@ -48,6 +48,8 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
+            Route("/next", pages.next_packet),
+            Route("/next", pages.next_for_prompt, methods=["POST"]),
             Route("/alive", pages.alive),
             Route("/favicon.ico", pages.favicon),
             Route("/health", pages.health),
@@ -284,6 +286,41 @@ class _Pages:
                            mapped=status, target=target, depth=depth, impact=impact,
                            picture=picture, moved=moved, error=problem,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
+
+    def next_packet(self, request: Any) -> Any:
+        """What the agent will see next: the SessionStart packet a new session of the
+        chosen client would get, made as the hook makes it, nothing recorded."""
+        return self._next(request, request.query_params, None)
+
+    async def next_for_prompt(self, request: Any) -> Any:
+        """The same, with the packet a typed prompt would bring (a POST: the prompt stays
+        out of the address and the browser's history)."""
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._next, request, form, form.get("prompt", ""))
+
+    def _next(self, request: Any, given: Any, prompt: str | None) -> Any:
+        from waymark.packets import preview
+
+        client = given.get("client") or "claude-code"
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(given.get("project"))
+                start = asked = None
+                problem = None
+                if project is not None:
+                    start = preview.next_start(opened.conn, project, client)
+                    if prompt is not None:
+                        try:
+                            asked = preview.next_prompt(opened.conn, project, client, prompt)
+                        except WaymarkError as exc:
+                            problem = exc.message
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+        return self.render(request, "next.html", projects=projects, project=project,
+                           clients=preview.CLIENTS, client=client, start=start, asked=asked,
+                           prompt=prompt or "", error=problem)  # fmt: skip
 
     def memories(self, request: Any) -> Any:
         """The browse contract's filters: words, type, tag, scope (and its target), agent,
