@@ -1290,3 +1290,31 @@ def test_the_next_packet_is_what_a_new_session_and_a_prompt_would_get_and_record
 
 def _project(page: str) -> str:
     return re.search(r'name="project" value="([^"]+)"', page).group(1)
+
+
+def test_the_timeline_puts_sessions_saves_and_decisions_on_one_axis(worked, browser):
+    from playwright.sync_api import expect
+
+    worked.cli("remember", "--type", "decision", "--content", "Retries back off exponentially")
+    worked.cli("checkpoint", "create", "--objective", "Ship the retry", "--next-action", "tests")
+    client = worked.client()
+    page = client.get("/timeline").text
+    assert '<rect class="mark mark-session"' in page and 'class="mark mark-decision"' in page
+    assert 'class="mark mark-checkpoint"' in page
+    assert re.search(r'<a href="/sessions/s1\?project=[^"]+">Session</a> in claude-code', page)
+    assert "Retries back off exponentially</a>" in page and "next: tests" in page
+    assert "1 session, 1 checkpoint save, 1 decision, 0 reverts" in page
+    day = client.get("/timeline", params={"window": "day"}).text
+    assert '<option value="day" selected>' in day and "Retries back off" in day
+    earlier = client.get("/timeline", params={"window": "day", "before": "2026-01-02"}).text
+    assert "Nothing happened in this window." in earlier and ">Later</a>" in earlier
+    assert client.get("/timeline", params={"before": "not a date"}).status_code == 400
+
+    page = browser.new_page()
+    page.goto(worked.link("/timeline"))
+    expect(page.get_by_role("heading", name="Timeline")).to_be_visible()
+    page.locator("svg.timeline a").first.click()  # a mark opens what it stands for
+    expect(page).to_have_url(re.compile(r"/(sessions|memories|checkpoints)/"))
+    page.go_back()
+    _shot(page, "timeline")
+    page.close()

@@ -48,6 +48,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
+            Route("/timeline", pages.timeline),
             Route("/next", pages.next_packet),
             Route("/next", pages.next_for_prompt, methods=["POST"]),
             Route("/alive", pages.alive),
@@ -286,6 +287,32 @@ class _Pages:
                            mapped=status, target=target, depth=depth, impact=impact,
                            picture=picture, moved=moved, error=problem,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
+
+    def timeline(self, request: Any) -> Any:
+        """Sessions, checkpoint saves, decisions and reverts on one time axis, a window at
+        a time."""
+        from waymark.base import clock
+        from waymark.health import timeline
+        from waymark.web import charts
+
+        q = request.query_params
+        window = q.get("window") if q.get("window") in timeline.WINDOWS else "week"
+        before = q.get("before") or None
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(q.get("project"))
+                seen = picture = None
+                if project is not None:
+                    seen = timeline.timeline(opened.conn, project, days=timeline.WINDOWS[window],
+                                             before=before)  # fmt: skip
+                    picture = charts.timeline(seen["events"], seen["since"], seen["until"])
+            except (WaymarkError, ValueError) as exc:
+                message = exc.message if isinstance(exc, WaymarkError) else "a date as 2026-12-01"
+                return self.failed(request, WaymarkError(message))
+        return self.render(request, "timeline.html", projects=projects, project=project,
+                           seen=seen, picture=picture, window=window, before=before or "",
+                           windows=timeline.WINDOWS, most=timeline.MOST, now=clock.now(),
+                           by_day=_by_day(seen["events"] if seen else []))  # fmt: skip
 
     def next_packet(self, request: Any) -> Any:
         """What the agent will see next: the SessionStart packet a new session of the
@@ -811,6 +838,14 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
                     "actor": e["actor"], "type": m.type if m else None,
                     "title": m.title if m and m.status != "erased" else None})  # fmt: skip
     return out
+
+
+def _by_day(events: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(day, its events newest first), newest day first."""
+    import itertools
+
+    newest = sorted(events, key=lambda e: e["at"], reverse=True)
+    return [(day, list(group)) for day, group in itertools.groupby(newest, lambda e: e["at"][:10])]
 
 
 def _pages(total: int, offset: int, size: int) -> list[tuple[int, int, bool] | None]:

@@ -116,3 +116,47 @@ def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26) -> di
     return {"width": WIDTH, "height": 14 + tall * row, "nodes": list(nodes.values()),
             "edges": edges, "left_out": len(dependents) - len(shown),
             "label_width": column * 0.8}  # fmt: skip
+
+
+LANES = ("session", "checkpoint", "decision", "revert")
+LANE_NAMES = {"session": "Sessions", "checkpoint": "Checkpoints", "decision": "Decisions",
+              "revert": "Reverted"}  # fmt: skip
+
+
+def timeline(events: list[dict[str, Any]], since: str, until: str, *,
+             lane: int = 30) -> dict[str, Any]:  # fmt: skip
+    """A project's events on one time axis, a lane per kind: a session a bar from its
+    start to its end (to the window's end while open), anything else a mark at its time;
+    day ticks under them: {width, height, lanes: [{y, name}], marks: [{x, y, w, kind,
+    label, at, id}], ticks: [{x, label}]}."""
+    import time
+
+    from waymark.base.clock import epoch
+
+    left, right = 110.0, WIDTH - 10.0
+    start, end = epoch(since), epoch(until)
+    span = max(1.0, end - start)
+
+    def x(stamp: str | None) -> float:
+        at = epoch(stamp) if stamp else end
+        return left + (right - left) * min(1.0, max(0.0, (at - start) / span))
+
+    lanes = [{"y": 6 + i * lane, "name": LANE_NAMES[k]} for i, k in enumerate(LANES)]
+    marks = []
+    for e in events:
+        y = 6 + LANES.index(e["kind"]) * lane
+        x1 = x(e["at"])
+        w = max(3.0, x(e["until"]) - x1) if e["kind"] == "session" else 0.0
+        marks.append({"x": x1, "y": y, "w": w, "kind": e["kind"], "at": e["at"], "id": e["id"],
+                      "label": e.get("what") or e["kind"]})  # fmt: skip
+    if span <= 86400 * 1.01:  # a day: every three hours
+        first, step, form = int(start), 3 * 3600, "%H:%M"
+    else:  # midnights: every day, week or month
+        step = 86400 * (1 if span <= 8 * 86400 else 7 if span <= 62 * 86400 else 30)
+        first, form = (int(start) // 86400 + 1) * 86400, "%m-%d"
+    ticks = [{"x": left + (right - left) * (t - start) / span,
+              "label": time.strftime(form, time.gmtime(t))}
+             for t in range(first, int(end) + 1, step)]  # fmt: skip
+    bottom = 6 + len(LANES) * lane
+    return {"width": WIDTH, "height": bottom + 18, "lanes": lanes, "marks": marks,
+            "ticks": ticks, "bottom": bottom, "left": left, "bar": lane - 12}  # fmt: skip
