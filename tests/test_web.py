@@ -1318,3 +1318,42 @@ def test_the_timeline_puts_sessions_saves_and_decisions_on_one_axis(worked, brow
     page.go_back()
     _shot(page, "timeline")
     page.close()
+
+
+def test_the_memory_graph_is_drawn_around_any_memory_and_explored_by_clicking(
+    dashboard, repo, browser
+):
+    from playwright.sync_api import expect
+
+    (money,) = dashboard.cli("list")["results"]
+    (repo / "pay.py").write_text("def charge():\n    return 1\n")
+    idem = dashboard.cli("remember", "--type", "warning", "--scope", "file", "--target", "pay.py",
+                         "--content", "charge() must stay idempotent across retries")["memory"]  # fmt: skip
+    floats = dashboard.cli("remember", "--type", "note", "--content",
+                           "Floats lost a cent in the March invoices")["memory"]  # fmt: skip
+    dashboard.cli("relate", floats["id"], money["id"], "--kind", "causes")
+    dashboard.cli("relate", money["id"], idem["id"])
+    client = dashboard.client()
+    start = client.get("/graph").text
+    assert "the most linked memories" in start and money["id"] in start
+    page = client.get("/graph", params={"memory": money["id"][:10], "depth": "2"}).text
+    assert page.count('<g class="node') == 4  # itself, two links, the file one of them targets
+    assert "node-focus" in page and 'class="node node-file"' in page
+    assert "charge() must stay idempotent across retries" in page  # whole, in its tooltip
+    assert "<td>causes</td>" in page and "<td>targets</td>" in page
+    assert client.get("/graph", params={"memory": "ZZZZZZZZZZ"}).status_code == 404
+    memory_page = client.get(f"/memories/{money['id']}").text
+    assert "/graph?project=" in memory_page and f"memory={money['id']}" in memory_page
+
+    page = browser.new_page()
+    page.goto(dashboard.link(f"/graph?memory={money['id']}"))
+    expect(page.locator("svg.network g.node")).to_have_count(4)
+    overflow = page.evaluate("""() => { const svg = document.querySelector('svg.network');
+        const box = svg.getBoundingClientRect();
+        return [...svg.querySelectorAll('text')].filter(t => { const r = t.getBoundingClientRect();
+            return r.left < box.left - 1 || r.right > box.right + 1; }).length; }""")
+    assert overflow == 0  # no label runs out of the picture
+    _shot(page, "graph")
+    page.locator("svg.network a").filter(has_text="Floats lost").click()  # explore from it
+    expect(page.locator("svg.network g.node-focus")).to_contain_text("Floats lost")
+    page.close()

@@ -49,6 +49,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
             Route("/timeline", pages.timeline),
+            Route("/graph", pages.graph),
             Route("/next", pages.next_packet),
             Route("/next", pages.next_for_prompt, methods=["POST"]),
             Route("/alive", pages.alive),
@@ -287,6 +288,33 @@ class _Pages:
                            mapped=status, target=target, depth=depth, impact=impact,
                            picture=picture, moved=moved, error=problem,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
+
+    def graph(self, request: Any) -> Any:
+        """The memory graph around one memory (links, revisions, files), explorable: each
+        memory drawn opens the graph around it."""
+        from waymark.memories import graph
+        from waymark.web import charts
+
+        q = request.query_params
+        memory = (q.get("memory") or "").strip()
+        depth = _int(q.get("depth"), 2) if q.get("depth") in ("1", "2", "3") else 2
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(q.get("project"))
+                seen = picture = None
+                starts: list[Any] = []
+                if project is not None:
+                    if memory:
+                        seen = graph.neighbourhood(opened.conn, project, memory, depth=depth)
+                        picture = charts.network(seen["nodes"], seen["edges"])
+                    else:
+                        starts = graph.starts(opened.conn, project)
+            except WaymarkError as exc:
+                return self.failed(request, exc, 404 if exc.code == "not_found" else 400)
+        named = {n["id"]: n for n in seen["nodes"]} if seen else {}
+        return self.render(request, "graph.html", projects=projects, project=project,
+                           seen=seen, picture=picture, memory=memory, depth=depth,
+                           depths=graph.DEPTHS, starts=starts, named=named)  # fmt: skip
 
     def timeline(self, request: Any) -> Any:
         """Sessions, checkpoint saves, decisions and reverts on one time axis, a window at

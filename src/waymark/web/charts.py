@@ -160,3 +160,48 @@ def timeline(events: list[dict[str, Any]], since: str, until: str, *,
     bottom = 6 + len(LANES) * lane
     return {"width": WIDTH, "height": bottom + 18, "lanes": lanes, "marks": marks,
             "ticks": ticks, "bottom": bottom, "left": left, "bar": lane - 12}  # fmt: skip
+
+
+def network(nodes: list[dict[str, Any]], edges: list[dict[str, str]], *,
+            height: int | None = None, label: int = 24) -> dict[str, Any]:  # fmt: skip
+    """A neighbourhood on rings: the first node in the middle, each step's nodes on a ring
+    of its own, spread evenly (a node beside the one that reached it where it can be); a
+    label beside each node, on the side facing out, cut to `label` characters (the whole
+    text in its tooltip): {width, height, nodes: [{x, y, anchor, short, ...}], edges:
+    [{x1, y1, x2, y2, kind}]}."""
+    if height is None:  # a few nodes need little room
+        height = 300 if len(nodes) <= 8 else 420 if len(nodes) <= 20 else 540
+    cx, cy = WIDTH / 2, height / 2
+    rings: dict[int, list[dict[str, Any]]] = {}
+    for n in nodes:
+        rings.setdefault(n["depth"], []).append(n)
+    deepest = max(rings, default=0)
+    rx, ry = (cx - 20) / max(1, deepest), (cy - 24) / max(1, deepest)  # rings are ellipses
+    placed: dict[str, dict[str, Any]] = {}
+    angle_of: dict[str, float] = {}
+    for depth in sorted(rings):
+        ring = rings[depth]
+        if depth == 0:
+            for n in ring:
+                placed[n["id"]] = {**n, "x": cx, "y": cy, "anchor": "middle"}
+                angle_of[n["id"]] = 0.0
+            continue
+        # near the node that reached it: order a ring by its parents' angles
+        parent = {e["dst"]: e["src"] for e in edges} | {e["src"]: e["dst"] for e in edges}
+        ring.sort(key=lambda n: (angle_of.get(parent.get(n["id"], ""), 0.0), n["id"]))
+        offset = 0.3 * depth
+        for i, n in enumerate(ring):
+            a = offset + 2 * math.pi * i / len(ring)
+            angle_of[n["id"]] = a
+            x, y = cx + rx * depth * math.cos(a), cy + ry * depth * math.sin(a)
+            placed[n["id"]] = {**n, "x": x, "y": y,
+                               "anchor": "start" if math.cos(a) >= 0 else "end"}  # fmt: skip
+    for n in placed.values():
+        title = n["title"] or n["id"]
+        n["short"] = title if len(title) <= label else title[: label - 1] + "…"
+    drawn = [{"x1": placed[e["src"]]["x"], "y1": placed[e["src"]]["y"],
+              "x2": placed[e["dst"]]["x"], "y2": placed[e["dst"]]["y"], "kind": e["kind"]}
+             for e in edges if e["src"] in placed and e["dst"] in placed]  # fmt: skip
+    pad = 6.5 * label + 14  # room for a label beside a node on the outer ring, either side
+    return {"width": WIDTH, "height": height, "nodes": list(placed.values()), "edges": drawn,
+            "pad": pad}  # fmt: skip
