@@ -95,3 +95,21 @@ def starts(conn: Connection, project: Project, limit: int = 12) -> list[tuple[An
     found = link_rows.most_linked(conn, project.id, limit)
     memories = rows.get_memories(conn, [i for i, _ in found])
     return [(memories[i], n) for i, n in found if i in memories]
+
+
+def about(
+    conn: Connection, project: Project, paths: list[str], per: int = PER_FILE
+) -> dict[str, list[Any]]:
+    """path -> the active memories about that file or a symbol in it (everyone's), the
+    `per` a packet would rank first; paths with none are left out."""
+    wanted = list(dict.fromkeys(p.partition("::")[0] for p in paths))[:GRAPH_PATHS]
+    found: dict[str, list[str]] = {}
+    for path in wanted:
+        ids = [str(r[4]) for r in rows.targeted(conn, project.id, [path], [path], limit=per)]
+        if ids:
+            found[path] = list(dict.fromkeys(ids))[:per]
+    memories = rows.get_memories(conn, [i for ids in found.values() for i in ids])
+    return {path: [memories[i] for i in ids if i in memories] for path, ids in found.items()}
+
+
+GRAPH_PATHS = 60  # files asked about at once (a code map's impact draws 40)

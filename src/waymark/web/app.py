@@ -261,6 +261,7 @@ class _Pages:
         and what changed between two snapshots."""
         from waymark.codemap import changes, questions
         from waymark.errors import NotFound
+        from waymark.memories import graph
         from waymark.web import charts
 
         q = request.query_params
@@ -272,11 +273,14 @@ class _Pages:
                     raise WaymarkError("no project here")
                 status = questions.status(opened.conn, project, limit=20)
                 impact = picture = moved = None
-                problem = None
+                problem, notes = None, {}
                 try:
                     if target:
                         impact = questions.impact(opened.conn, project, target, depth)
-                        picture = charts.graph(impact["target"], impact["dependents"])
+                        notes = graph.about(opened.conn, project, [impact["target"]] + [
+                            d["at"] for d in impact["dependents"]])  # fmt: skip
+                        picture = charts.graph(impact["target"], impact["dependents"],
+                                               notes={p: len(m) for p, m in notes.items()})  # fmt: skip
                     if len(status["snapshots"]) >= 2 or q.get("from"):
                         moved = changes.changes(opened.conn, project, since=q.get("from") or None,
                                                 until=q.get("to") or None)  # fmt: skip
@@ -286,7 +290,7 @@ class _Pages:
                 return self.failed(request, exc)
         return self.render(request, "map.html", projects=projects, project=project,
                            mapped=status, target=target, depth=depth, impact=impact,
-                           picture=picture, moved=moved, error=problem,
+                           picture=picture, moved=moved, error=problem, notes=notes,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
 
     def graph(self, request: Any) -> Any:

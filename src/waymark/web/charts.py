@@ -87,21 +87,42 @@ def age_buckets(created: list[str], now: str) -> list[tuple[str, float]]:
 GRAPH_NODES = 40  # drawn; the list beside the picture names every dependent
 
 
-def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26) -> dict[str, Any]:
+def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26,
+          notes: dict[str, int] | None = None) -> dict[str, Any]:  # fmt: skip
     """The impact answer as a picture: the target on the left, each step's dependents in
-    the next column, a line from each to what it reaches: {width, height, nodes: [{x, y,
-    label, depth}], edges: [{x1, y1, x2, y2, kind}], left_out}."""
+    the next column, a line from the end of what each reaches to it. A column is as wide
+    as its longest label (LABEL_MOST characters at most, the whole in its tooltip), so no
+    label is cut by the next column; `notes` counts memories about a path (drawn beside
+    it): {width, height, nodes: [{x, y, label, short, depth, notes}], edges: [{x1, y1, x2,
+    y2, kind}], left_out}."""
+    notes = notes or {}
     shown = dependents[:GRAPH_NODES]
     depth = max((d["depth"] for d in shown), default=0)
-    column = (WIDTH - 20) / (depth + 1)
+    labels: dict[int, list[str]] = {0: [target]}
+    for d in shown:
+        labels.setdefault(d["depth"], []).append(d["at"])
+
+    def short(label: str) -> str:
+        return label if len(label) <= LABEL_MOST else label[: LABEL_MOST - 1] + "…"
+
+    def wide(label: str) -> float:
+        count = notes.get(label.partition("::")[0], 0)
+        return CHAR * (len(short(label)) + (len(f" {count}") + 2 if count else 0)) + 16
+
+    xs, x = [], 10.0
+    for step in range(depth + 1):
+        xs.append(x)
+        x += max(wide(label) for label in labels.get(step, [""])) + 40
     per: dict[int, int] = {}
-    nodes: dict[str, dict[str, Any]] = {target: {"x": 10.0, "y": 0.0, "label": target,
-                                                 "depth": 0}}  # fmt: skip
+    nodes: dict[str, dict[str, Any]] = {
+        target: {"x": 10.0, "y": 0.0, "label": target, "short": short(target), "depth": 0,
+                 "notes": notes.get(target.partition("::")[0], 0)}}  # fmt: skip
     for d in shown:
         i = per.get(d["depth"], 0)
         per[d["depth"]] = i + 1
-        nodes[d["at"]] = {"x": 10 + d["depth"] * column, "y": float(i), "label": d["at"],
-                          "depth": d["depth"]}  # fmt: skip
+        nodes[d["at"]] = {"x": xs[d["depth"]], "y": float(i), "label": d["at"],
+                          "short": short(d["at"]), "depth": d["depth"],
+                          "notes": notes.get(d["at"].partition("::")[0], 0)}  # fmt: skip
     tall = max([1, *per.values()])
     nodes[target]["y"] = (tall - 1) / 2
     for n in nodes.values():
@@ -111,11 +132,15 @@ def graph(target: str, dependents: list[dict[str, Any]], *, row: int = 26) -> di
         via = d["via"]
         reached = nodes.get(via) or nodes.get(via.partition("::")[0]) or nodes[target]
         here = nodes[d["at"]]
-        edges.append({"x1": here["x"], "y1": here["y"], "x2": reached["x"] + column * 0.8,
-                      "y2": reached["y"], "kind": d["kind"]})  # fmt: skip
-    return {"width": WIDTH, "height": 14 + tall * row, "nodes": list(nodes.values()),
-            "edges": edges, "left_out": len(dependents) - len(shown),
-            "label_width": column * 0.8}  # fmt: skip
+        edges.append({"x1": here["x"], "y1": here["y"],
+                      "x2": reached["x"] + wide(reached["label"]) + 4, "y2": reached["y"],
+                      "kind": d["kind"]})  # fmt: skip
+    return {"width": max(WIDTH, x - 30), "height": 14 + tall * row, "nodes": list(nodes.values()),
+            "edges": edges, "left_out": len(dependents) - len(shown)}  # fmt: skip
+
+
+CHAR = 6.6  # a label character's width at the charts' 11 px, near enough
+LABEL_MOST = 60
 
 
 LANES = ("session", "checkpoint", "decision", "revert")
