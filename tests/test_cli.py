@@ -585,7 +585,7 @@ def test_the_audit_log_answers_with_filters_and_logs_config_capture_and_handoffs
     assert ops.index("checkpoint.create") < ops.index("config.set")  # newest first
     code, configs = run_json(capsys, "log", "--op", "config.")
     assert [e["detail"] for e in configs["events"]] == [
-        {"key": "recall.half_life_days", "old": 90.0, "new": 45.0}
+        {"key": "recall.half_life_days", "old": 90.0, "new": 45.0, "via": "cli"}
     ]
     code, recent = run_json(capsys, "log", "--since", "1h", "--limit", "2")
     assert code == 0 and len(recent["events"]) == 2

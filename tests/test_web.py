@@ -1374,3 +1374,52 @@ def test_the_memory_graph_is_drawn_around_any_memory_and_explored_by_clicking(
     page.locator("svg.network a").filter(has_text="Floats lost").click()  # explore from it
     expect(page.locator("svg.network g.node-focus")).to_contain_text("Floats lost")
     page.close()
+
+
+def test_settings_are_changed_as_waymark_config_changes_them_and_audited(dashboard, browser):
+    from markupsafe import escape
+    from playwright.sync_api import expect
+
+    from waymark import settings
+
+    client = dashboard.client()
+    page = client.get("/settings").text
+    for key in settings.DEFAULTS:  # every setting, with what it does
+        assert f'<tr id="{key}"' in page and str(escape(settings.HELP[key])) in page
+    csrf = _csrf(page)
+
+    def change(key, value=None, do="save"):
+        done = client.post("/settings", data={"csrf": csrf, "key": key, "value": value or "",
+                                              "do": do})  # fmt: skip
+        assert done.status_code == 303
+        return client.get(done.headers["location"]).text
+
+    said = change("packet.session_start_tokens", "2000")
+    assert "packet.session_start_tokens = 2000" in said
+    assert dashboard.cli("config", "packet.session_start_tokens") == {
+        "packet.session_start_tokens": 2000}  # fmt: skip
+    refused = change("packet.session_start_tokens", "999999")  # the CLI's own check and words
+    assert "packet.session_start_tokens is 200-8000 (got 999999; now 2000" in refused
+    assert "takes true or false" in change("capture.redact_contacts", "maybe")
+    assert "takes one of off, daily, weekly" in change("retention.schedule", "hourly")
+    assert "unknown setting" in change("packet.sesion_start_tokens", "1")
+    assert "recall.model = &#34;multilingual&#34;; run `waymark index`" in change(
+        "recall.model", "multilingual")  # fmt: skip
+    back = change("packet.session_start_tokens", do="reset")
+    assert "packet.session_start_tokens = 1750" in back
+    assert "→ 2000 <small>from the dashboard</small>" in back  # the audit log, on the page
+    audit = dashboard.cli("log", "--op", "config.set")
+    keys = [e["detail"]["key"] for e in audit["events"]]
+    assert keys.count("packet.session_start_tokens") == 2 and "recall.model" in keys
+    assert client.post("/settings", data={"key": "proxy.port", "value": "1"}).status_code == 403
+    assert dashboard.cli("config", "proxy.port") == {"proxy.port": 8795}
+
+    page = browser.new_page()
+    page.goto(dashboard.link("/settings"))
+    row = page.locator('tr[id="retention.schedule"]')
+    row.get_by_label("retention.schedule").select_option("weekly")
+    row.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_have_text('retention.schedule = "weekly"')
+    expect(page.locator('tr[id="retention.schedule"]')).to_have_class("changed")
+    _shot(page, "settings")
+    page.close()

@@ -91,6 +91,64 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+# What each setting does, in a line (the dashboard's Settings page says it beside the value).
+HELP: dict[str, str] = {
+    "recall.half_life_days": "how fast an unused memory's recency weight halves, in days",
+    "recall.int8_queries": "embed queries with the int8 copy of the model (faster, same ranking)",
+    "recall.vector_index": "approximate vector index: auto (from 50,000 vectors), ann, or exact",
+    "recall.model": "the embedding model: english or multilingual (`waymark index` after a change)",
+    "capture.all_git_repos": "capture in every git repository (false: only where `waymark enable` ran)",
+    "capture.redact_contacts": "redact e-mail and IP addresses in captured tool output",
+    "packet.session_start_tokens": "the SessionStart packet's budget, in tokens",
+    "packet.prompt_tokens": "a prompt packet's budget, in tokens",
+    "packet.tool_tokens": "what is known about a file or command before a tool runs, in tokens",
+    "packet.failure_tokens": "what fixed the same error before, after a failed command, in tokens",
+    "packet.subagent": "a subagent's packet: small (next action, rules) or none",
+    "packet.subagent_tokens": "a subagent packet's budget, in tokens",
+    "checkpoint.budget_tokens": "a checkpoint's size limit, in tokens",
+    "map.refresh_ms": "how long SessionStart refreshes the code map before the background takes over",
+    "map.server_builds_first": "the MCP server builds a project's first code map in the background",
+    "retention.schedule": "when the retention sweep runs by itself: off, daily or weekly",
+    "retention.archive_after_days": "a sweep archives what went unused this long (and is of low salience)",
+    "retention.salience_floor": "below this salience an unused memory may be archived by a sweep",
+    "retention.purge_after_days": "a sweep purges what stayed archived this long",
+    "team.sync_minutes": "the MCP server syncs a shared project this often (0: only `waymark sync`)",
+    "proxy.port": "the memory proxy's port",
+    "proxy.anthropic_upstream": "where the proxy sends Anthropic requests",
+    "proxy.openai_upstream": "where the proxy sends OpenAI requests",
+}
+
+
+# What to do next after a change, said by whoever changed it.
+AFTER: dict[str, str] = {
+    "recall.model": "run `waymark index` to embed every memory with it (until then recall "
+    "searches only what it has embedded; a running MCP server switches by itself)",
+}
+
+
+def parse(text: str) -> Any:
+    """A value as typed (`waymark config KEY VALUE`, the dashboard's form): JSON where it
+    reads as JSON (true, 1750, 0.5, "x"), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def changes(conn: Connection, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest setting changes, newest first: {at, key, old, new, via}."""
+    from waymark.storage.events import query_events
+
+    found = query_events(conn, project_id=None, everywhere=True, ops=("config.set",),
+                         since=None, limit=limit)  # fmt: skip
+    out = []
+    for e in found:
+        payload = e["detail"]
+        out.append({"at": e["at"], "key": payload.get("key"), "old": payload.get("old"),
+                    "new": payload.get("new"), "via": payload.get("via", "cli")})  # fmt: skip
+    return out
+
+
 def get(conn: Connection, key: str) -> Any:
     if key not in DEFAULTS:
         import difflib
@@ -108,7 +166,9 @@ def get(conn: Connection, key: str) -> Any:
 KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
 
 
-def set_value(conn: Connection, key: str, value: Any) -> Any:
+def set_value(conn: Connection, key: str, value: Any, *, via: str = "cli") -> Any:
+    """Set `key` to `value` (checked for its kind, range, choices), audited as a
+    config.set event by the user through `via` (cli, dashboard)."""
     current = get(conn, key)  # refuses an unknown key, naming the known ones
     kind = type(DEFAULTS[key])
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
@@ -135,7 +195,8 @@ def set_value(conn: Connection, key: str, value: Any) -> Any:
 
     with db.write(conn):
         put_setting(conn, key, json.dumps(value))
-        log_event(conn, "config.set", project_id=None, key=key, old=current, new=value)
+        log_event(conn, "config.set", project_id=None, actor="user", key=key, old=current,
+                  new=value, via=via)  # fmt: skip
     return value
 
 

@@ -277,15 +277,10 @@ def cmd_config(args: argparse.Namespace, ctx: Context) -> int:
     if args.value is None:
         value = settings.get(conn, args.key)
     else:
-        try:
-            parsed = json.loads(args.value)
-        except ValueError:
-            parsed = args.value
-        value = settings.set_value(conn, args.key, parsed)
+        value = settings.set_value(conn, args.key, settings.parse(args.value))
     said = f"{args.key} = {json.dumps(value)}"
-    if args.key == "recall.model" and args.value is not None:
-        said += ("\nrun `waymark index` to embed every memory with it (until then recall "
-                 "searches only what it has embedded; a running MCP server switches by itself)")  # fmt: skip
+    if args.key in settings.AFTER and args.value is not None:
+        said += "\n" + settings.AFTER[args.key]
     emit({args.key: value}, ctx.as_json, said)
     return 0
 

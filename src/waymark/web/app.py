@@ -49,6 +49,8 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
             Route("/timeline", pages.timeline),
+            Route("/settings", pages.settings),
+            Route("/settings", pages.change_setting, methods=["POST"]),
             Route("/graph", pages.graph),
             Route("/next", pages.next_packet),
             Route("/next", pages.next_for_prompt, methods=["POST"]),
@@ -292,6 +294,52 @@ class _Pages:
                            mapped=status, target=target, depth=depth, impact=impact,
                            picture=picture, moved=moved, error=problem, notes=notes,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
+
+    def settings(self, request: Any) -> Any:
+        """Every setting `waymark config` has: its value, default, range and what it does,
+        each changed through the same check; the latest changes from the audit log."""
+        from waymark import settings
+
+        q = request.query_params
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(q.get("project"))
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            values, changes = settings.all_values(opened.conn), settings.changes(opened.conn)
+        groups: dict[str, list[str]] = {}
+        for key in settings.DEFAULTS:
+            groups.setdefault(key.partition(".")[0].capitalize(), []).append(key)
+        return self.render(request, "settings.html", projects=projects, project=project,
+                           values=values, defaults=settings.DEFAULTS, help=settings.HELP,
+                           choices=settings.CHOICES, ranges=settings.RANGES,
+                           groups=list(groups.items()), changes=changes, shown=_shown,
+                           error=q.get("error"), said=q.get("said"))  # fmt: skip
+
+    async def change_setting(self, request: Any) -> Any:
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._change_setting, form)
+
+    def _change_setting(self, form: dict[str, str]) -> Any:
+        from waymark import settings
+
+        key = form.get("key", "")
+        back = "/settings" + (f"?project={_quote(form['project'])}&" if form.get("project")
+                              else "?")  # fmt: skip
+        with _Store() as opened:
+            try:
+                if key not in settings.DEFAULTS:
+                    settings.get(opened.conn, key)  # the CLI's own error, naming the known keys
+                given = (settings.DEFAULTS[key] if form.get("do") == "reset"
+                         else settings.parse(form.get("value", "")))  # fmt: skip
+                value = settings.set_value(opened.conn, key, given, via="dashboard")
+            except WaymarkError as exc:
+                return _see_other(f"{back}error={_quote(exc.message)}#{_quote(key)}")
+        said = f"{key} = {_shown(value)}" + (f"; {settings.AFTER[key]}" if key in settings.AFTER
+                                             else "")  # fmt: skip
+        return _see_other(f"{back}said={_quote(said)}#{_quote(key)}")
 
     def graph(self, request: Any) -> Any:
         """The memory graph around one memory (links, revisions, files), explorable: each
@@ -870,6 +918,13 @@ def _events_after(project_id: str | None, after: int) -> list[dict[str, Any]]:
                     "actor": e["actor"], "type": m.type if m else None,
                     "title": m.title if m and m.status != "erased" else None})  # fmt: skip
     return out
+
+
+def _shown(value: Any) -> str:
+    """A setting's value as `waymark config` prints it (JSON: true, 1750, "off")."""
+    import json
+
+    return json.dumps(value)
 
 
 def _by_day(events: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
