@@ -1423,3 +1423,52 @@ def test_settings_are_changed_as_waymark_config_changes_them_and_audited(dashboa
     expect(page.locator('tr[id="retention.schedule"]')).to_have_class("changed")
     _shot(page, "settings")
     page.close()
+
+
+def test_learning_shows_the_error_log_insights_and_how_often_each_rule_helped(
+    worked, conn, enabled, repo, browser
+):
+    from playwright.sync_api import expect
+
+    from test_learning import insight
+    from test_pre_tool_use import fail
+
+    fail(repo, "pytest -x", "s1", "Exit code 1\nE   AssertionError: 2 != 3")
+    worked.cli("remember", "--type", "lesson", "--tag", "category:config", "--content",
+               "Check the queue name before deploying the worker")  # fmt: skip
+    rule = insight(conn, enabled, "Three timeouts: raise the client timeout")
+    idea = insight(conn, enabled, "Two flaky tests: pin the random seed")
+    client = worked.client()
+    page = client.get("/learning").text
+    assert "pytest -x (exit 1)" in page and "AssertionError: 2 != 3" in page
+    assert "Check the queue name before deploying the worker</a>" in page
+    assert '<span class="tag">config 1</span>' in page and "logic 1" in page
+    assert "No learned rules yet" in page and page.count('aria-label="promote ') == 2
+
+    def act(action, memory_id):
+        done = client.post("/learning", data={"csrf": _csrf(page), "project": _project(page),
+                                              "action": action, "id": memory_id})  # fmt: skip
+        assert done.status_code == 303
+        return client.get(done.headers["location"]).text
+
+    promoted = act("promote", rule)  # said, with a link to the memory
+    assert (
+        "promoted to a rule: <a href=" in promoted and f">{rule}</a> is a rule, active" in promoted
+    )
+    act("helped", rule)
+    act("helped", rule)
+    rated = act("missed", rule)
+    row = re.search(r'<a href="/memories/' + rule + r'[^"]*">[^<]*</a></td>(.*?)</tr>', rated, re.S)
+    assert re.findall(r"<td>(\d+)</td>", row.group(1)) == ["3", "2"]  # fired 3, helped 2
+    assert "67%" in row.group(1)  # how often it helped
+    assert '"fires": 3' in json.dumps(worked.cli("rules")["results"][0])  # as the CLI sees it
+    assert "voted up" in act("up", idea)
+    assert "vote up or down, promote" in act("dance", idea)
+    assert f">{rule}</a> is a rule, retired" in act("retire", rule)
+    assert f"rule {rule} is retired" in act("helped", rule)  # the library's refusal, said
+
+    page = browser.new_page()
+    page.goto(worked.link("/learning"))
+    expect(page.get_by_role("heading", name="Error log")).to_be_visible()
+    _shot(page, "learning")
+    page.close()

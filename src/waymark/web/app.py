@@ -49,6 +49,8 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),
             Route("/timeline", pages.timeline),
+            Route("/learning", pages.learning),
+            Route("/learning", pages.learn, methods=["POST"]),
             Route("/settings", pages.settings),
             Route("/settings", pages.change_setting, methods=["POST"]),
             Route("/graph", pages.graph),
@@ -294,6 +296,67 @@ class _Pages:
                            mapped=status, target=target, depth=depth, impact=impact,
                            picture=picture, moved=moved, error=problem, notes=notes,
                            since=q.get("from") or "", until=q.get("to") or "")  # fmt: skip
+
+    def learning(self, request: Any) -> Any:
+        """The error log, the insights it proposed, and the rules they became, with how
+        often each rule helped (`waymark errors`, `insights`, `rules`)."""
+        from waymark.curation import learning, mistakes
+
+        q = request.query_params
+        with _Store() as opened:
+            try:
+                projects, project = opened.projects(q.get("project"))
+                rules, insights, errors = [], [], []
+                if project is not None:
+                    rules = learning.listed(opened.conn, project, "rule")
+                    insights = learning.listed(opened.conn, project, "insight")
+                    errors = mistakes.log(opened.conn, project, days=ERROR_DAYS)
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+        counts: dict[str, int] = {}
+        for e in errors:
+            counts[e["category"] or "other"] = counts.get(e["category"] or "other", 0) + 1
+        return self.render(request, "learning.html", projects=projects, project=project,
+                           rules=rules, insights=insights, errors=errors[:ERROR_ROWS],
+                           counts=counts, days=ERROR_DAYS,
+                           error=q.get("error"), said=q.get("said"))  # fmt: skip
+
+    async def learn(self, request: Any) -> Any:
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._learn, form)
+
+    def _learn(self, form: dict[str, str]) -> Any:
+        """One vote, promotion, rating or retirement, as the CLI's `insights` and `rules`."""
+        from waymark.curation import learning
+
+        action, memory_id = form.get("action", ""), form.get("id", "")
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                conn = opened.conn
+                done = {
+                    "up": lambda: learning.vote(conn, project, memory_id, True),
+                    "down": lambda: learning.vote(conn, project, memory_id, False),
+                    "promote": lambda: learning.promote(conn, project, memory_id),
+                    "helped": lambda: learning.rate(conn, project, memory_id, True),
+                    "missed": lambda: learning.rate(conn, project, memory_id, False),
+                    "retire": lambda: learning.retire(conn, project, memory_id),
+                }.get(action)
+                if done is None:
+                    raise WaymarkError("vote up or down, promote, helped, missed or retire")
+                row = done()
+            except WaymarkError as exc:
+                return _see_other(f"/learning?project={_quote(form.get('project', ''))}&error="
+                                  + _quote(exc.message))  # fmt: skip
+        said = {"up": "voted up", "down": "voted down", "promote": "promoted to a rule",
+                "helped": "rated: it helped", "missed": "rated: it missed",
+                "retire": "retired"}[action] + f": {row['memory_id']} is a {row['kind']}, {row['status']}"  # fmt: skip
+        where = "#rules" if row["kind"] == "rule" else "#insights"
+        return _see_other(f"/learning?project={project.id}&said={_quote(said)}{where}")
 
     def settings(self, request: Any) -> Any:
         """Every setting `waymark config` has: its value, default, range and what it does,
@@ -829,6 +892,7 @@ def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> 
 
 FILTERS = ("q", "type", "tag", "scope", "target", "agent", "branch", "inactive")
 REVIEW_PAGE = 20  # proposals on one review page
+ERROR_DAYS, ERROR_ROWS = 30, 200  # the error log on the Learning page
 SEARCH_FIRST, SEARCH_MORE = 20, 50  # a search's results: as the agent's recall, then more
 AGES = {"day": "under a day", "week": "1-7 days", "month": "1-4 weeks", "older": "older"}
 CHANGES = {"edit": _edit, "archive": _archive, "unarchive": _unarchive, "erase": _erase,
