@@ -382,6 +382,8 @@ def test_cli_project_export_and_default_file_name(
     assert os.path.dirname(data["path"]) == str(waymark_home / "exports")
     assert re.fullmatch(r"waymark-export-notes-\d{8}T\d{6}Z\.jsonl", os.path.basename(data["path"]))
     assert not list(tmp_path.glob("waymark-export-*"))
+    again = [run_json(capsys, "export", "--project", "notes")[1]["path"] for _ in range(2)]
+    assert len({data["path"], *again}) == 3  # within one second too: each its own file
     if os.name == "posix":
         assert os.stat(waymark_home / "exports").st_mode & 0o777 == 0o700
         assert os.stat(data["path"]).st_mode & 0o777 == 0o600

@@ -1472,3 +1472,36 @@ def test_learning_shows_the_error_log_insights_and_how_often_each_rule_helped(
     expect(page.get_by_role("heading", name="Error log")).to_be_visible()
     _shot(page, "learning")
     page.close()
+
+
+def test_the_export_is_what_waymark_export_writes_and_a_copy_stays_in_the_data_home(
+    dashboard, browser
+):
+    client = dashboard.client()
+    page = client.get("/health").text
+    assert "Download the export" in page
+    got = client.post("/export", data={"csrf": _csrf(page), "project": _project(page)})
+    assert got.status_code == 200 and got.headers["content-type"].startswith("application/x-ndjson")
+    name = re.search(
+        r'filename="(waymark-export-[^"]+\.jsonl)"', got.headers["content-disposition"]
+    )
+    lines = got.text.splitlines()
+    header, last = json.loads(lines[0]), json.loads(lines[-1])
+    assert header["scope"] == "project" and header["project_id"] == _project(page)
+    assert last["digest"] == got.headers["x-waymark-digest"]
+    assert any('"Money is integer cents"' in line for line in lines)
+    kept = dashboard.home / "exports" / name.group(1)
+    assert kept.read_text() == got.text and oct(kept.stat().st_mode)[-3:] == "600"
+    done = subprocess.run([sys.executable, "-m", "waymark", "export", "--out", "-"],
+                          cwd=dashboard.repo, env=dashboard.env, capture_output=True, text=True)  # fmt: skip
+    assert json.loads(done.stdout.splitlines()[-1])["digest"] == last["digest"]  # the same records
+    assert client.post("/export", data={"project": _project(page)}).status_code == 403
+
+    page = browser.new_page(accept_downloads=True)
+    page.goto(dashboard.link("/health"))
+    with page.expect_download(timeout=10_000) as downloading:
+        page.get_by_role("button", name="Download the export").click()
+    saved = downloading.value
+    assert saved.suggested_filename.startswith("waymark-export-")
+    assert json.loads(pathlib.Path(saved.path()).read_text().splitlines()[0])["scope"] == "project"
+    page.close()

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from waymark import home
-from waymark.base import clock
-from waymark.base.files import private_dir
 from waymark.cli.common import Context, add_command, emit, open_input, progress_bar
 from waymark.data import importer, portable
 from waymark.errors import InvalidArgument, UsageError
@@ -207,7 +204,6 @@ def cmd_backup(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_compact(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark import home
     from waymark.storage.connection import compact
 
     before, after = compact(ctx.conn, home.db_path())
@@ -232,23 +228,12 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def default_export_path(label: str, fmt: str) -> str:
-    """`<data home>/exports/waymark-export-<project>-<UTC time>[.jsonl]`, in an owner-only
-    folder: an export holds every memory, so it never lands in a repository by default."""
-    folder = os.path.join(home.data_home(), "exports")
-    private_dir(folder)
-    slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40].strip("-")
-    name = f"waymark-export-{slug or 'project'}-{clock.compact()}"
-    return os.path.join(folder, name + (".jsonl" if fmt == "jsonl" else ""))
-
-
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if args.all and ctx.project_spec:
         raise UsageError("give either --all or --project, not both")
     project = None if args.all else ctx.project(create=False)
     project_id = project.id if project else None
-    label = (project.name or os.path.basename(project.root or "")) if project else "all"
-    out = args.out or default_export_path(label, args.format)
+    out = args.out or portable.default_path(project, args.format)
     if args.format == "markdown":
         if out == "-":
             raise UsageError("a Markdown export is a folder; give --out DIR")

@@ -84,6 +84,25 @@ def export_jsonl(conn: Connection, out: TextIO, project_id: str | None = None) -
     return {"digest": h.hexdigest(), "rows": every, "header": header}
 
 
+def default_path(project: Any, fmt: str = "jsonl") -> str:
+    """`<data home>/exports/waymark-export-<project>-<UTC time>[-n][.jsonl]` (`project` None:
+    all of them; `-n` for a second export within a second), in an owner-only folder: an
+    export holds every memory, so it never lands in a repository by default."""
+    from waymark import home
+
+    label = (project.name or os.path.basename(project.root or "")) if project else "all"
+    folder = os.path.join(home.data_home(), "exports")
+    private_dir(folder)
+    slug = "".join(c if c.isalnum() or c in "-_" else "-" for c in label)[:40].strip("-")
+    name = f"waymark-export-{slug or 'project'}-{clock.compact()}"
+    end = ".jsonl" if fmt == "jsonl" else ""
+    path, n = os.path.join(folder, name + end), 1
+    while os.path.lexists(path):  # two exports within one second: the second numbered
+        n += 1
+        path = os.path.join(folder, f"{name}-{n}{end}")
+    return path
+
+
 def write_export(conn: Connection, path: str, project_id: str | None = None) -> dict:
     """Export to a new owner-only file at `path`; an existing file is never replaced."""
     path = os.path.abspath(path)

@@ -61,6 +61,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/health", pages.health),
             Route("/health", pages.recheck, methods=["POST"]),
             Route("/feed", pages.feed),
+            Route("/export", pages.export, methods=["POST"]),
             Route("/signout", pages.sign_out, methods=["POST"]),
             Mount("/static", StaticFiles(directory=os.path.join(HERE, "static")), name="static"),
         ],
@@ -150,7 +151,35 @@ class _Pages:
                            findings=findings, counts=counts, healthy=not counts[doctor.FAIL],
                            hooks=hooks, installed_at=checks.installed_at(), store=store,
                            backups=backup.listing(limit=10), checked_at=checked["at"],
-                           said=request.query_params.get("said"))  # fmt: skip
+                           said=request.query_params.get("said"),
+                           error=request.query_params.get("error"))  # fmt: skip
+
+    async def export(self, request: Any) -> Any:
+        """The project's records as `waymark export` writes them (JSONL, a digest at its
+        end), kept under the data home's exports as the CLI keeps them, and downloaded."""
+        form = await _form(request)
+        if form is None:
+            return _forbidden()
+        return await _run_sync(self._export, form)
+
+    def _export(self, form: dict[str, str]) -> Any:
+        from starlette.responses import FileResponse
+
+        from waymark.data import portable
+
+        with _Store() as opened:
+            try:
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                made = portable.write_export(opened.conn, portable.default_path(project),
+                                             project.id)  # fmt: skip
+            except WaymarkError as exc:
+                return _see_other(f"/health?project={_quote(form.get('project', ''))}&error="
+                                  + _quote(exc.message))  # fmt: skip
+        return FileResponse(made["path"], media_type="application/x-ndjson",
+                            filename=os.path.basename(made["path"]),
+                            headers={"x-waymark-digest": made["digest"]})  # fmt: skip
 
     async def recheck(self, request: Any) -> Any:
         """Run every check again (the page shows the last one kept)."""
