@@ -332,3 +332,40 @@ def test_the_faces_open_no_transaction(name):
                 assert called != "write", (
                     f"{name}:{node.lineno} opens a transaction ({ast.unparse(call)})"
                 )
+
+
+# The parts of an action one library verb puts together: a face calls the verb, never a
+# part, so no face can forget one (the vector index scrubbed after an erase, #46).
+PARTS = {
+    ("ann", "scrub"): "curation.erasing.erase",
+    ("store", "erase"): "curation.erasing.erase",
+    ("store", "erase_in"): "curation.erasing.erase",
+    ("erasure", "erase_from_backups"): "curation.erasing.erase",
+    ("erasure", "backups_holding"): "curation.erasing.erase",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        m
+        for m in MODULES
+        if inside(
+            m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web", "waymark.proxy")
+        )
+    ),
+)
+def test_the_faces_call_the_verb_not_its_parts(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            verb = PARTS.get((node.value.id, node.attr))
+            assert verb is None, (
+                f"{name}:{node.lineno} calls {node.value.id}.{node.attr}: call {verb}"
+            )
+        if isinstance(node, ast.ImportFrom) and node.module in (
+            "waymark.recall.ann", "waymark.memories.store", "waymark.memories.erasure"):  # fmt: skip
+            for alias in node.names:
+                short = node.module.rsplit(".", 1)[1]
+                verb = PARTS.get((short, alias.name))
+                assert verb is None, f"{name}:{node.lineno} imports {alias.name}: call {verb}"

@@ -298,3 +298,23 @@ def test_waymark_erase_takes_the_memory_out_of_the_index_file(conn, project, rep
     after = ann.current(conn, "fake", 32)
     assert after is not None and after.path != before and not os.path.exists(before)
     assert not ann._index_class().restore(after.path).contains(rowid_of(conn, gone))
+
+
+def test_a_sweep_that_purges_takes_the_memory_out_of_the_index_file(conn, project, graph_on):
+    """A retention sweep's purge is an erase too: its quantised vector leaves the file with
+    it, as `waymark erase`'s does (before: it stayed there until the next refresh)."""
+    from waymark.base import clock
+    from waymark.curation import retention
+
+    fake = FakeEmbedder()
+    gone = remember(conn, project, "an old note nobody reads")
+    remember(conn, project, "lint with ruff")
+    vectors.index_missing(conn, fake, project.id)
+    before = ann.refresh(conn, "fake", 32)["file"]
+    store.archive(conn, project, gone.id, reason="stale")
+    later = clock.epoch(clock.now()) + 400 * 86400
+    done = retention.sweep(conn, project, now=later)
+    assert [e["id"] for e in done["purge"]] == [gone.id]
+    after = ann.current(conn, "fake", 32)
+    assert after is not None and after.path != before and not os.path.exists(before)
+    assert not ann._index_class().restore(after.path).contains(rowid_of(conn, gone))

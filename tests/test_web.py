@@ -677,6 +677,7 @@ def test_pin_and_erase_with_its_confirmation(dashboard):
     assert pinned.status_code == 303
     (now,) = dashboard.cli("list")["results"]
     assert now["pinned"] is True and now["supersedes"] == first["id"]
+    taken = dashboard.cli("backup")["path"]  # a backup taken before still holds the text
 
     unconfirmed = client.post(f"/memories/{now['id']}/erase",
                               data={**common, "reason": "a customer's name"})  # fmt: skip
@@ -688,7 +689,10 @@ def test_pin_and_erase_with_its_confirmation(dashboard):
     shown = dashboard.cli("show", now["id"])
     assert shown["status"] == "erased" and "integer cents" not in json.dumps(shown)
     assert "a customer&#39;s name" in client.get(f"/memories/{now['id']}").text
-    assert "erased: its text is gone" in client.get(erased.headers["location"]).text
+    said = client.get(erased.headers["location"]).text
+    assert "erased: its text is gone" in said  # and, as the CLI says, where it still is
+    assert f"1 backup(s) taken before still hold its text ({os.path.basename(taken)})" in said
+    assert f"waymark erase {now['id']} --from-backups" in said
 
 
 def test_archive_says_what_happened_and_unarchive_undoes_it(dashboard):

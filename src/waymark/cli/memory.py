@@ -16,7 +16,6 @@ from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, tit
 from waymark.memories.kinds import TYPES
 from waymark.memories.scope import SCOPES, check_agent, scope_of, tier
 from waymark.projects import locate
-from waymark.recall import ann
 from waymark.storage.memories import Memory
 
 
@@ -500,28 +499,16 @@ def cmd_archive(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_erase(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.errors import Conflict
-    from waymark.memories import erasure
+    from waymark.curation import erasing
 
-    project = ctx.project()
-    try:
-        m = store.erase(ctx.conn, project, args.id, reason=args.reason, team=args.team)
-        said = f"erased {m.id} (tombstone kept)"
-    except Conflict as exc:  # erased already: --from-backups still finishes the job
-        if not (args.from_backups and exc.details.get("status") == "erased"):
-            raise
-        m = store.get(ctx.conn, args.id)
-        said = f"{m.id} was erased already"
-    ann.scrub(ctx.conn)  # its quantised vector leaves the index file now
-    rewritten = []
+    done = erasing.erase(ctx.conn, ctx.project(), args.id, reason=args.reason, team=args.team,
+                         from_backups=args.from_backups)  # fmt: skip
+    m, holding, rewritten = done["memory"], done["backups_holding"], done["backups_rewritten"]
+    said = f"{m.id} was erased already" if done["already"] else f"erased {m.id} (tombstone kept)"
     if args.from_backups:
-        rewritten = erasure.erase_from_backups(project, m.id, reason=args.reason, team=args.team)
         said += f"; erased from {len(rewritten)} backup(s) too"
-    holding = erasure.backups_holding(m.id)
     if holding:
-        said += (f"; {len(holding)} backup(s) taken before still hold its text "
-                 f"({', '.join(os.path.basename(p) for p in holding)}): `waymark erase {m.id} "
-                 "--from-backups --reason ...` erases it there too")  # fmt: skip
+        said += "; " + erasing.backups_said(m.id, holding)
     out = {**m.to_dict(), "backups_holding": holding, "backups_rewritten": rewritten}
     emit(out, ctx.as_json, said)
     return 0

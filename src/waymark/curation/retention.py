@@ -140,7 +140,10 @@ def sweep(
             archived=len(done["archive"]), purged=len(done["purge"]),
         )  # fmt: skip
     if done["purge"]:
+        from waymark.recall import ann
+
         db.checkpoint_wal(conn)  # the erased pages leave the WAL too
+        ann.scrub(conn)  # and their quantised vectors the approximate index file
     return done
 
 

@@ -17,7 +17,6 @@ from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
 from waymark.packets import answer
 from waymark.projects import git
-from waymark.recall import ann
 from waymark.recall import ranked as recall
 from waymark.server.results import Memory, Recalled, Saved
 from waymark.server.state import ADDS, DESTROYS, READ_ONLY, ProjectArg, state_of, tool_errors
@@ -402,17 +401,14 @@ def forget(
         if mode == "erase":
             if not reason:
                 raise InvalidArgument("erase needs a reason")
-            erased = store.erase(conn, proj, id, reason=reason, actor="agent")
-            ann.scrub(conn)  # its quantised vector leaves the index file now
-            from waymark.memories.erasure import backups_holding
+            from waymark.curation import erasing
 
-            holding = backups_holding(erased.id)
+            gone = erasing.erase(conn, proj, id, reason=reason, actor="agent")
+            erased, holding = gone["memory"], gone["backups_holding"]
             said: dict[str, Any] = {}
             if holding:  # "gone for good" is not true of these until the user says so
-                said = {"backups_holding": holding, "backups": (
-                    f"{len(holding)} backup(s) taken before still hold its text; tell the "
-                    f"user: `waymark erase {erased.id} --from-backups --reason ...` erases it "
-                    "there too")}  # fmt: skip
+                said = {"backups_holding": holding,
+                        "backups": "tell the user: " + erasing.backups_said(erased.id, holding)}  # fmt: skip
             return cast(Memory, erased.to_dict() | said)
         return cast(Memory, store.archive(conn, proj, id, actor="agent", reason=reason).to_dict())
 

@@ -897,16 +897,18 @@ def _unarchive(conn: Any, project: Any, memory_id: str, form: dict[str, str]) ->
 
 
 def _erase(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
-    """The text dropped for good, a tombstone kept: only with its confirmation ticked."""
-    from waymark.memories import store
-    from waymark.recall import ann
+    """The text dropped for good, a tombstone kept: only with its confirmation ticked; the
+    backups that still hold it named, as the CLI names them."""
+    from waymark.curation import erasing
 
     if form.get("confirm") != "1":
         raise WaymarkError("tick the confirmation: an erase cannot be undone")
-    store.erase(conn, project, memory_id, reason=form.get("reason", ""),
-                team=form.get("team") == "1")  # fmt: skip
-    ann.scrub(conn)  # its quantised vector leaves the index file now
-    return f"/memories/{memory_id}?said={_quote('erased: its text is gone, its tombstone kept')}"
+    done = erasing.erase(conn, project, memory_id, reason=form.get("reason", ""),
+                         team=form.get("team") == "1")  # fmt: skip
+    said = "erased: its text is gone, its tombstone kept"
+    if done["backups_holding"]:
+        said += "; " + erasing.backups_said(done["memory"].id, done["backups_holding"])
+    return f"/memories/{done['memory'].id}?said={_quote(said)}"
 
 
 def _feedback(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
