@@ -12,7 +12,7 @@ from waymark.codemap.facts import declarations_of
 from waymark.curation.agent_writes import Held, save
 from waymark.errors import InvalidArgument, UsageError
 from waymark.memories import browse, links, store
-from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft, title_from
+from waymark.memories.draft import PRIORITY_RANGE, Draft, Saved, make_draft
 from waymark.memories.kinds import TYPES
 from waymark.memories.scope import SCOPES, check_agent, scope_of, tier
 from waymark.projects import locate
@@ -251,42 +251,27 @@ def parse_evidence(ref: str) -> dict[str, str]:
     return {"path": ref}
 
 
-def _carried_title(base: Memory | None, new_content: str | None) -> str | None:
-    """A supersede keeps the old title unless new content replaces a title that was only
-    ever the old content's first line."""
-    if base is None:
-        return None
-    if new_content is None or base.title != title_from(base.content):
-        return base.title
-    return None
-
-
-def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -> Draft:
-    """A Draft from the flags; for a supersede, unset flags carry the old record's values."""
+def _draft(args: argparse.Namespace, ctx: Context) -> Draft:
+    """A new memory's Draft from the flags (a revision's: `_revise`)."""
     project = ctx.project()
     content = read_content(args.content)
     if content is None:
-        if base is None:
-            raise UsageError("give the memory with --content TEXT or on stdin")
-        content = base.content
-    scope, target, base_dir = _scope(args, base, project.files)
-    pick = _picker(args, base)
+        raise UsageError("give the memory with --content TEXT or on stdin")
+    scope, target, base_dir = _scope(args, files=project.files)
     return make_draft(
         project,
-        type=pick("type", "note"),
+        type=args.type or "note",
         content=content,
-        title=args.title if args.title is not None else _carried_title(base, args.content),
+        title=args.title,
         scope=scope,
         target=target,
-        tags=pick("tag", [], "tags"),
-        priority=pick("priority", 0),
-        pinned=pick("pinned", False),
-        evidence=[parse_evidence(e) for e in args.evidence]
-        if args.evidence is not None
-        else (base.evidence if base else []),
-        valid_until=pick("valid_until", None),
-        key=pick("key", None),
-        agent=pick("agent", None),
+        tags=args.tag or [],
+        priority=args.priority or 0,
+        pinned=bool(args.pinned),
+        evidence=[parse_evidence(e) for e in args.evidence or []],
+        valid_until=args.valid_until,
+        key=args.key,
+        agent=args.agent,
         actor="user",
         client="cli",
         git_branch=_branch(project.files),
@@ -298,10 +283,8 @@ def _draft(args: argparse.Namespace, ctx: Context, base: Memory | None = None) -
     )
 
 
-def _scope(
-    args: argparse.Namespace, base: Memory | None, files: str | None
-) -> tuple[str, str | None, str | None]:
-    """(scope, target, directory a relative target is taken against)."""
+def _scope(args: argparse.Namespace, *, files: str | None) -> tuple[str, str | None, str | None]:
+    """(scope, target, directory a relative target is taken against) from the flags."""
     if args.is_global or args.scope == "global":
         if args.target is not None:
             raise UsageError(
@@ -311,22 +294,10 @@ def _scope(
         if args.is_global and args.scope not in (None, "global"):
             raise UsageError(f"--global and --scope {args.scope} disagree; give one")
         return "global", None, None
-    if args.scope is None and args.target is None and base is not None:
-        return base.scope_type, base.scope_target, files  # stored relative to the tree
     scope = args.scope
     if scope is None and args.target is not None:
         scope = scope_of(args.target, files, os.getcwd())
     return scope or "project", args.target, os.getcwd()
-
-
-def _picker(args: argparse.Namespace, base: Memory | None) -> Any:
-    def pick(flag: str, default: Any, field: str | None = None) -> Any:
-        value = getattr(args, flag)
-        if value is not None:
-            return value
-        return getattr(base, field or flag) if base is not None else default
-
-    return pick
 
 
 def _branch(root: str | None) -> str | None:
@@ -337,17 +308,41 @@ def _branch(root: str | None) -> str | None:
 
 
 def cmd_remember(args: argparse.Namespace, ctx: Context) -> int:
-    base = store.get(ctx.conn, args.supersedes) if args.supersedes else None
-    draft = _draft(args, ctx, base) if base else _draft(args, ctx)
-    _emit_saved(save(ctx.conn, ctx.project(), draft, supersedes=args.supersedes), ctx)
+    if args.supersedes:
+        _emit_saved(_revise(args, ctx, args.supersedes), ctx)
+        return 0
+    _emit_saved(save(ctx.conn, ctx.project(), _draft(args, ctx)), ctx)
     return 0
 
 
 def cmd_supersede(args: argparse.Namespace, ctx: Context) -> int:
-    base = store.get(ctx.conn, args.id)
-    draft = _draft(args, ctx, base)
-    _emit_saved(save(ctx.conn, ctx.project(), draft, supersedes=args.id), ctx)
+    _emit_saved(_revise(args, ctx, args.id), ctx)
     return 0
+
+
+def _revise(args: argparse.Namespace, ctx: Context, base_id: str) -> Saved | Held:
+    """The flags given, as changes to `base_id` (every flag left out keeps its value)."""
+    from waymark.curation.revising import revise
+
+    project = ctx.project()
+    changes: dict[str, Any] = {}
+    content = read_content(args.content)
+    if content is not None:
+        changes["content"] = content
+    for flag, field in (("type", "type"), ("title", "title"), ("tag", "tags"),
+                        ("priority", "priority"), ("pinned", "pinned"),
+                        ("valid_until", "valid_until"), ("key", "key"), ("agent", "agent")):  # fmt: skip
+        if getattr(args, flag, None) is not None:
+            changes[field] = getattr(args, flag)
+    if args.evidence is not None:
+        changes["evidence"] = [parse_evidence(e) for e in args.evidence]
+    if getattr(args, "personal", False):
+        changes["personal"] = True
+    if args.is_global or args.scope is not None or args.target is not None:
+        scope, target, _ = _scope(args, files=project.files)  # the flags' own checks
+        changes["scope"], changes["target"] = scope, target
+    return revise(ctx.conn, project, store.full_id(ctx.conn, base_id), changes, actor="user",
+                  client="cli", base_dir=os.getcwd(), git_branch=_branch(project.files))  # fmt: skip
 
 
 def _emit_saved(saved: Saved | Held, ctx: Context) -> None:

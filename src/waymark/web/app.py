@@ -855,27 +855,26 @@ class _Pages:
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
     """A new revision with the form's text, title, type, tags, scope and target, priority,
     pin and valid-until (those the form leaves out carry over); a flagged text waits in
-    review. The same validation and errors as `waymark edit`."""
-    from waymark.curation.agent_writes import Held, save
-    from waymark.memories import store
-    from waymark.memories.draft import make_draft
+    review. The same verb and errors as `waymark supersede`."""
+    from waymark.curation.agent_writes import Held
+    from waymark.curation.revising import revise
 
-    base = store.get(conn, memory_id)
-    tags = ([t.strip() for t in form["tags"].split(",") if t.strip()] if "tags" in form
-            else list(base.tags))  # fmt: skip
-    until = form.get("valid_until", (base.valid_until or "")[:10]) or None
-    draft = make_draft(
-        project, type=form.get("type") or base.type, content=form.get("content", ""),
-        title=form.get("title") or None, scope=form.get("scope") or base.scope_type,
-        target=(form["target"] or None) if "target" in form else base.scope_target,
-        base_dir=project.files, tags=tags,
-        priority=_int_field(form["priority"], "priority") if "priority" in form else base.priority,
-        pinned=form.get("pinned") == "1", evidence=list(base.evidence), valid_until=until,
-        expiry_given=until is not None and until != (base.valid_until or "")[:10],
-        key=base.key, actor="user", client="dashboard", agent=base.agent,
-        check_symbol="target" in form and form["target"] != (base.scope_target or ""),
-    )  # fmt: skip
-    saved = save(conn, project, draft, supersedes=base.id)
+    changes: dict[str, Any] = {"content": form.get("content", ""),
+                               "title": form.get("title") or None,
+                               "pinned": form.get("pinned") == "1"}  # fmt: skip
+    if form.get("type"):
+        changes["type"] = form["type"]
+    if "tags" in form:
+        changes["tags"] = [t.strip() for t in form["tags"].split(",") if t.strip()]
+    if form.get("scope"):
+        changes["scope"] = form["scope"]
+    if "target" in form:
+        changes["target"] = form["target"] or None
+    if "priority" in form:
+        changes["priority"] = _int_field(form["priority"], "priority")
+    if "valid_until" in form:
+        changes["valid_until"] = form["valid_until"] or None
+    saved = revise(conn, project, memory_id, changes, actor="user", client="dashboard")
     return "/review" if isinstance(saved, Held) else f"/memories/{saved.memory.id}"
 
 
