@@ -765,3 +765,32 @@ def test_a_lesson_or_decision_given_as_json_on_the_cli_is_stored_as_its_fields(c
     assert code == 1 and err["code"] == "invalid_argument" and "--lesson" in err["message"]
     code, plain = run_json(capsys, "checkpoint", "revise", "--lesson", "run the guard first")
     assert plain["revision"]["body"]["lessons"] == [{"correction": "run the guard first"}]
+
+
+def test_the_command_table_is_what_the_modules_register():
+    """`waymark --help` lists commands from the table and `waymark COMMAND` imports only its
+    module: the table must say what the modules register (regenerate it, never edit it)."""
+    from waymark.cli import table
+
+    assert table.COMMANDS == tuple(table.registered()), (
+        "the command table drifted: python -m waymark.cli.table > src/waymark/cli/table.py"
+    )
+
+
+def test_a_command_imports_only_its_own_module():
+    probe = (
+        "import sys\n"
+        "from waymark.cli import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('waymark.cli.') and\n"
+        "                m not in ('waymark.cli.common', 'waymark.cli.table'))\n"
+        "print(loaded, file=sys.stderr)\n"
+    )
+    for argv, modules in ((["--help"], "[]"), (["list"], "['waymark.cli.memory']"),
+                          (["status"], "['waymark.cli.project']")):  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert done.stderr.strip().splitlines()[-1] == modules, (argv, done.stderr)

@@ -13,27 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from waymark.base.text import mend
-from waymark.cli import (
-    checkpoint,
-    codemap,
-    curation,
-    data,
-    dbt,
-    memory,
-    observe,
-    project,
-    proxy,
-    recall,
-    setup,
-    team,
-    ui,
-)
 from waymark.cli.common import Context, emit_error
+from waymark.cli.table import COMMANDS, MODULES
 from waymark.errors import InternalError, UsageError, WaymarkError
 
-COMMAND_MODULES = (
-    memory, observe, recall, checkpoint, curation, codemap, dbt, project, data, team, setup, ui, proxy,
-)  # fmt: skip
+MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,9 +36,9 @@ class VersionAction(argparse.Action):
     (asked of git only when --version is given)."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        from waymark.health.diagnostics import version_text
+        from waymark.base import version
 
-        print(f"waymark {version_text()}")
+        print(f"waymark {version.text()}")
         parser.exit()
 
 
@@ -88,7 +72,12 @@ def _flags_first(argv: list[str]) -> list[str]:
     return [*rest[:end], *moved, *rest[end:]]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = "") -> argparse.ArgumentParser:
+    """The parser of `command` alone (its module imported, no other); of every command with
+    `command` "" (what the tests and docs read); for anything else, the list of commands
+    from the table, for `waymark --help` and a mistyped name."""
+    import importlib
+
     common = Parser(add_help=False)
     common.add_argument(
         "--project",
@@ -105,8 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=Parser
     )
-    for module in COMMAND_MODULES:
-        module.register(commands, common)
+    if command in MODULE_OF or command == "":
+        for module in [MODULE_OF[command]] if command else MODULES:
+            importlib.import_module(f"waymark.cli.{module}").register(commands, common)
+    else:
+        for name, _, said in COMMANDS:
+            commands.add_parser(name, help=said, add_help=False)
     return parser
 
 
@@ -127,9 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
     # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
     argv = _flags_first([mend(a) for a in (sys.argv[1:] if argv is None else argv)])
+    parser = build_parser(argv[0] if argv and argv[0] in MODULE_OF else None)
     if not argv:  # `waymark` alone: what it can do
         parser.print_help()
         return 0

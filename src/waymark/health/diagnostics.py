@@ -16,8 +16,8 @@ import re
 import sys
 from typing import Any
 
-from waymark import __version__, home
-from waymark.base import clock, redact
+from waymark import home
+from waymark.base import clock, redact, version
 from waymark.base.files import private_dir, write_new
 
 _ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
@@ -43,30 +43,11 @@ def _user() -> str:
         return ""
 
 
-def version_text() -> str:
-    """This Waymark's version, and its commit where the code runs from a git checkout (an
-    editable install, the clone itself): `0.2.0 (commit 1a2b3c4)`; a wheel says `0.2.0`."""
-    import subprocess
-
-    here = os.path.dirname(os.path.realpath(__file__))
-    try:
-        done = subprocess.run(
-            ["git", "-C", here, "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return __version__
-    commit = done.stdout.strip()
-    return f"{__version__} (commit {commit})" if done.returncode == 0 and commit else __version__
-
-
 def _versions() -> dict[str, str | None]:
     from waymark.storage.connection import engine_version
 
     out: dict[str, str | None] = {
-        "waymark": version_text(),
+        "waymark": version.text(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
