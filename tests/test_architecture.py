@@ -263,7 +263,7 @@ FLOORS = (
     ("waymark.settings",),
     ("waymark.projects",),
     ("waymark.memories",),
-    ("waymark.codemap", "waymark.recall"),
+    ("waymark.codemap", "waymark.knowledge", "waymark.recall"),
     ("waymark.curation",),
     ("waymark.handoff",),
     ("waymark.packets", "waymark.data", "waymark.team"),
@@ -369,3 +369,14 @@ def test_the_faces_call_the_verb_not_its_parts(name):
                 short = node.module.rsplit(".", 1)[1]
                 verb = PARTS.get((short, alias.name))
                 assert verb is None, f"{name}:{node.lineno} imports {alias.name}: call {verb}"
+
+
+def test_the_readme_layout_names_every_wing():
+    """Each folder of src/waymark has its line in the README's Layout, and each line there
+    is a folder that exists."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^  ([a-z_]+)/ ", readme, re.M))
+    wings = {p.name for p in (ROOT / "src" / "waymark").iterdir()
+             if p.is_dir() and (p / "__init__.py").exists()}  # fmt: skip
+    assert wings - listed == set(), "wings the README's Layout does not name"
+    assert listed - wings == set(), "names in the README's Layout that are no wing"

@@ -20,7 +20,7 @@ import pytest
 from conftest import call_tool, git_env
 from test_hooks import context_of, hook, payload
 from waymark.cli import main
-from waymark.codemap import dbt, lineage
+from waymark.knowledge import dbt, lineage
 from waymark.projects.resolve import resolve
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "dbt_shop"

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import git_env
 from waymark.cli import main
-from waymark.codemap import notes
+from waymark.knowledge import notes
 
 ADR = """# ADR 3: Background jobs
 

@@ -62,7 +62,7 @@ def register_notes(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_notes(args: argparse.Namespace, ctx: Context) -> int:
-    from waymark.codemap import notes
+    from waymark.knowledge import notes
 
     project = ctx.project(create=False)
     if args.action == "refresh":

@@ -8,8 +8,8 @@ import argparse
 from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit
-from waymark.codemap import dbt, lineage
 from waymark.errors import UsageError
+from waymark.knowledge import dbt, lineage
 
 LISTED = ("model", "seed", "snapshot", "source", "exposure", "metric", "semantic_model",
           "saved_query", "analysis")  # fmt: skip

@@ -223,11 +223,11 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     below, hits = len(hits) - len(kept), kept
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
-    from waymark.codemap import notes
+    from waymark.knowledge import notes
 
     noted = (notes.search(ctx.conn, project, args.query, NOTES_SHOWN, notes.ALL_KINDS)
              if args.notes else [])  # fmt: skip
-    from waymark.codemap import lineage
+    from waymark.knowledge import lineage
 
     models = lineage.search(ctx.conn, project, args.query) if args.notes else []
     data = {

@@ -112,7 +112,7 @@ def prompt_packet(
 
     procedure = None
     if note_rows.any_of_kinds(conn, project.id, note_rows.PROCEDURE_KINDS):  # else no import
-        from waymark.codemap.notes import applies
+        from waymark.knowledge.notes import applies
 
         procedure = applies(conn, project, prompt)
     if procedure is not None and f"note:{procedure['path']}" in seen:

@@ -197,12 +197,12 @@ def _dependents(conn: Connection, project: Project, edited: list[str]) -> list[t
 
 def _dbt(conn: Connection, project: Project, edited: list[str]) -> list[tuple[str, str]]:
     """(seen key, line) of the dbt models the edited files define: their downstream models
-    and exposures and their failing tests (`codemap.lineage`); one index probe without dbt."""
+    and exposures and their failing tests (`knowledge.lineage`); one index probe without dbt."""
     from waymark.storage.dbt import any_project
 
     if not edited or not any_project(conn, project.id):
         return []
-    from waymark.codemap.lineage import edit_lines
+    from waymark.knowledge.lineage import edit_lines
     from waymark.packets.render import fence_text
 
     return [(key, fence_text(line)) for key, line in edit_lines(conn, project, edited)]

@@ -157,13 +157,13 @@ def recall_tool(
         )  # fmt: skip
         if not query.strip():
             return cast(Recalled, told)  # files alone: their memories, nothing to search for
-        from waymark.codemap import notes
+        from waymark.knowledge import notes
 
         found = notes.search(conn, proj, query, NOTES_SHOWN, notes.ALL_KINDS)
         if found:  # the repository's own notes and procedures, cited: read the file itself
             keys = ("cite", "kind", "state", "snippet", "description")
             told["notes"] = [{k: n[k] for k in keys if n[k]} for n in found]
-        from waymark.codemap import lineage
+        from waymark.knowledge import lineage
 
         models = lineage.search(conn, proj, query)
         if models:  # dbt models the query names: their downstream and failing tests

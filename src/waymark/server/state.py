@@ -225,9 +225,9 @@ class State:
     def _outcomes(self) -> None:
         """What the repository says, read at each start and every OUTCOMES_S after: what
         became of the changes the project's decisions, lessons and checkpoints led to
-        (`curation.outcomes`), and its notes' index (`codemap.notes`)."""
-        from waymark.codemap import notes
+        (`curation.outcomes`), and its notes' index (`knowledge.notes`)."""
         from waymark.curation import outcomes
+        from waymark.knowledge import notes
 
         def work(conn: Connection, project: Project) -> None:
             done = outcomes.refresh(conn, project)
@@ -243,10 +243,10 @@ class State:
         self._every(OUTCOMES_S, "outcomes could not be read from git", work)
 
     def _dbt(self) -> None:
-        """What dbt last wrote (`codemap.dbt`): read at start and again within DBT_S of each
+        """What dbt last wrote (`knowledge.dbt`): read at start and again within DBT_S of each
         dbt run (a stat of each artifact when nothing changed), so the packets name the
         failing tests of the latest run."""
-        from waymark.codemap import dbt
+        from waymark.knowledge import dbt
 
         def work(conn: Connection, project: Project) -> None:
             for found in dbt.refresh(conn, project)["projects"]:

@@ -1,5 +1,5 @@
 """SQL for `dbt_projects`, `dbt_nodes` and `dbt_edges`: a dbt project's artifacts as read
-(codemap/dbt.py)."""
+(knowledge/dbt.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Questions to a dbt project's artifacts as read (`codemap.dbt`): a node's lineage up and
+"""Questions to a dbt project's artifacts as read (`knowledge.dbt`): a node's lineage up and
 down, the tests and their latest results, the sources' freshness, and the one line a packet
 gives about an edited model (its downstream models and exposures, its failing tests).
 
@@ -63,7 +63,7 @@ def find(conn: Connection, project: Project, name: str) -> dict[str, Any]:
 def lineage(conn: Connection, project: Project, name: str, depth: int = DEPTH_MAX) -> dict:
     """{node, state, upstream, downstream, tests}: each related node with its kind, name,
     path and steps away; the node's tests with their latest results."""
-    from waymark.codemap.dbt import state_of
+    from waymark.knowledge.dbt import state_of
 
     node = find(conn, project, name)
     up = walk(conn, project.id, node["unique_id"], down=False, depth=depth)
