@@ -54,110 +54,25 @@ def prompt_packet(
 ) -> str | None:
     """The packet for `prompt`, or None when nothing new is relevant enough; with `record`
     False (capture read-only) nothing is written. `agent` reads that agent's tiers too;
-    `sections_out`, when given, receives the packet's sections (what the receipt reads)."""
+    `sections_out`, when given, receives the packet's sections (what the receipt reads).
+    Its sections are SECTIONS, in order: each a function of what was asked (`Asked`) that
+    returns its Section, and notes what it showed so the later ones leave it out."""
     from waymark import settings
     from waymark.handoff import ledger
-    from waymark.packets import sections
-    from waymark.packets.briefing import file_memories
-    from waymark.packets.lines import memory_line
-    from waymark.packets.render import Section, fence_text, render
+    from waymark.packets.render import render, shrunk
     from waymark.packets.seen import note_injected
-    from waymark.projects import git, pathnames
-    from waymark.recall import ranked
-    from waymark.recall.floor import relevant_hits
+    from waymark.projects import pathnames
     from waymark.storage import sessions
     from waymark.storage.connection import read_only
 
     writable = record and not read_only(conn)  # read-only: its memory, unrecorded
     if writable:
         ledger.ensure_session(conn, project, session_id, client)
-    seen = sessions.injected(conn, session_id)
-    named = pathnames.normalise(project, pathnames.mentioned(prompt))
-    scoped = [m for m in file_memories(conn, project, named, 8) if m.id not in seen]
-    hits = ranked.recall(
-        conn,
-        project,
-        prompt,
-        limit=CANDIDATES,
-        paths=named,
-        scan_paths=False,  # `named` holds the paths the prompt mentions
-        current_branch=git.branch(project.files),
-        semantic=(lambda: _first(neighbours())) if neighbours else None,
-        agent=agent,
-        settings=ranked.settings_for(conn)._replace(
-            query_max_share=PROMPT_MAX_SHARE,
-            fuzzy_below=PROMPT_FUZZY_BELOW,
-            query_max_rows=PROMPT_MAX_ROWS,
-            expansion_weight=0.0,  # feedback words find weak matches; a prompt needs strong ones
-        ),
-    )
-    shown_scoped = {m.id for m in scoped}
-    chosen = [
-        h
-        for h in relevant_hits(hits, conn=conn)
-        if h.memory.id not in seen and h.memory.id not in shown_scoped
-    ]
-    impact, around = _impact(conn, project, named, prompt, seen | shown_scoped)
-    shown_scoped |= {m.id for m in around}
-    chosen = [h for h in chosen if h.memory.id not in shown_scoped]
-    restated = sections.not_restated(project, scoped + [h.memory for h in chosen], client)
-    scoped = [m for m in scoped if m not in restated]
-    chosen = [h for h in chosen if h.memory not in restated]
-    relevant = [h.memory for h in chosen]
-    from waymark.storage.outcomes import reverted_among
-
-    reverted = reverted_among(conn, project.id, [m.id for m in scoped + around + relevant])
-    flag = lambda memory_id: "REVERTED" if memory_id in reverted else ""  # noqa: E731
-    from waymark.storage import notes as note_rows
-
-    procedure = None
-    if note_rows.any_of_kinds(conn, project.id, note_rows.PROCEDURE_KINDS):  # else no import
-        from waymark.knowledge.notes import applies
-
-        procedure = applies(conn, project, prompt)
-    if procedure is not None and f"note:{procedure['path']}" in seen:
-        procedure = None
-    said = (f"- {procedure['kind']} `{fence_text(procedure['heading'])}` applies"
-            f" ({procedure['path']}): {fence_text(procedure['description'] or '')[:240]}"
-            f"{'' if procedure['state'] == 'FRESH' else ' [' + procedure['state'] + ']'}"
-            if procedure else None)  # fmt: skip
-    parts = [
-        Section(
-            "Procedure that applies",
-            [said] if said else [],
-            100,
-            0,
-            [(None, "its trigger matches the prompt")] if said else [],
-            raw=True,
-        ),
-        Section(
-            "For the files you named",
-            [memory_line(m, flag(m.id)) for m in scoped],
-            500,
-            0,
-            [(m.id, f"path match: {m.scope_target}") for m in scoped],
-        ),
-        Section(
-            "What depends on what you named",
-            [line for _, line in impact] + [memory_line(m, flag(m.id)) for m in around],
-            300,
-            0,
-            [(None, "the code map's static dependents")] * len(impact)
-            + [(m.id, f"path match: {m.scope_target} (a dependent)") for m in around],
-            raw=True,
-        ),
-        Section(
-            "Relevant memories",
-            [memory_line(m, flag(m.id)) for m in relevant],
-            900,
-            0,
-            [(h.memory.id, why_recalled(h)) for h in chosen],
-        ),
-    ]
-    from waymark.packets.render import shrunk
-    from waymark.storage.sessions import section_factors
-
-    parts = shrunk(parts, section_factors(conn, project.id))
+    ask = Asked(conn, project, client, prompt, neighbours, agent,
+                seen=sessions.injected(conn, session_id),
+                named=pathnames.normalise(project, pathnames.mentioned(prompt)))  # fmt: skip
+    parts = [section(ask) for section in SECTIONS]
+    parts = shrunk(parts, sessions.section_factors(conn, project.id))
     if sections_out is not None:
         sections_out.extend(parts)
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
@@ -165,12 +80,142 @@ def prompt_packet(
         return None
     if writable:
         note_injected(
-            conn, session_id, [m.id for m in scoped + around + relevant if m.id in text],
+            conn, session_id, [m for m in ask.memories if m in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
-            others=[k for k, line in impact if line in text]
-            + ([f"note:{procedure['path']}"] if procedure and said and said in text else []),
+            others=[key for key, line in ask.others if line in text],
         )  # fmt: skip
     return text
+
+
+class Asked:
+    """What every section of a prompt's packet reads: the prompt, the paths it names, what
+    the session was shown before (`seen`) and what an earlier section of this packet showed
+    (`shown`); and what the sections put in it, for the record of what was injected."""
+
+    def __init__(
+        self, conn: Connection, project: Project, client: str, prompt: str,
+        neighbours: Callable[[], list[list[tuple[int, float]]] | None] | None,
+        agent: str | None, *, seen: set[str], named: list[str],
+    ) -> None:  # fmt: skip
+        self.conn, self.project, self.client, self.prompt = conn, project, client, prompt
+        self.neighbours, self.agent, self.seen, self.named = neighbours, agent, seen, named
+        self.shown: set[str] = set()  # by an earlier section of this packet
+        self.memories: list[str] = []  # every memory a section lists, in order
+        self.others: list[tuple[str, str]] = []  # (seen key, its line) of what is not a memory
+        self._stated: list[str] = []
+
+    def new(self, memories: list[Any]) -> list[Any]:
+        """Those not shown before in this session, nor by an earlier section."""
+        return [m for m in memories if m.id not in self.seen and m.id not in self.shown]
+
+    def not_restated(self, memories: list[Any]) -> list[Any]:
+        """Those whose text the client's own files (CLAUDE.md, AGENTS.md) do not say already:
+        those files read once a packet, and only when a section has memories to check."""
+        from waymark.projects.client_files import already_stated, stated_text
+
+        if not memories:
+            return memories
+        if not self._stated:
+            self._stated.append(stated_text(self.project, self.client))
+        stated = self._stated[0]
+        return [m for m in memories if not already_stated(m.content, m.title, stated)]
+
+    def flagged(self, memories: list[Any]) -> Callable[[str], str]:
+        """A memory's flag in its line: REVERTED where git showed its change reverted."""
+        from waymark.storage.outcomes import reverted_among
+
+        reverted = reverted_among(self.conn, self.project.id, [m.id for m in memories])
+        return lambda memory_id: "REVERTED" if memory_id in reverted else ""
+
+
+def _procedure(ask: Asked) -> Any:
+    """The procedure, skill or agent profile whose trigger the prompt matches, in a line."""
+    from waymark.packets.render import Section, fence_text
+    from waymark.storage import notes as note_rows
+
+    found = None
+    if note_rows.any_of_kinds(
+        ask.conn, ask.project.id, note_rows.PROCEDURE_KINDS
+    ):  # else no import
+        from waymark.knowledge.notes import applies
+
+        found = applies(ask.conn, ask.project, ask.prompt)
+    if found is None or f"note:{found['path']}" in ask.seen:
+        return Section("Procedure that applies", [], 100, 0, [], raw=True)
+    said = (f"- {found['kind']} `{fence_text(found['heading'])}` applies"
+            f" ({found['path']}): {fence_text(found['description'] or '')[:240]}"
+            f"{'' if found['state'] == 'FRESH' else ' [' + found['state'] + ']'}")  # fmt: skip
+    ask.others.append((f"note:{found['path']}", said))
+    return Section("Procedure that applies", [said], 100, 0,
+                   [(None, "its trigger matches the prompt")], raw=True)  # fmt: skip
+
+
+def _for_files(ask: Asked) -> Any:
+    """The memories about the files the prompt names."""
+    from waymark.packets.briefing import file_memories
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+
+    scoped = ask.new(file_memories(ask.conn, ask.project, ask.named, 8))
+    ask.shown |= {m.id for m in scoped}  # left out of the later sections, restated or not
+    scoped = ask.not_restated(scoped)
+    flag = ask.flagged(scoped)
+    ask.memories += [m.id for m in scoped]
+    return Section("For the files you named", [memory_line(m, flag(m.id)) for m in scoped], 500,
+                   0, [(m.id, f"path match: {m.scope_target}") for m in scoped])  # fmt: skip
+
+
+def _depends(ask: Asked) -> Any:
+    """What depends on a file or declaration the prompt names, and the memories about it."""
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+
+    impact, around = _impact(ask.conn, ask.project, ask.named, ask.prompt, ask.seen | ask.shown)
+    ask.shown |= {m.id for m in around}
+    flag = ask.flagged(around)
+    ask.memories += [m.id for m in around]
+    ask.others += impact
+    return Section(
+        "What depends on what you named",
+        [line for _, line in impact] + [memory_line(m, flag(m.id)) for m in around], 300, 0,
+        [(None, "the code map's static dependents")] * len(impact)
+        + [(m.id, f"path match: {m.scope_target} (a dependent)") for m in around],
+        raw=True,
+    )  # fmt: skip
+
+
+def _relevant(ask: Asked) -> Any:
+    """The memories recall ranks for the prompt, above the floor."""
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+    from waymark.projects import git
+    from waymark.recall import ranked
+    from waymark.recall.floor import relevant_hits
+
+    neighbours = ask.neighbours
+    hits = ranked.recall(
+        ask.conn, ask.project, ask.prompt, limit=CANDIDATES, paths=ask.named,
+        scan_paths=False,  # `named` holds the paths the prompt mentions
+        current_branch=git.branch(ask.project.files),
+        semantic=(lambda: _first(neighbours())) if neighbours else None, agent=ask.agent,
+        settings=ranked.settings_for(ask.conn)._replace(
+            query_max_share=PROMPT_MAX_SHARE, fuzzy_below=PROMPT_FUZZY_BELOW,
+            query_max_rows=PROMPT_MAX_ROWS,
+            expansion_weight=0.0,  # feedback words find weak matches; a prompt needs strong ones
+        ),
+    )  # fmt: skip
+    fresh = {m.id for m in ask.new([h.memory for h in hits])}
+    kept = {m.id for m in ask.not_restated([h.memory for h in hits if h.memory.id in fresh])}
+    chosen = [h for h in relevant_hits(hits, conn=ask.conn) if h.memory.id in kept]
+    flag = ask.flagged([h.memory for h in chosen])
+    ask.memories += [h.memory.id for h in chosen]
+    return Section("Relevant memories", [memory_line(h.memory, flag(h.memory.id)) for h in chosen],
+                   900, 0, [(h.memory.id, why_recalled(h)) for h in chosen])  # fmt: skip
+
+
+# The packet's sections, in the order the model reads them; a new one is a function above
+# and a line here.
+SECTIONS = (_procedure, _for_files, _depends, _relevant)
 
 
 def _impact(
