@@ -34,8 +34,9 @@ FILES = {
     "build\n2. make migrate\n",
     "procedures/release.md": "# Release\n\nTag the version, push the tag, publish the wheel.\n",
 }
-WORDS = ("cache checksum retry timeout ledger refund invoice cart money cents gateway queue "
-         "migration deploy staging token session cursor batch worker schema index lock").split()  # fmt: skip
+WORDS = ("cache", "checksum", "retry", "timeout", "ledger", "refund", "invoice", "cart", "money",
+         "cents", "gateway", "queue", "migration", "deploy", "staging", "token", "session",
+         "cursor", "batch", "worker", "schema", "index", "lock")  # fmt: skip
 TYPES = ("decision", "fact", "convention", "warning", "lesson", "solution", "incident", "todo", "note")
 TARGETS = ("src/shop/money.py", "src/shop/cart.py", "src/shop/invoice.py::invoice",
            "src/shop/refund.py", "src/shop/cart.py::total")  # fmt: skip
