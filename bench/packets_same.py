@@ -37,7 +37,8 @@ FILES = {
 WORDS = ("cache", "checksum", "retry", "timeout", "ledger", "refund", "invoice", "cart", "money",
          "cents", "gateway", "queue", "migration", "deploy", "staging", "token", "session",
          "cursor", "batch", "worker", "schema", "index", "lock")  # fmt: skip
-TYPES = ("decision", "fact", "convention", "warning", "lesson", "solution", "incident", "todo", "note")
+TYPES = ("decision", "fact", "convention", "warning", "lesson", "solution", "incident", "todo",
+         "note")  # fmt: skip
 TARGETS = ("src/shop/money.py", "src/shop/cart.py", "src/shop/invoice.py::invoice",
            "src/shop/refund.py", "src/shop/cart.py::total")  # fmt: skip
 
