@@ -18,7 +18,7 @@ NAME = "PostToolUse"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from waymark.recall.warm import Pending
+    from waymark.warm import Pending
 
 
 # How long a hook that found its call recorded by the warm server (which took the request in

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from waymark.projects.resolve import Project
-    from waymark.recall.warm import Pending
     from waymark.storage.connection import Connection
+    from waymark.warm import Pending
 
 MAX_STDIN = 4 * 1024 * 1024
 STDIN_DEADLINE_S = 3.0
@@ -267,7 +267,7 @@ def ask_warm(ctx: Context, op: str, **fields: object) -> tuple[bool, dict | None
 def send_warm(ctx: Context, op: str, **fields: object) -> Pending | None:
     """`ask_warm`'s request on its way (None when no server took it): `.reply(keep=True)`
     keeps the connection for a caller that may learn the server took the work."""
-    from waymark.recall import warm
+    from waymark import warm
 
     event = ctx.event
     request = {

@@ -259,6 +259,7 @@ FLOORS = (
     ("waymark.errors",),
     ("waymark.home",),
     ("waymark.base",),
+    ("waymark.warm",),
     ("waymark.storage", "waymark.teamstore"),
     ("waymark.settings",),
     ("waymark.projects",),

@@ -210,7 +210,7 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
     conn, enabled, repo, client
 ):
     from test_server_process import serving, wait_for
-    from waymark.recall import warm
+    from waymark import warm
 
     with serving(repo):
         refused = {"op": "tool_result", "event": {}, "given": {}}  # answered without the model
@@ -245,8 +245,8 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
     """The server takes the request in time and records the call, then answers after the
     hook's deadline: the hook finds the call recorded and shows the server's packet, which
     comes on the same connection (a hint was lost this way under load)."""
+    from waymark import warm
     from waymark.packets import failure
-    from waymark.recall import warm
 
     assert fail("claude-code", repo, "early", "make build", "fatal: missing header foo.h") is None
 
@@ -277,8 +277,8 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
 
 
 def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(conn, enabled, repo):
+    from waymark import warm
     from waymark.packets import failure
-    from waymark.recall import warm
 
     def fails(request):  # records it, then fails late: the hook gets the error, not a packet
         own = db.connect()
@@ -301,7 +301,7 @@ def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(co
 
 
 def test_a_server_that_refuses_leaves_the_failure_to_the_hook(conn, enabled, repo):
-    from waymark.recall import warm
+    from waymark import warm
 
     server = warm.start(lambda request: {"ok": False, "error": "unknown op"})
     assert server is not None

@@ -158,8 +158,7 @@ def test_a_prompt_packet_receipt_names_the_model_that_found_the_memory(
 ):
     from test_server_process import serving, wait_for
     from test_use import prompt
-    from waymark import settings
-    from waymark.recall import warm
+    from waymark import settings, warm
 
     monkeypatch.setenv(embed.ENV_MODEL_DIR, str(multilingual_dir))
     settings.set_value(conn, embed.SETTING, "multilingual")

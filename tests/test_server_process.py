@@ -9,8 +9,7 @@ import subprocess
 import sys
 import time
 
-from waymark import home
-from waymark.recall import warm
+from waymark import home, warm
 
 
 def start_server(cwd):

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from waymark.recall import warm
+from waymark import warm
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets and file modes")
 
@@ -23,7 +23,7 @@ posix_only = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets an
 # its stdin closes, as the MCP server lives as long as its client's pipe.
 SERVER_SCRIPT = """
 import os, sys
-from waymark.recall import warm
+from waymark import warm
 server = warm.start(lambda request: {"pid": os.getpid()})
 print("owner" if server else "client", flush=True)
 sys.stdin.read()

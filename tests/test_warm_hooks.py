@@ -10,9 +10,9 @@ import pytest
 
 from test_server_process import serving, wait_for
 from test_use import prompt
+from waymark import warm
 from waymark.memories import store
 from waymark.memories.draft import make_draft
-from waymark.recall import warm
 
 PROMPT = "How do the webhook retries back off?"
 

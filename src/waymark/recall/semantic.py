@@ -63,7 +63,7 @@ def ask_warm(
     `project`, or the one the server finds at `cwd` (a hook asks before it has opened the
     database) if capture is on there. `max_tokens` bounds what the server embeds of each
     query (its cost grows with the length)."""
-    from waymark.recall import warm
+    from waymark import warm
 
     request: dict[str, Any] = {"op": "semantic", "queries": list(queries), "k": CANDIDATES}
     if project is not None:

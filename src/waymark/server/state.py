@@ -23,10 +23,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from waymark import errors
+from waymark import errors, warm
 from waymark.errors import WaymarkError
 from waymark.projects.resolve import Project, resolve
-from waymark.recall import ann, embed, quantize, semantic, vectors, warm
+from waymark.recall import ann, embed, quantize, semantic, vectors
 from waymark.storage import connection as db
 from waymark.storage import faults
 from waymark.storage.connection import Connection

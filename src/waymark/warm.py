@@ -1,4 +1,4 @@
-"""Warm recall: hooks ask the long-running MCP server over a local socket.
+"""The warm process's socket: hooks ask the long-running process (the MCP server today).
 
 Embedding a query costs ~0.5 s in a cold process, so query embedding and vector search live in
 the MCP server, which calls `start(handler)`. A hook calls `ask()` under one hard deadline and
