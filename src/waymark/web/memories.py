@@ -46,23 +46,18 @@ class MemoryPages(Pages):
                 page, sharing = None, {}
                 total: int | None = 0
                 if project is not None:
-                    page = browse.list_memories(
-                        opened.conn, project, query=said["q"] or None,
-                        types=[said["type"]] if said["type"] else [],
-                        tags=[said["tag"]] if said["tag"] else [],
-                        scope=said["scope"] or None, target=said["target"] or None,
-                        agent=said["agent"] or None, branch=said["branch"] or None,
-                        include_inactive=said["inactive"] == "1", limit=PAGE, offset=offset,
-                    )  # fmt: skip
+                    filters: dict[str, Any] = {
+                        "query": said["q"] or None,
+                        "types": [said["type"]] if said["type"] else [],
+                        "tags": [said["tag"]] if said["tag"] else [],
+                        "scope": said["scope"] or None, "target": said["target"] or None,
+                        "agent": said["agent"] or None, "branch": said["branch"] or None,
+                        "include_inactive": said["inactive"] == "1",
+                    }  # fmt: skip
+                    page = browse.list_memories(opened.conn, project, **filters, limit=PAGE,
+                                                offset=offset)  # fmt: skip
                     sharing = store.sharing_of(opened.conn, project, page.results)
-                    total = browse.count_memories(
-                        opened.conn, project, query=said["q"] or None,
-                        types=[said["type"]] if said["type"] else [],
-                        tags=[said["tag"]] if said["tag"] else [],
-                        scope=said["scope"] or None, target=said["target"] or None,
-                        agent=said["agent"] or None, branch=said["branch"] or None,
-                        include_inactive=said["inactive"] == "1",
-                    )  # fmt: skip
+                    total = browse.count_memories(opened.conn, project, **filters)
             except WaymarkError as exc:
                 return self.failed(request, exc)
             rows = [{"m": m, "sharing": sharing.get(m.id),
