@@ -43,6 +43,7 @@ import uuid
 from typing import IO
 
 import corpus
+from waymark import warm
 from waymark.base import launch
 from waymark.handoff import checkpoints, ledger
 from waymark.memories import store
@@ -50,7 +51,7 @@ from waymark.memories.draft import make_draft
 from waymark.packets import prompt as prompt_packet
 from waymark.projects import capture
 from waymark.projects.resolve import resolve
-from waymark.recall import ann, embed, semantic, warm
+from waymark.recall import ann, embed, semantic
 from waymark.storage import connection as db
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ builders can be compared byte for byte (a refactor of `packets/` must not change
 (knowledge notes), 400 memories of every type (file- and symbol-scoped ones among them, pinned
 rules, decisions on two branches), links, a checkpoint; `dump` prints the SessionStart packet
 for each client and source and the prompt packet of 40 prompts for each client, read with
-nothing recorded. Dump the same DIR with the code before and after (`PYTHONPATH=other/src`
+nothing recorded, and the PreToolUse packet of ten tool calls. Dump the same DIR with the code before and after (`PYTHONPATH=other/src`
 for the other), then compare the two files.
 """
 
@@ -83,7 +83,20 @@ def build(root: pathlib.Path) -> None:
         links.relate(conn, project, made[n].id, made[n + 3].id, "related")
     checkpoints.create(conn, project, {"objective": "Refunds through the ledger",
                                        "next_action": "wire refund() into the invoice",
-                                       "relevant_files": ["src/shop/refund.py"]})  # fmt: skip
+                                       "relevant_files": ["src/shop/refund.py"],
+                                       "failed_approaches": [{
+                                           "approach": "patch refund.py in place",
+                                           "why_failed": "the ledger went out of balance"}]})  # fmt: skip
+    store.remember(conn, project, make_draft(project, type="warning", content="Never run make "
+                                             "deploy on a Friday: it locks the queue"))  # fmt: skip
+    from waymark.base import clock
+    from waymark.storage import sessions
+
+    with db.write(conn):  # a command that failed twice before
+        sessions.insert_session(conn, "old", "claude-code", project.id, clock.now(), None, None)
+        for _ in range(2):
+            sessions.add_command_failure(conn, project.id, "old", clock.now(), "0" * 40,
+                                         "pytest -x", 1, "E   AssertionError: 2 != 3")  # fmt: skip
     conn.close()
     waymark(repo, "map", "refresh")
     waymark(repo, "notes", "refresh")
@@ -93,6 +106,7 @@ def dump(root: pathlib.Path) -> dict:
     os.environ["WAYMARK_HOME"] = str(root / "home")
     from waymark.packets.prompt import prompt_packet
     from waymark.packets.session_start import packet
+    from waymark.packets.tool import tool_packet
     from waymark.projects import git
     from waymark.projects.resolve import resolve
     from waymark.storage import connection as db
@@ -116,8 +130,21 @@ def dump(root: pathlib.Path) -> dict:
             out[f"prompt {client} {prompt!r}"] = prompt_packet(
                 conn, project, "dump", client, prompt, record=False
             )
+        for paths, command in TOOL_CALLS:
+            text, asked = tool_packet(conn, project, "dump", client, paths=paths, command=command,
+                                      cwd=repo, record=False)  # fmt: skip
+            out[f"tool {client} {paths} {command!r}"] = [text, repr(asked)]
     conn.close()
     return out
+
+
+# (paths, command) of PreToolUse calls: an edit, a command, both, a reader, none known.
+TOOL_CALLS = (
+    (["src/shop/refund.py"], None), (["src/shop/money.py"], None), (["src/shop/cart.py"], None),
+    ([], "pytest -x"), ([], "make deploy"), ([], "cat src/shop/cart.py"),
+    ([], "sed -i s/a/b/ src/shop/money.py"), (["procedures/release.md"], None),
+    ([], "make build && make migrate"), (["README.md"], "git status"),
+)  # fmt: skip
 
 
 if __name__ == "__main__":

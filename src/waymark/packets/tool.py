@@ -21,6 +21,8 @@ from waymark.base import shell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
     from waymark.storage.memories import Memory
@@ -85,61 +87,15 @@ def tool_packet(
     if not (fresh or approaches or failures or warnings or impact or skills or models):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
-    from waymark.packets.lines import memory_line
-    from waymark.packets.render import Section, render
+    from waymark.packets.render import render
     from waymark.storage.connection import read_only
     from waymark.storage.outcomes import reverted_among
 
-    reverted = reverted_among(conn, project.id, [m.id for m in fresh])
-    # Titles and reasons name no command text or path: they are kept in the receipts, and a
-    # command can hold a secret (each memory line carries its own target).
-    target = "this file" if len(rel) == 1 else "these files"
-    parts = [
-        Section(
-            "A skill for this",
-            [memory_line(m) for m in skills],
-            160,
-            0,
-            [(m.id, "its trigger matches") for m in skills],
-        ),
-        Section(
-            "Before you run this command",
-            [f[1] for f in failures],
-            160,
-            0,
-            [(f[0], "the same command failed before") for f in failures],
-        ),
-        Section(
-            f"Known about {target}",
-            [memory_line(m, "REVERTED" if m.id in reverted else "") for m in fresh]
-            + [a[1] for a in approaches],
-            260,
-            0,
-            [(m.id, f"path match: {m.scope_target}") for m in fresh]
-            + [(a[0].partition("#")[0], "failed approach naming the file") for a in approaches],
-        ),
-        Section(
-            "Warnings naming this command",
-            [memory_line(m) for m in warnings],
-            160,
-            0,
-            [(m.id, "its text names the command") for m in warnings],
-        ),
-        Section(
-            "What depends on it",
-            [d[1] for d in impact],
-            120,
-            0,
-            [(d[0], "the code map's static dependents") for d in impact],
-        ),
-        Section(
-            "The dbt lineage",
-            [d[1] for d in models],
-            200,
-            0,
-            [(d[0], "dbt's manifest and latest results") for d in models],
-        ),
-    ]
+    found = Found(skills=skills, failures=failures, fresh=fresh, approaches=approaches,
+                  warnings=warnings, impact=impact, models=models,
+                  reverted=reverted_among(conn, project.id, [m.id for m in fresh]),
+                  one_file=len(rel) == 1)  # fmt: skip
+    parts = [section(found) for section in SECTIONS]
     from waymark.packets.render import shrunk
     from waymark.storage.sessions import section_factors
 
@@ -161,6 +117,80 @@ def tool_packet(
         )
     return text, ask
 
+
+class Found:
+    """What a tool call's packet may show, gathered (each list already without what the
+    session was shown): what its sections are made of."""
+
+    def __init__(self, **parts: Any) -> None:
+        self.skills: list[Memory] = parts["skills"]
+        self.failures: list[tuple[str, str]] = parts["failures"]
+        self.fresh: list[Memory] = parts["fresh"]
+        self.approaches: list[tuple[str, str]] = parts["approaches"]
+        self.warnings: list[Memory] = parts["warnings"]
+        self.impact: list[tuple[str, str]] = parts["impact"]
+        self.models: list[tuple[str, str]] = parts["models"]
+        self.reverted: set[str] = parts["reverted"]
+        self.one_file: bool = parts["one_file"]
+
+
+# Titles and reasons name no command text or path: they are kept in the receipts, and a
+# command can hold a secret (each memory line carries its own target).
+
+
+def _skill(found: Found) -> Any:
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+
+    return Section("A skill for this", [memory_line(m) for m in found.skills], 160, 0,
+                   [(m.id, "its trigger matches") for m in found.skills])  # fmt: skip
+
+
+def _failed_before(found: Found) -> Any:
+    from waymark.packets.render import Section
+
+    return Section("Before you run this command", [f[1] for f in found.failures], 160, 0,
+                   [(f[0], "the same command failed before") for f in found.failures])  # fmt: skip
+
+
+def _known(found: Found) -> Any:
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+
+    flag = lambda m: "REVERTED" if m.id in found.reverted else ""  # noqa: E731
+    return Section(
+        f"Known about {'this file' if found.one_file else 'these files'}",
+        [memory_line(m, flag(m)) for m in found.fresh] + [a[1] for a in found.approaches], 260, 0,
+        [(m.id, f"path match: {m.scope_target}") for m in found.fresh]
+        + [(a[0].partition("#")[0], "failed approach naming the file") for a in found.approaches],
+    )  # fmt: skip
+
+
+def _warned(found: Found) -> Any:
+    from waymark.packets.lines import memory_line
+    from waymark.packets.render import Section
+
+    return Section("Warnings naming this command", [memory_line(m) for m in found.warnings], 160,
+                   0, [(m.id, "its text names the command") for m in found.warnings])  # fmt: skip
+
+
+def _depending(found: Found) -> Any:
+    from waymark.packets.render import Section
+
+    return Section("What depends on it", [d[1] for d in found.impact], 120, 0,
+                   [(d[0], "the code map's static dependents") for d in found.impact])  # fmt: skip
+
+
+def _lineage(found: Found) -> Any:
+    from waymark.packets.render import Section
+
+    return Section("The dbt lineage", [d[1] for d in found.models], 200, 0,
+                   [(d[0], "dbt's manifest and latest results") for d in found.models])  # fmt: skip
+
+
+# The packet's sections, in the order the model reads them; a new one is a function above,
+# a list in `Found` and a line here.
+SECTIONS = (_skill, _failed_before, _known, _warned, _depending, _lineage)
 
 SKILLS_READ = 50
 
