@@ -15,7 +15,6 @@ from waymark.errors import InvalidArgument, NotFound, UsageError
 from waymark.memories import observations
 from waymark.memories.kinds import TYPES
 from waymark.memories.scope import check_agent
-from waymark.projects import git
 from waymark.projects.resolve import resolve
 from waymark.recall import ann, embed, quantize, semantic, vectors
 from waymark.recall import ranked as recall
@@ -200,36 +199,17 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
     near = semantic.neighbours(
         ctx.conn, project, [args.query], mode="off" if args.lexical else "auto"
     )
-    hits = recall.recall(
-        ctx.conn,
-        project,
-        args.query,
-        limit=args.limit,
-        types=args.type,
-        tags=args.tag,
-        paths=args.path,
-        semantic=near[0] if near else None,
-        include_inactive=args.include_inactive,
-        settings=recall.settings_for(ctx.conn),
-        branch=args.branch,
-        current_branch=git.branch(project.files),
-        agent=check_agent(args.agent),
-    )
-    from waymark.recall.floor import asked_hits
+    from waymark.packets.asked import asked
 
     # The relevance floor every face shows by, not near-zero padding; the best match stays
     # even below it when it answers at all: a deliberate query gets an answer.
-    kept = asked_hits(hits)
-    below, hits = len(hits) - len(kept), kept
+    found = asked(ctx.conn, project, args.query, limit=args.limit, types=args.type or (),
+                  tags=args.tag or (), paths=args.path or (), semantic=near[0] if near else None,
+                  include_inactive=args.include_inactive, branch=args.branch,
+                  agent=check_agent(args.agent), cited=args.notes)  # fmt: skip
+    hits, below, noted, models = found["hits"], found["below"], found["notes"], found["dbt"]
     checks = observations.checks(ctx.conn, project, [h.memory for h in hits])
     results = [h.to_dict(with_explain=args.explain) | checks.get(h.memory.id, {}) for h in hits]
-    from waymark.knowledge import notes
-
-    noted = (notes.search(ctx.conn, project, args.query, NOTES_SHOWN, notes.ALL_KINDS)
-             if args.notes else [])  # fmt: skip
-    from waymark.knowledge import lineage
-
-    models = lineage.search(ctx.conn, project, args.query) if args.notes else []
     data = {
         "semantic": near is not None,
         "results": results,
@@ -264,9 +244,6 @@ def cmd_recall(args: argparse.Namespace, ctx: Context) -> int:
         lines.append(f"({below} weaker match(es) below the relevance floor left out)")
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
-
-
-NOTES_SHOWN = 3  # the repository's own note sections beside the memories
 
 
 def outcome_mark(outcome: dict[str, Any] | None) -> str:

@@ -16,8 +16,7 @@ from waymark.memories import links as graph
 from waymark.memories.draft import make_draft
 from waymark.memories.scope import check_agent
 from waymark.packets import answer
-from waymark.projects import git
-from waymark.recall import ranked as recall
+from waymark.packets.asked import asked
 from waymark.server.results import Memory, Recalled, Saved
 from waymark.server.state import ADDS, DESTROYS, READ_ONLY, ProjectArg, state_of, tool_errors
 
@@ -126,26 +125,9 @@ def recall_tool(
             return cast(Recalled, answer.team_answer(proj, shared, detail=detail,
                                                      budget=token_budget))  # fmt: skip
         near = state.semantic_for(conn, proj, query) if query.strip() else None
-        hits = recall.recall(
-            conn,
-            proj,
-            query,
-            limit=limit,
-            types=_many(types),
-            tags=_many(tags),
-            paths=_many(paths),
-            semantic=near,
-            settings=recall.settings_for(conn),
-            branch=branch,
-            current_branch=git.branch(proj.files),
-            agent=agent,
-        )
-        below = 0
-        if query.strip():  # the floor every face shows by; the best stays if it answers at all
-            from waymark.recall.floor import asked_hits
-
-            kept = asked_hits(hits)
-            below, hits = len(hits) - len(kept), kept
+        got = asked(conn, proj, query, limit=limit, types=_many(types), tags=_many(tags),
+                      paths=_many(paths), semantic=near, branch=branch, agent=agent)  # fmt: skip
+        hits, below = got["hits"], got["below"]
         state.note_recalled(query, [hit.memory.id for hit in hits])
         said: dict[str, Any] = {"below_relevance_floor": below} if below else {}
         if near is None and query.strip():
@@ -155,25 +137,16 @@ def recall_tool(
             include_session=include_session, paths=_many(paths), agent=agent,
             budget=token_budget, said=said,
         )  # fmt: skip
-        if not query.strip():
-            return cast(Recalled, told)  # files alone: their memories, nothing to search for
-        from waymark.knowledge import notes
-
-        found = notes.search(conn, proj, query, NOTES_SHOWN, notes.ALL_KINDS)
-        if found:  # the repository's own notes and procedures, cited: read the file itself
+        if got["notes"]:  # the repository's own notes and procedures, cited: read the file
             keys = ("cite", "kind", "state", "snippet", "description")
-            told["notes"] = [{k: n[k] for k in keys if n[k]} for n in found]
-        from waymark.knowledge import lineage
-
-        models = lineage.search(conn, proj, query)
-        if models:  # dbt models the query names: their downstream and failing tests
-            told["dbt"] = [m["line"] for m in models]
-        if found or models:
+            told["notes"] = [{k: n[k] for k in keys if n[k]} for n in got["notes"]]
+        if got["dbt"]:  # dbt models the query names: their downstream and failing tests
+            told["dbt"] = [m["line"] for m in got["dbt"]]
+        if got["notes"] or got["dbt"]:
             told["tokens"] = answer.cost(told)
         return cast(Recalled, told)
 
 
-NOTES_SHOWN = 3
 MODEL_WAIT_S = 5.0  # the model loads in 0.6 s on an idle machine, 8 s was seen on a busy one
 RANKED, RANKED_MAX, BROWSED = 8, 50, 20  # limits: a ranked recall's, and a browsed page's
 

@@ -198,9 +198,8 @@ class MemoryPages(Pages):
         """Recall as the agent gets it (hybrid where the model is here), with each result's
         score breakdown."""
         from waymark.memories import store
-        from waymark.projects import git
-        from waymark.recall import ranked, semantic
-        from waymark.recall.floor import asked_hits
+        from waymark.packets.asked import asked
+        from waymark.recall import semantic
         from waymark.recall.why import reasons
 
         query = (request.query_params.get("q") or "").strip()
@@ -208,18 +207,13 @@ class MemoryPages(Pages):
         with Store() as opened:
             try:
                 projects, project = opened.projects(request.query_params.get("project"))
-                hits, hybrid = [], False
+                hits, hybrid, below = [], False, 0
                 if project is not None and query:
                     near = semantic.neighbours(opened.conn, project, [query], mode="auto")
                     hybrid = near is not None
-                    hits = ranked.recall(
-                        opened.conn, project, query, limit=limit,
-                        semantic=near[0] if near else None,
-                        settings=ranked.settings_for(opened.conn),
-                        current_branch=git.branch(project.files),
-                    )  # fmt: skip
-                    if hybrid and hits:
-                        hits = asked_hits(hits)
+                    got = asked(opened.conn, project, query, limit=limit,
+                                semantic=near[0] if near else None, cited=False)  # fmt: skip
+                    hits, below = got["hits"], got["below"]
                 results = [{"hit": h, "made": store.authorship(opened.conn, h.memory.id),
                             "why": reasons(opened.conn, h, query),
                             "moved": [(n, v) for n, v in h.explain["multipliers"].items()
@@ -229,7 +223,8 @@ class MemoryPages(Pages):
                 return self.failed(request, exc)
             return self.render(request, "search.html", projects=projects, project=project,
                                q=query, results=results, hybrid=hybrid, limit=limit,
-                               more=limit < SEARCH_MORE and len(results) >= limit)  # fmt: skip
+                               below=below,
+                               more=limit < SEARCH_MORE and len(results) + below >= limit)  # fmt: skip
 
 
 def _edit(conn: Any, project: Any, memory_id: str, form: dict[str, str]) -> str:
