@@ -281,6 +281,10 @@ FLOORS = (
 )
 
 
+FACES = ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web", "waymark.proxy")
+FACE_MODULES = sorted(m for m in MODULES if inside(m, FACES))
+
+
 def wing_of(name: str) -> tuple[int, str] | None:
     """(floor, wing) of a module of the package; None for the package's own face."""
     for floor, wings in enumerate(FLOORS):
@@ -309,16 +313,7 @@ def test_imports_run_down_the_wings_never_up_or_across():
     assert upward == []
 
 
-@pytest.mark.parametrize(
-    "name",
-    sorted(
-        m
-        for m in MODULES
-        if inside(
-            m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web", "waymark.proxy")
-        )
-    ),
-)
+@pytest.mark.parametrize("name", FACE_MODULES)
 def test_the_faces_open_no_transaction(name):
     """A face translates; the library function it calls opens the transaction it needs."""
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
@@ -346,16 +341,7 @@ PARTS = {
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    sorted(
-        m
-        for m in MODULES
-        if inside(
-            m, ("waymark.hooks", "waymark.server", "waymark.cli", "waymark.web", "waymark.proxy")
-        )
-    ),
-)
+@pytest.mark.parametrize("name", FACE_MODULES)
 def test_the_faces_call_the_verb_not_its_parts(name):
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
     for node in ast.walk(tree):
