@@ -215,62 +215,16 @@ def packet(
     client: str | None = None,
 ) -> tuple[str, tuple[list[str], list[Section]]]:
     """The packet's text, and (the memories it may show, its sections); `dirty` is asked
-    last, so git runs while the database is read."""
+    last, so git runs while the database is read. Its sections are FULL's functions (after a
+    compaction, COMPACT's), in order, each a function of what was asked (`Start`)."""
     from waymark import settings
-    from waymark.packets import sections
-    from waymark.storage.candidates import count_candidates
-    from waymark.storage.projects import notice
-
-    checkpoint = sections.checkpoint(conn, project, branch)
-    rules = sections.rules(conn, project, client=client)
-    said = notice(conn, project.id) if full else None
-    waiting = count_candidates(conn, project.id) if full else 0
-    heard = [said] if said else []
-    if waiting:  # how many, never their text: that waits for a review
-        heard.append(
-            f"{waiting} proposed {'memory waits' if waiting == 1 else 'memories wait'}"
-            " for review (`waymark candidates`)"
-        )
-    parts = [
-        Section("Project", heard, 80),
-        Section(
-            "Handoff needed",
-            sections.pending_handoffs(conn, project, session_id) if full else [],
-            200,
-        ),
-        Section(
-            "Active checkpoint",
-            checkpoint.lines,
-            650,
-            0,
-            [(checkpoint.id, "active checkpoint")] * len(checkpoint.lines),
-        ),
-        Section("Lessons", checkpoint.lessons, 300, 0, checkpoint.lesson_notes),
-        Section("Rules", rules[0], 450, rules[2], rules[1], rules[3]),
-    ]
-    if not full:  # after a compaction: what this session already did, tried and relied on
-        from waymark.packets.compaction import relied_on_section
-
-        parts.append(relied_on_section(conn, session_id))
-        parts.append(Section("This session so far", sections.work_map(conn, session_id), 180))
-    if full:
-        shown = {memory_id for memory_id, _ in rules[1] if memory_id}
-        decided = sections.decisions(conn, project, session_id, shown)
-        parts += [
-            Section("Decisions", decided[0], 250, decided[2], decided[1], decided[3]),
-            Section("Recent work", sections.recent_work(conn, project, session_id), 250),
-            Section(
-                "Repository since last session",
-                sections.repo_changes(conn, project, session_id, head, dirty(), branch),
-                200,
-                raw=True,
-            ),
-            code_section(conn, project, session_id, checkpoint.files),
-        ]
-    budget = settings.get(conn, "packet.session_start_tokens")
     from waymark.packets.render import shrunk
     from waymark.storage.sessions import section_factors
 
+    start = Start(conn, project, session_id, full=full, head=head, dirty=dirty, branch=branch,
+                  client=client)  # fmt: skip
+    parts = [section(start) for section in (FULL if full else COMPACT)]
+    budget = settings.get(conn, "packet.session_start_tokens")
     parts = shrunk(parts, section_factors(conn, project.id))
     text = render("session-start", parts, budget)
     memories = [
@@ -281,6 +235,111 @@ def packet(
         if memory_id
     ]
     return text, (memories, parts)
+
+
+class Start:
+    """What every section of a SessionStart packet reads; the checkpoint and the rules,
+    which more than one section reads, read once."""
+
+    def __init__(
+        self, conn: Connection, project: Project, session_id: str, *, full: bool,
+        head: str | None, dirty: Callable[[], dict[str, str] | None], branch: str | None,
+        client: str | None,
+    ) -> None:  # fmt: skip
+        from waymark.packets import sections
+
+        self.conn, self.project, self.session_id, self.full = conn, project, session_id, full
+        self.head, self.dirty, self.branch = head, dirty, branch
+        self.checkpoint = sections.checkpoint(conn, project, branch)
+        self.rules = sections.rules(conn, project, client=client)
+
+
+def _project(start: Start) -> Section:
+    """A notice of the project (a move, a rename) and how many proposals wait for review."""
+    from waymark.storage.candidates import count_candidates
+    from waymark.storage.projects import notice
+
+    said = notice(start.conn, start.project.id) if start.full else None
+    waiting = count_candidates(start.conn, start.project.id) if start.full else 0
+    heard = [said] if said else []
+    if waiting:  # how many, never their text: that waits for a review
+        heard.append(
+            f"{waiting} proposed {'memory waits' if waiting == 1 else 'memories wait'}"
+            " for review (`waymark candidates`)"
+        )
+    return Section("Project", heard, 80)
+
+
+def _handoffs(start: Start) -> Section:
+    from waymark.packets import sections
+
+    found = (
+        sections.pending_handoffs(start.conn, start.project, start.session_id) if start.full else []
+    )
+    return Section("Handoff needed", found, 200)
+
+
+def _checkpoint(start: Start) -> Section:
+    lines, checkpoint_id = start.checkpoint.lines, start.checkpoint.id
+    return Section("Active checkpoint", lines, 650, 0,
+                   [(checkpoint_id, "active checkpoint")] * len(lines))  # fmt: skip
+
+
+def _lessons(start: Start) -> Section:
+    return Section("Lessons", start.checkpoint.lessons, 300, 0, start.checkpoint.lesson_notes)
+
+
+def _rules(start: Start) -> Section:
+    lines, notes, more, unread = start.rules
+    return Section("Rules", lines, 450, more, notes, unread)
+
+
+def _relied_on(start: Start) -> Section:
+    """After a compaction: what this session already relied on."""
+    from waymark.packets.compaction import relied_on_section
+
+    return relied_on_section(start.conn, start.session_id)
+
+
+def _so_far(start: Start) -> Section:
+    from waymark.packets import sections
+
+    return Section("This session so far", sections.work_map(start.conn, start.session_id), 180)
+
+
+def _decisions(start: Start) -> Section:
+    from waymark.packets import sections
+
+    shown = {memory_id for memory_id, _ in start.rules[1] if memory_id}
+    lines, notes, more, unread = sections.decisions(start.conn, start.project, start.session_id,
+                                                    shown)  # fmt: skip
+    return Section("Decisions", lines, 250, more, notes, unread)
+
+
+def _recent(start: Start) -> Section:
+    from waymark.packets import sections
+
+    return Section("Recent work", sections.recent_work(start.conn, start.project,
+                                                       start.session_id), 250)  # fmt: skip
+
+
+def _repository(start: Start) -> Section:
+    from waymark.packets import sections
+
+    changes = sections.repo_changes(start.conn, start.project, start.session_id, start.head,
+                                    start.dirty(), start.branch)  # fmt: skip
+    return Section("Repository since last session", changes, 200, raw=True)
+
+
+def _code(start: Start) -> Section:
+    return code_section(start.conn, start.project, start.session_id, start.checkpoint.files)
+
+
+# The packet's sections, in the order the model reads them: at a session's start (startup,
+# clear) and after a compaction. A new section is a function above and a line here.
+FULL = (_project, _handoffs, _checkpoint, _lessons, _rules, _decisions, _recent, _repository,
+        _code)  # fmt: skip
+COMPACT = (_project, _handoffs, _checkpoint, _lessons, _rules, _relied_on, _so_far)
 
 
 def code_section(
