@@ -59,29 +59,10 @@ def list_memories(
     first, then the root, as a write takes it."""
     _check_range("limit", limit, LIMIT_RANGE)
     _check_range("offset", offset, OFFSET_RANGE)
-    check_types(types)
-    if target is not None and scope is None:
-        scope = scope_of(target, project.files, base)  # as a write with a bare target does
-    if target is not None and scope not in PATH_SCOPES:
-        raise InvalidArgument("--target needs --scope directory, file or symbol")
-    if scope is not None and scope not in SCOPES:
-        raise InvalidArgument(f"unknown scope {scope!r}; valid scopes: {', '.join(SCOPES)}")
+    where = _filters(project, query, types, tags, scope, target, include_inactive, branch,
+                     agent, base)  # fmt: skip
     with db.deadline(conn, TIMEOUT_S):
-        found = rows.browse(
-            conn,
-            project_id=None if scope == "global" else project.id,
-            include_inactive=include_inactive,
-            types=types,
-            tags=tags,
-            scope=scope,
-            target=spellings(target, project, base) if target is not None else None,
-            folded_query=_fold(query) if query else None,
-            fold=_fold,
-            limit=limit + 1,
-            offset=offset,
-            branch=branch,
-            agent=agent,
-        )
+        found = rows.browse(conn, **where, limit=limit + 1, offset=offset)
     has_more = len(found) > limit
     return Page(
         results=found[:limit],
@@ -113,26 +94,48 @@ def count_memories(
     reads every memory's text): a page then says "more" instead of a total."""
     from waymark.errors import QueryTimeout
 
-    if target is not None and scope is None:
-        scope = scope_of(target, project.files, base)
+    where = _filters(project, query, types, tags, scope, target, include_inactive, branch,
+                     agent, base)  # fmt: skip
     try:
         with db.deadline(conn, COUNT_TIMEOUT_S):
-            return rows.count_browsed(
-                conn,
-                project_id=None if scope == "global" else project.id,
-                include_inactive=include_inactive,
-                types=types,
-                tags=tags,
-                scope=scope,
-                target=spellings(target, project, base) if target is not None else None,
-                folded_query=_fold(query) if query else None,
-                fold=_fold,
-                branch=branch,
-                agent=agent,
-                cap=COUNT_CAP,
-            )
+            return rows.count_browsed(conn, **where, cap=COUNT_CAP)
     except QueryTimeout:
         return None
+
+
+def _filters(
+    project: Project,
+    query: str | None,
+    types: list[str] | tuple[str, ...],
+    tags: list[str] | tuple[str, ...],
+    scope: str | None,
+    target: str | None,
+    include_inactive: bool,
+    branch: str | None,
+    agent: str | None,
+    base: str | None,
+) -> dict[str, Any]:
+    """The browse contract's filters, checked, as the storage seam takes them (what a page
+    and its total share)."""
+    check_types(types)
+    if target is not None and scope is None:
+        scope = scope_of(target, project.files, base)  # as a write with a bare target does
+    if target is not None and scope not in PATH_SCOPES:
+        raise InvalidArgument("--target needs --scope directory, file or symbol")
+    if scope is not None and scope not in SCOPES:
+        raise InvalidArgument(f"unknown scope {scope!r}; valid scopes: {', '.join(SCOPES)}")
+    return {
+        "project_id": None if scope == "global" else project.id,
+        "include_inactive": include_inactive,
+        "types": types,
+        "tags": tags,
+        "scope": scope,
+        "target": spellings(target, project, base) if target is not None else None,
+        "folded_query": _fold(query) if query else None,
+        "fold": _fold,
+        "branch": branch,
+        "agent": agent,
+    }  # fmt: skip
 
 
 def spellings(target: str, project: Project, base: str | None = None) -> list[str]:
