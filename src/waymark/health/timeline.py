@@ -19,6 +19,7 @@ from waymark.storage.connection import Connection
 
 WINDOWS = {"day": 1, "week": 7, "month": 30}
 MOST = 500  # of each kind in one window: a busier one says so
+END_OF_TIME = "9999-12-31T23:59:59.999Z"  # where the window of now ends
 
 
 def timeline(
@@ -29,7 +30,8 @@ def timeline(
         raise InvalidArgument(f"a window of {', '.join(str(d) for d in WINDOWS.values())} days")
     until = clock.second(clock.epoch(before)) if before else clock.now()
     since = clock.second(clock.epoch(until) - days * 86400)
-    found = rows.entries(conn, project.id, since, until, MOST)
+    # the current window ends at no time: what happens in the very millisecond asked is in it
+    found = rows.entries(conn, project.id, since, until if before else END_OF_TIME, MOST)
     events = [_said(e) for e in found]
     first = rows.first_at(conn, project.id)
     counts = {kind: sum(1 for e in events if e["kind"] == kind)
