@@ -276,3 +276,36 @@ def test_a_store_a_hook_creates_is_its_file_alone_not_a_log_of_its_schema(repo, 
     wal = path + "-wal"
     assert os.path.getsize(path) > 1_000_000  # the schema is in the file
     assert not os.path.exists(wal) or os.path.getsize(wal) < 256 * 1024
+
+
+def test_a_memory_is_indexed_as_written_and_a_store_from_before_keeps_its_index(repo):
+    """The index row is written beside each memory (no trigger: FTS5 wrote a segment at
+    each trigger's savepoint); a store whose trigger wrote its rows keeps them (an import's
+    rows: test_portable)."""
+    from waymark.memories import store
+    from waymark.memories.draft import make_draft
+    from waymark.projects.resolve import resolve
+
+    older = db.connect(migrate=False)
+    db.apply_migrations(older, stop_before=49)  # the insert trigger still there
+    store.remember(
+        older,
+        resolve(older, str(repo)),
+        make_draft(resolve(older, str(repo)), type="note", content="Ledger totals round half even"),
+    )
+    older.close()
+    conn = db.connect()
+    store.remember(
+        conn,
+        resolve(conn, str(repo)),
+        make_draft(resolve(conn, str(repo)), type="note", content="Invoices close at midnight UTC"),
+    )
+    unindexed = (
+        "SELECT count(*) FROM memories WHERE rowid NOT IN (SELECT id FROM memories_fts_docsize)"
+    )
+    assert conn.execute(unindexed).fetchone()[0] == 0
+    for word in ("ledger", "invoices", "midnight", "even"):
+        found = conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (word,)
+        )
+        assert found.fetchone()[0] == 1, word

@@ -146,6 +146,10 @@ def test_export_import_into_an_empty_home_then_export_gives_the_same_digest(
         " WHERE memories_fts MATCH 'apsw'"
     ).fetchall()
     assert hit == [(rich["kept"].id,)]
+    unindexed = (
+        "SELECT count(*) FROM memories WHERE rowid NOT IN (SELECT id FROM memories_fts_docsize)"
+    )
+    assert other.execute(unindexed).fetchone()[0] == 0
     erased = store.get(other, rich["erased"])
     assert erased.content == "" and erased.erased_reason == "contained a customer name"
     assert settings.get(other, "recall.half_life_days") == 30.0

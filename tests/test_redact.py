@@ -309,3 +309,17 @@ def test_scrub_long_keeps_everything_and_redacts_across_windows():
     )
     assert clean.startswith("build step 0000000 ok") and clean.endswith("\n")
     assert clean.count("build step 0000001 ok") == 2  # the filler outside the private span
+
+
+def test_a_clearance_stamp_holds_for_its_own_text_under_its_own_redactor(monkeypatch):
+    from waymark.base import redact
+
+    text = "Staging resets nightly\n[]"
+    stamp = redact.clearance(text)
+    assert stamp is not None and redact.cleared(text, stamp)
+    assert not redact.cleared(text + " ", stamp) and not redact.cleared(text, None)
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    assert redact.clearance(f"token {secret}") is None
+    assert redact.clearance("token [REDACTED:github_token]") is None  # a marker: flagged
+    monkeypatch.setattr(redact, "_VERSION", [b"another redactor's rules" * 2])
+    assert not redact.cleared(text, stamp)  # a changed redactor scans again

@@ -50,7 +50,7 @@ STRUCTURAL = {
     "projects": {"id", "kind", "name", "root", "created_at", "identity", "notice"},
     "memories": {"id", "project_id", "type", "scope_type", "scope_target", "status", "actor",
                  "client", "session_id", "valid_until", "event_time", "created_at",
-                 "updated_at", "content_hash", "supersedes", "superseded_by",
+                 "updated_at", "content_hash", "supersedes", "superseded_by", "cleared",
                  "agent"},  # a validated name; one holding a secret is refused (test_agents)
     "events": {"at", "op", "project_id", "memory_id", "actor", "session_id"},
     "vectors": {"model", "text_hash"},

@@ -161,6 +161,40 @@ def test_what_the_redactor_flagged_never_leaves_the_machine(team, store):
     assert bob.active() == ["Staging resets nightly"]
 
 
+def test_a_push_scans_again_only_what_this_redactor_has_not_cleared(team, store, monkeypatch):
+    """A memory is stamped when written (the redactor found nothing in what it would share),
+    and a push checks the stamp instead of scanning it again. A revision whose text is not
+    what was stamped (here: changed under the store, as an older redactor's pass would have
+    left it), or that has no stamp (written before stamps), is scanned and held back."""
+    from waymark.base import redact
+    from waymark.projects.resolve import resolve
+    from waymark.storage import connection as db
+    from waymark.team import sync
+
+    ann, bob, _ = team
+    kept = ann.remember("Staging resets nightly")
+    stale = ann.remember("The deploy key rotates monthly")
+    unstamped = ann.remember("Builds run on the big runner")
+    secret = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    monkeypatch.setenv("WAYMARK_HOME", str(ann.home))
+    conn = db.connect()
+    stamps = dict(conn.execute("SELECT id, cleared FROM memories"))
+    assert all(stamps[m["id"]] for m in (kept, stale, unstamped))
+    conn.execute("UPDATE memories SET content = ? WHERE id = ?",
+                 (f"the deploy key is {secret}", stale["id"]))  # fmt: skip
+    conn.execute("UPDATE memories SET content = ?, cleared = NULL WHERE id = ?",
+                 (f"the runner token is {secret}", unstamped["id"]))  # fmt: skip
+    scanned = []
+    flagged = redact.flagged
+    monkeypatch.setattr(redact, "flagged", lambda text: scanned.append(text) or flagged(text))
+    done = sync.sync(conn, resolve(conn, str(ann.repo)))
+    assert (done["pushed"], done["blocked"]) == (1, 2)
+    assert len(scanned) == 2 and all(secret in text for text in scanned)
+    assert secret not in _server_counts(store[0])[2]
+    bob.sync()
+    assert bob.active() == ["Staging resets nightly"]
+
+
 def test_a_personal_memory_is_shared_through_review(team):
     ann, bob, _ = team
     mine = ann.remember("I keep my notes in ~/notes", "--personal")

@@ -657,6 +657,46 @@ def _run_some(text: str, total: int, live: list[int]) -> tuple[str, int]:
     return text, total
 
 
+def flagged(text: str) -> bool:
+    """Whether `text` holds anything a redactor flagged: a marker an earlier scrub left, or
+    a secret this one finds (an older redactor may have known less)."""
+    return "[REDACTED:" in text or scrub(text)[1] > 0
+
+
+def clearance(text: str) -> str | None:
+    """A stamp that this redactor found nothing in `text`, or None when it flags it: kept
+    beside a record, it makes checking the same text again (`cleared`) a digest instead of
+    a scan. A stamp names the redactor it came from, so a changed rule scans again."""
+    if flagged(text):
+        return None
+    return _stamp(text)
+
+
+def cleared(text: str, stamp: str | None) -> bool:
+    """Whether `stamp` is this redactor's clearance of exactly `text`."""
+    return stamp is not None and stamp == _stamp(text)
+
+
+_VERSION: list[bytes] = []
+
+
+def _stamp(text: str) -> str:
+    import hashlib
+
+    if not _VERSION:  # this module's own source: any change to a rule is a new redactor
+        import sys
+
+        try:
+            with open(__file__, "rb") as source:
+                own = source.read() + sys.version.encode()
+        except OSError:  # no source to name it by: stamps of this process match no other's
+            import os
+
+            own = os.urandom(32)
+        _VERSION.append(hashlib.sha256(own).digest())
+    return hashlib.blake2b(text.encode(), digest_size=12, key=_VERSION[0][:32]).hexdigest()
+
+
 def scrub_value(value: T) -> tuple[T, int]:
     """Scrub every string in a JSON-ish value: str, list, tuple, dict values (keys kept).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from waymark.base import clock, redact
+from waymark.base import jsonlite as json
 from waymark.base.text import mend
 from waymark.errors import Conflict, InvalidArgument, NotFound, TeamMemory
 from waymark.memories.draft import Draft, Saved, content_hash
@@ -24,6 +25,20 @@ if TYPE_CHECKING:
 
 SIMILAR_CANDIDATES = 20
 SIMILAR_THRESHOLD = 88
+
+
+def shared_text(record: dict[str, Any]) -> str:
+    """What of a memory would leave the machine (team sync, a repository's folder), as one
+    text for the redactor: every field a revision carries but its ids, times and numbers."""
+    content, title = record.get("content") or "", record.get("title") or ""
+    if content.startswith(title.rstrip("…")):
+        title = ""  # a title made from the content's start: checked with it
+    return "\n".join([
+        title, content, record.get("key") or "", record.get("source_ref") or "",
+        record.get("scope_target") or record.get("target") or "",
+        record.get("git_branch") or "", json.dumps(record.get("tags") or []),
+        json.dumps(record.get("evidence") or []),
+    ])  # fmt: skip
 
 
 def remember(conn: Connection, project: Project, draft: Draft) -> Saved:
@@ -120,7 +135,7 @@ def insert(
         None,
         draft.agent,
     )
-    rows.insert_memory(conn, memory)
+    rows.insert_memory(conn, memory, redact.clearance(shared_text(memory.to_dict())))
     if draft.personal or (supersedes and rows.is_personal(conn, supersedes)):
         rows.mark_personal(conn, memory_id, stamp)  # a personal memory's revision stays so
     # What the event adds to its own columns; nothing said when there is nothing to say (a

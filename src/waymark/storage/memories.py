@@ -75,14 +75,51 @@ def rowid_list(values: Sequence[int]) -> str:
 # Writes.
 
 
-def insert_memory(conn: Connection, memory: Memory) -> None:
+_INSERT = f"INSERT INTO memories ({COLUMNS}, cleared) VALUES ({', '.join('?' * len(FIELDS))}, ?)"
+# The index row as `memories_fts_source` reads it (the update and delete triggers too).
+_INDEX = (
+    "INSERT INTO memories_fts (rowid, title, content, tags, target) VALUES (last_insert_rowid(),"
+    " ?, ?, (SELECT group_concat(value, ' ') FROM json_each(?)), coalesce(?, ''))"
+)
+
+
+def insert_memory(conn: Connection, memory: Memory, cleared: str | None = None) -> None:
+    """Write `memory` and its lexical index row, in one transaction (the caller's, or one of
+    its own); `cleared` is the redactor's stamp on the text it would share."""
     values = list(memory)
-    values[7] = json.dumps(memory.tags)
+    values[7] = tags = json.dumps(memory.tags)
     values[9] = int(memory.pinned)
     values[15] = json.dumps(memory.evidence)
+    if not conn.in_transaction:
+        from waymark.storage.connection import write
+
+        with write(conn):
+            insert_memory(conn, memory, cleared)
+        return
+    conn.execute(_INSERT, [*values, cleared])
+    conn.execute(_INDEX, (memory.title, memory.content, tags, memory.scope_target))
+
+
+def index_inserted(conn: Connection) -> None:
+    """The lexical index row of the memory just inserted as a row (`tables.insert_row`):
+    every insert into `memories` is followed by its index row, here or in `insert_memory`."""
     conn.execute(
-        f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(FIELDS))})", values
+        "INSERT INTO memories_fts (rowid, title, content, tags, target)"
+        " SELECT rowid, title, content, tags, target FROM memories_fts_source"
+        " WHERE rowid = last_insert_rowid()"
     )
+
+
+def clearances(conn: Connection, memory_ids: Sequence[str]) -> dict[str, str]:
+    """The redactor's stamps of these memories (those that have one), by id."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT id, cleared FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+        " AND cleared IS NOT NULL",
+        (json.dumps(list(memory_ids)),),
+    )
+    return {memory_id: stamp for memory_id, stamp in rows}
 
 
 def mark_superseded(conn: Connection, memory_id: str, by: str, stamp: str) -> None:
@@ -132,8 +169,8 @@ def erase_payload(conn: Connection, memory_id: str, reason: str, stamp: str) -> 
     of every injection receipt line that showed it (as sent, it quoted the memory)."""
     conn.execute(
         "UPDATE memories SET status = 'erased', title = '', content = '', tags = '[]',"
-        " evidence = '[]', source_ref = NULL, content_hash = '', erased_reason = ?,"
-        " updated_at = ? WHERE id = ?",
+        " evidence = '[]', source_ref = NULL, content_hash = '', cleared = NULL,"
+        " erased_reason = ?, updated_at = ? WHERE id = ?",
         (reason, stamp, memory_id),
     )
     conn.execute(

@@ -182,6 +182,10 @@ def insert_row(conn: Connection, table: str, row: dict[str, Any]) -> None:
     marks = ", ".join("?" * len(row))
     try:
         conn.execute(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', tuple(row.values()))
+        if table == "memories":
+            from waymark.storage.memories import index_inserted
+
+            index_inserted(conn)
     except apsw.ConstraintError as exc:
         raise Conflict(str(exc), table=table) from exc
 

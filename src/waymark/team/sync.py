@@ -27,6 +27,7 @@ from typing import Any
 from waymark.base import clock, redact
 from waymark.curation import candidates
 from waymark.errors import InvalidArgument, TeamNotConnected
+from waymark.memories import store
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import events as local_events
@@ -149,17 +150,12 @@ def _tend(pg: Any) -> str:
         return f"not tended: {' '.join(str(exc).split())}"
 
 
-def blocked(memory: dict[str, Any]) -> bool:
-    """True when the revision holds anything the redactor flagged: it never leaves."""
-    content, title = memory.get("content") or "", memory.get("title") or ""
-    if content.startswith(title.rstrip("…")):
-        title = ""  # a title made from the content's start: checked with it
-    text = "\n".join([title, content, memory.get("key") or "", memory.get("source_ref") or "",
-                      memory.get("target") or "", memory.get("git_branch") or "",
-                      json.dumps(memory.get("tags") or []),
-                      json.dumps(memory.get("evidence") or [])])  # fmt: skip
-    # Stored text is redacted already (a marker); the redactor of today may know more.
-    return "[REDACTED:" in text or redact.scrub(text)[1] > 0
+def blocked(memory: dict[str, Any], stamp: str | None = None) -> bool:
+    """True when the revision holds anything the redactor flagged: it never leaves. `stamp`
+    is the clearance the revision got when written (`redact.clearance`): when it is this
+    redactor's of the same text, the text is not scanned again."""
+    text = store.shared_text(memory)
+    return not redact.cleared(text, stamp) and redact.flagged(text)
 
 
 def _push(
@@ -209,6 +205,7 @@ def outgoing(
     named = [e["memory_id"] for e in batch if e["memory_id"]]
     held = local_memories.get_memories(conn, named)  # one statement a batch, not one a row
     personal = local_memories.personal_among(conn, named)
+    stamps = local_memories.clearances(conn, named)
     for event in batch:
         if event["op"] in local_events.CHECKPOINT_OPS:
             _outgoing_save(conn, project, key, machine, event, out, counts)
@@ -220,7 +217,7 @@ def outgoing(
             counts["personal"] += 1
             continue  # personal: never leaves this machine
         record = memory.to_dict()
-        if blocked(record):
+        if blocked(record, stamps.get(memory.id)):
             counts["blocked"] += 1
             continue
         revisions[memory.id] = record
