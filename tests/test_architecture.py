@@ -191,8 +191,15 @@ TEAM_ONLY = {
     "waymark.teamstore.events": ["add_events"],  # other machines' events, once by event id
     # full text and pgvector; the server's lexeme counts; its vector index, grown with it
     "waymark.teamstore.search": ["lexeme_shares", "team_matches", "tend_vectors"],
-    # many in one round; the team's line of a chain; a pull's vectors (the sender's)
-    "waymark.teamstore.memories": ["get_vectors", "insert_memories", "successors"],
+    # many in one round (their rows made apart: a push makes the next batch's while the
+    # server stores one); the team's line of a chain; a pull's vectors (the sender's)
+    "waymark.teamstore.memories": [
+        "get_vectors",
+        "insert_memories",
+        "insert_rows",
+        "memory_rows",
+        "successors",
+    ],
     "waymark.teamstore.checkpoints": ["get_revisions"],  # many in one round
 }
 

@@ -360,7 +360,7 @@ class State:
         self._model_tried.set()  # recalls waiting for it go on; the rest is the copy's
         if int8 and embedder.query_precision != "int8":
             try:
-                quantize.attach(embedder)  # once per model file: about 2 s
+                quantize.attach(embedder, apart=True)  # once per model file: 2 s apart
             except errors.Int8Unavailable as exc:
                 log.warning("queries use the full model: %s", exc.message)
         self.model_note = f"{embedder.model} loaded, queries {embedder.query_precision}"

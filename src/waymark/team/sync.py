@@ -180,7 +180,8 @@ def _push(
                 continue
             if sending is not None:
                 counts["conflicts"] += _settle(conn, project, slot, *sending)
-            sending = (sender.submit(_send, pg, out, key, machine), since)
+            rows = team_memories.memory_rows(out.memories, key, machine)  # while one is sent
+            sending = (sender.submit(_send, pg, out, rows, key, machine), since)
         if sending is not None:
             counts["conflicts"] += _settle(conn, project, slot, *sending)
     return counts
@@ -266,14 +267,16 @@ def _said(event: dict[str, Any]) -> dict[str, Any]:
     return {"actor": event["actor"], **kept}
 
 
-def _send(pg: Any, out: Outgoing, key: str, machine: str) -> list[dict[str, Any]]:
+def _send(
+    pg: Any, out: Outgoing, rows: list[dict[str, Any]], key: str, machine: str
+) -> list[dict[str, Any]]:
     """One batch into the team store, in one server transaction (the sending thread); the
     checkpoint revisions the team's line had already left (two machines revised the same
     revision: this one's came second)."""
     lost = []
     if out.events:
         with team_db.write(pg):
-            team_memories.insert_memories(pg, out.memories, key, machine)
+            team_memories.insert_rows(pg, rows)
             for values, parent in out.saves:
                 if not team_checkpoints.insert_revision(pg, values, parent, key, machine):
                     lost.append(values)

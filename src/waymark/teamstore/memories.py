@@ -46,12 +46,24 @@ def insert_memories(
     machine: str,
 ) -> None:
     """`insert_memory` for many (memory, embedding) pairs in one round of the protocol."""
-    wrap = _vector_type(conn)
-    rows = [
+    insert_rows(conn, memory_rows(memories, project_key, machine))
+
+
+def memory_rows(
+    memories: list[tuple[dict[str, Any], bytes | None]], project_key: str, machine: str
+) -> list[dict[str, Any]]:
+    """The rows `insert_rows` sends for these (memory, embedding) pairs: made without the
+    connection, so a push makes the next batch's while the server stores one."""
+    return [
         {**{k: memory[k] for k in _KEPT}, "key": project_key, "record": json.dumps(memory),
-         "machine": machine, "embedding": None if blob is None else wrap(blob)}
+         "machine": machine, "embedding": None if blob is None else _Vector(blob)}
         for memory, blob in memories
     ]  # fmt: skip
+
+
+def insert_rows(conn: Any, rows: list[dict[str, Any]]) -> None:
+    """Store rows made by `memory_rows`, in one round of the protocol."""
+    _vector_type(conn)  # the vectors' binary form, registered on this connection once
     if rows:
         with conn.cursor() as cur:
             cur.executemany(_UPSERT, rows)
