@@ -43,9 +43,20 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     env = clean_env(home)
     prefix = home / ".local" / "share" / "waymark" / "env"
     python = prefix / "bin" / "python"
+    # A Codex on PATH that says when it runs and warns without ending its line, as Codex's
+    # own warnings may: the installer never runs it, so nothing is glued to its last line.
+    ran = tmp_path / "codex-ran"
+    (tmp_path / "bin").mkdir()
+    codex = tmp_path / "bin" / "codex"
+    codex.write_text(f"#!/bin/sh\necho \"$@\" >> '{ran}'\nprintf 'WARNING: codex' >&2\n",
+                     encoding="utf-8")  # fmt: skip
+    codex.chmod(0o755)
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
 
     first = run(["bash", str(ROOT / "install.sh"), "--no-semantic"], env, home)
     assert first.returncode == 0, first.stdout + first.stderr
+    assert not ran.exists() and "WARNING: codex" not in first.stdout + first.stderr
+    assert first.stdout.endswith("done: open Claude Code or Codex in any git repository\n")
     # The locked versions, hashes checked, and it says which.
     lock = (ROOT / "requirements" / "lexical.txt").read_text(encoding="utf-8")
     pinned = next(line.split("==")[1].split()[0] for line in lock.splitlines()
