@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .runtime import Context, ask_warm, context_output, run, warm_output
+from .runtime import Context, context_output, run, send_warm, warm_output, warm_reply
 
 NAME = "UserPromptSubmit"
 
@@ -18,15 +18,21 @@ def handle(ctx: Context) -> str | None:
     prompt = (event.prompt or "").strip()
     if not prompt or event.agent_id:
         return None  # a subagent's task: its SubagentStart packet is what it gets
-    # The warm MCP server makes the packet when it runs (everything loaded, the model too);
-    # without an answer by the deadline the hook makes it itself.
-    _, reply = ask_warm(ctx, "prompt", prompt=prompt)
+    # The warm process makes the packet when one runs (everything loaded, the model too):
+    # one round trip. Without its answer the hook makes the packet itself. A server that
+    # refused at once (an older one, without this op) is asked for the prompt's neighbours
+    # alone; one that took the request and did not answer in time is busy and is not asked
+    # again (that would be a second deadline).
+    pending = send_warm(ctx, "prompt", prompt=prompt)
+    said = pending.reply() if pending is not None else None
+    reply = warm_reply(ctx, "prompt", said)
     if reply is not None:
         return warm_output(NAME, reply)
     from waymark.packets import prompt as packets
 
-    # Asked before the database is opened: the server embeds while this process works.
-    neighbours = packets.ask_neighbours(prompt, event.cwd or os.getcwd())
+    neighbours = None
+    if pending is None or said is not None:  # none there (one may start), or it refused
+        neighbours = packets.ask_neighbours(prompt, event.cwd or os.getcwd())
     if not ctx.capturing():
         return None
     text = packets.for_prompt(ctx.conn, ctx.project, event.session_id, event.client, prompt,

@@ -77,7 +77,10 @@ def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
         refusing.stop()
     assert said is not None and remembered.id in said and receipts(conn, "p-refused") == 1
 
+    asked = []
+
     def stall(request):
+        asked.append(request["op"])
         time.sleep(1.0)
         return {"ok": True, "text": "late"}
 
@@ -90,6 +93,7 @@ def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
     finally:
         stalling.stop()
     assert said is not None and remembered.id in said and "late" not in said
+    assert asked == ["prompt"]  # one round trip: a busy server is not asked again
 
 
 def test_with_the_server_running_pre_and_post_tool_use_answer_as_the_hooks_do(conn, enabled, repo):
