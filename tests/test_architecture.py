@@ -276,6 +276,7 @@ FLOORS = (
     ("waymark.handoff",),
     ("waymark.packets", "waymark.data", "waymark.team"),
     ("waymark.health",),
+    ("waymark.daemon",),
     (
         "waymark.hooks",
         "waymark.server",
