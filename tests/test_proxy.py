@@ -332,6 +332,26 @@ def test_the_server_log_says_start_and_exit(repo, upstream, waymark_home, rememb
     assert os.environ.get("WAYMARK_HOME")  # the fixture's home, never the user's
 
 
+def test_the_proxy_answers_hooks_when_no_other_process_holds_the_warm_socket(
+    repo, upstream, waymark_home, remembered
+):
+    """`waymark proxy` hosts the long-lived process's work (`daemon.host`) when no MCP
+    server runs: a hook's warm request is answered by the proxy."""
+    from test_server_process import wait_for
+    from waymark import warm
+
+    request = {"op": "session_start", "event": {"cwd": str(repo), "session_id": "s-proxy",
+               "client": "codex", "name": "SessionStart", "source": "startup"}}  # fmt: skip
+    running = Proxy(repo, upstream.url)
+    try:
+        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "no warm answer"
+    finally:
+        running.stop()
+    log = (waymark_home / "server.log").read_text(encoding="utf-8")
+    assert "proxy" in log and "holds the warm socket" in log
+    assert warm.ask(request, 0.2) is None
+
+
 def test_an_agent_header_reads_that_agents_memories_too(proxy, upstream, conn, remembered):
     store.remember(conn, remembered, make_draft(
         remembered, type="convention", agent="reviewer",

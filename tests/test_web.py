@@ -915,7 +915,7 @@ def test_the_code_map_draws_dependents_and_lists_changes_between_snapshots(dashb
     dashboard.cli("map", "refresh")
     client = dashboard.client()
     page = client.get("/map").text
-    assert "Newest snapshot" in page and "One snapshot so far" in page
+    assert "Newest snapshot" in page  # the dashboard may have built the first map before
     page = client.get("/map", params={"target": "src/pkg/money.py", "depth": "2"}).text
     assert "of <code>src/pkg/money.py</code>" in page
     assert '<svg class="chart graph"' in page
@@ -1509,3 +1509,41 @@ def test_the_export_is_what_waymark_export_writes_and_a_copy_stays_in_the_data_h
     assert saved.suggested_filename.startswith("waymark-export-")
     assert json.loads(pathlib.Path(saved.path()).read_text().splitlines()[0])["scope"] == "project"
     page.close()
+
+
+def test_the_dashboard_answers_hooks_when_no_other_process_holds_the_warm_socket(
+    tmp_path, repo, monkeypatch
+):
+    """`waymark ui` hosts the long-lived process's work (`daemon.host`) when no MCP server
+    runs: a hook's warm request is answered by the dashboard, and the socket goes with it."""
+    from test_server_process import wait_for
+    from waymark import warm
+
+    home = tmp_path / "ui-home"
+    monkeypatch.setenv("WAYMARK_HOME", str(home))
+    request = {"op": "session_start", "event": {"cwd": str(repo), "session_id": "s-ui",
+               "client": "claude-code", "name": "SessionStart", "source": "startup"}}  # fmt: skip
+    dashboard = Dashboard(home, repo)
+    try:
+        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "no warm answer"
+        assert "holds the warm socket" in (home / "server.log").read_text(encoding="utf-8")
+    finally:
+        dashboard.stop()
+    assert warm.ask(request, 0.2) is None  # it took the socket with it
+
+
+def test_beside_a_running_mcp_server_the_dashboard_leaves_the_warm_socket_to_it(
+    tmp_path, repo, monkeypatch
+):
+    from test_server_process import serving, wait_for
+    from waymark import warm
+
+    home = tmp_path / "ui-home"
+    monkeypatch.setenv("WAYMARK_HOME", str(home))
+    ping = {"op": "semantic", "project_id": "x", "queries": ["q"]}
+    with serving(repo):
+        assert wait_for(lambda: warm.ask(ping, 0.5) is not None), "the server never answered"
+        dashboard = Dashboard(home, repo)
+        dashboard.stop()
+    log = (home / "server.log").read_text(encoding="utf-8")
+    assert "start pid=" in log and "holds the warm socket" not in log

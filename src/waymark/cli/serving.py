@@ -1,5 +1,6 @@
 """What the local web faces share when they start: a loopback listener bound before the
-address is printed, and uvicorn run on it with start, exit and crash as lines of server.log."""
+address is printed, uvicorn run on it with start, exit and crash as lines of server.log, and
+the long-lived process's work (`daemon.host`) when no other process holds it."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def run(app: Any, listener: socket.socket, name: str, where: str, announce: Any)
 
     log(name, f"start pid={os.getpid()} {where}")
     previous = signal.signal(signal.SIGTERM, stop)  # until uvicorn installs its own
+    host = _host(name)
     try:
         announce()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
@@ -55,7 +57,23 @@ def run(app: Any, listener: socket.socket, name: str, where: str, announce: Any)
     finally:
         signal.signal(signal.SIGTERM, previous)
         listener.close()
+        if host is not None:
+            host.close()
         log(name, f"exit pid={os.getpid()}")
+
+
+def _host(name: str) -> Any:
+    """The warm socket, the model and the background loops of the project here, when no other
+    process (an MCP server, another dashboard or proxy) holds the data home's warm socket:
+    then hooks get warm answers from this one. None when another holds it: this one asks it."""
+    from waymark.daemon.host import Host
+
+    host = Host(cwd=os.getcwd())
+    if host.start_if_free():
+        log(name, "holds the warm socket: hooks are answered here")
+        return host
+    host.close()
+    return None
 
 
 def log(name: str, message: str) -> None:

@@ -57,8 +57,10 @@ class Host:
                 self._conn = db.connect()
             yield self._conn
 
-    def project(self, conn: Connection, spec: str | None, *, create: bool = True) -> Project:
-        return resolve(conn, spec, cwd=self.cwd, create=create)
+    def project(
+        self, conn: Connection, spec: str | None, *, create: bool = True, bind: bool = True
+    ) -> Project:
+        return resolve(conn, spec, cwd=self.cwd, create=create, bind=bind)
 
     # Starting and stopping.
 

@@ -27,7 +27,9 @@ class Host(Protocol):
     """What a loop needs of its host (`daemon.host.Host`)."""
 
     def stopping(self, seconds: float) -> bool: ...
-    def project(self, conn: Connection, spec: str | None, *, create: bool = True) -> Project: ...
+    def project(
+        self, conn: Connection, spec: str | None, *, create: bool = True, bind: bool = True
+    ) -> Project: ...
 
 
 log = logging.getLogger("waymark.server")
@@ -41,7 +43,9 @@ NO_PROJECT_S = 30.0  # how soon a loop looks again for a project that is not the
 
 
 def start(host: Host) -> None:
-    """Each loop on a thread of its own."""
+    """Each loop on a thread of its own. A loop reads the project at the host's directory
+    once someone bound it (a hook, a tool, `waymark enable`): never binds one itself, so a
+    dashboard or a proxy started in any folder leaves no project behind."""
     for name, loop in (("check", check_file), ("sweep", scheduled_sweep), ("map", first_map),
                        ("team", team_sync), ("outcomes", outcomes), ("dbt", dbt)):  # fmt: skip
         threading.Thread(target=loop, args=(host,), name=f"waymark-{name}", daemon=True).start()
@@ -64,7 +68,7 @@ def every(
         conn = None
         try:
             conn = db.connect()
-            again = work(conn, host.project(conn, None, create=False))
+            again = work(conn, host.project(conn, None, create=False, bind=False))
             wait = period if again is None else again
         except errors.NotFound:
             wait = min(period, no_project_s)
@@ -87,7 +91,7 @@ def once(host: Host, failed: str, work: Callable[[Connection, Project], None],
         conn = db.connect()
         for attempt in range(tries):
             try:
-                project = host.project(conn, None, create=False)
+                project = host.project(conn, None, create=False, bind=False)
                 break
             except errors.NotFound:
                 if attempt == tries - 1 or host.stopping(FIRST_MAP_WAIT_S):
