@@ -172,7 +172,6 @@ def interpreter() -> dict[str, str]:
 def database() -> list[dict[str, str]]:
     from waymark.storage import connection as db
     from waymark.storage import faults
-    from waymark.storage.migrations import SCHEMA_VERSION
 
     path = home.db_path()
     if not os.path.exists(path):
@@ -212,66 +211,59 @@ def database() -> list[dict[str, str]]:
         return [finding("database", FAIL, detail, restore)]
     finally:
         conn.close()
-    integrity = "; ".join(checks[:3])
-    out = []
+    return [_state(path, "; ".join(checks[:3]), fk, read_only, version, restore),
+            *_permissions(path)]  # fmt: skip
+
+
+def _state(
+    path: str, integrity: str, fk: int, read_only: bool, version: int, restore: str
+) -> dict[str, str]:
+    """The database's finding: damaged, full disk, read-only, or ok (damage noted before and
+    now gone is cleared, so writes go on)."""
+    from waymark.storage import connection as db
+    from waymark.storage import faults
+    from waymark.storage.migrations import SCHEMA_VERSION
+
     if integrity != "ok" or fk:
         if integrity != "ok":
             faults.translate(db.Corrupt(integrity), path)  # writes stop until it is restored
-        out.append(
-            finding(
-                "database",
-                FAIL,
-                f"{path} is damaged (integrity: {integrity}; foreign keys: {fk} violations); "
-                "writes are stopped [database_corrupt]",
-                restore,
-            )
-        )
-    elif faults.disk_full(path):  # whether or not the open itself needed room
-        out.append(
-            finding(
-                "database",
-                FAIL,
-                f"{path}: integrity ok, but the disk holding it is full: reading works, every "
-                "write is refused [disk_full]",
-                f"free some space on the disk holding {home.data_home()}",
-            )
-        )
-    elif read_only:
-        out.append(
-            finding(
-                "database",
-                WARN,
-                f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}; read-only here: "
-                "reading works, every write is refused [read_only]",
-                "run Waymark where its data folder is writable to record anything",
-            )
-        )
-    else:
-        cleared = faults.clear_damaged(path)
-        note = "; damage noted earlier is gone, writes are allowed again" if cleared else ""
-        out.append(
-            finding(
-                "database", OK, f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}{note}"
-            )
-        )
-    if os.name == "posix":
-        loose = [
-            p
-            for p, want in ((home.data_home(), 0o700), (path, 0o600))
-            if os.stat(p).st_mode & 0o077
-        ]
-        if loose:
-            out.append(
-                finding(
-                    "permissions",
-                    FAIL,
-                    f"readable by others: {', '.join(loose)}",
-                    f"chmod 700 {home.data_home()} && chmod 600 {path}",
-                )
-            )
-        else:
-            out.append(finding("permissions", OK, "data folder 0700, database 0600"))
-    return out
+        return finding(
+            "database", FAIL,
+            f"{path} is damaged (integrity: {integrity}; foreign keys: {fk} violations); "
+            "writes are stopped [database_corrupt]",
+            restore,
+        )  # fmt: skip
+    if faults.disk_full(path):  # whether or not the open itself needed room
+        return finding(
+            "database", FAIL,
+            f"{path}: integrity ok, but the disk holding it is full: reading works, every "
+            "write is refused [disk_full]",
+            f"free some space on the disk holding {home.data_home()}",
+        )  # fmt: skip
+    if read_only:
+        return finding(
+            "database", WARN,
+            f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}; read-only here: "
+            "reading works, every write is refused [read_only]",
+            "run Waymark where its data folder is writable to record anything",
+        )  # fmt: skip
+    cleared = faults.clear_damaged(path)
+    note = "; damage noted earlier is gone, writes are allowed again" if cleared else ""
+    return finding(
+        "database", OK, f"{path}: integrity ok, schema {version} of {SCHEMA_VERSION}{note}"
+    )
+
+
+def _permissions(path: str) -> list[dict[str, str]]:
+    """On POSIX: whether the data folder and the database are owner-only."""
+    if os.name != "posix":
+        return []
+    loose = [p for p, want in ((home.data_home(), 0o700), (path, 0o600))
+             if os.stat(p).st_mode & 0o077]  # fmt: skip
+    if loose:
+        return [finding("permissions", FAIL, f"readable by others: {', '.join(loose)}",
+                        f"chmod 700 {home.data_home()} && chmod 600 {path}")]  # fmt: skip
+    return [finding("permissions", OK, "data folder 0700, database 0600")]
 
 
 def project_config(cwd: str | None = None) -> list[dict[str, str]]:

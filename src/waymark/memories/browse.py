@@ -7,8 +7,7 @@ selects limit + 1 rows to know whether there is more. Every query is bounded by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from waymark.errors import InvalidArgument
 from waymark.memories.kinds import check_types
@@ -24,8 +23,10 @@ OFFSET_RANGE = (0, 100_000)
 TIMEOUT_S = 5.0
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
+    """A page of memories. A NamedTuple, not a dataclass: `dataclasses` cost `waymark list`
+    about 6 ms of its whole process."""
+
     results: list[Memory]
     has_more: bool
     next_offset: int | None

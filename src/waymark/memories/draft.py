@@ -16,7 +16,7 @@ from waymark.base.text import mend
 from waymark.errors import InvalidArgument, InvalidScope, InvalidType
 from waymark.memories.evidence import HASHED, hash_paths
 from waymark.memories.injection import instruction_like
-from waymark.memories.kinds import TYPES
+from waymark.memories.kinds import PRIORITY_RANGE, TYPES
 from waymark.memories.scope import check_agent, normalise_target
 from waymark.projects.resolve import Project
 from waymark.storage.memories import Memory
@@ -26,7 +26,6 @@ MAX_TITLE = 200
 MAX_CONTENT = 20_000
 MAX_TAGS = 32
 MAX_EVIDENCE = 20
-PRIORITY_RANGE = (-10, 10)
 EVIDENCE_KINDS = ("path", "command", "url", "commit")
 # What Waymark adds to a path it hashed; carried over from an older revision, it is dropped and
 # the file hashed again (a caller's hash is never trusted).

@@ -12,6 +12,7 @@ TYPES = (
     "solution", "incident", "todo", "note", "preference",
 )  # fmt: skip
 STATUSES = ("active", "superseded", "archived", "erased")
+PRIORITY_RANGE = (-10, 10)
 # Types a packet shows as rules when their priority is positive (memories_rules indexes them).
 RULE_TYPES = ("convention", "warning", "decision", "preference")
 

@@ -8,7 +8,6 @@ from waymark.base import clock, redact
 from waymark.base import jsonlite as json
 from waymark.base.text import mend
 from waymark.errors import Conflict, InvalidArgument, NotFound, TeamMemory
-from waymark.memories.draft import Draft, Saved, content_hash
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
@@ -17,10 +16,13 @@ from waymark.storage.match import match_expression
 from waymark.storage.memories import Memory
 from waymark.storage.observations import drop_observations
 
+# The write path's names (`draft`: dataclasses, the injection scan) are imported where a
+# write needs them: `waymark show`, `history` and the other reads no longer load them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from waymark.memories.draft import Draft, Saved
     from waymark.storage.connection import Connection
 
 SIMILAR_CANDIDATES = 20
@@ -49,6 +51,8 @@ def remember(conn: Connection, project: Project, draft: Draft) -> Saved:
 
 def remember_in(conn: Connection, project: Project, draft: Draft) -> Saved:
     """`remember` inside the caller's transaction."""
+    from waymark.memories.draft import Saved, content_hash
+
     project_id = None if draft.scope_type == "global" else project.id
     same = rows.find_duplicate(
         conn,
@@ -103,6 +107,8 @@ def insert(
 ) -> Memory:
     """Write `draft` as a new active record inside the caller's transaction; `audit` names
     the event (`op`) and adds to its detail."""
+    from waymark.memories.draft import content_hash
+
     project_id = None if draft.scope_type == "global" else project.id
     memory_id = clock.new_id()
     stamp = clock.now()
@@ -199,6 +205,8 @@ def supersede(conn: Connection, project: Project, old_id: str, draft: Draft) -> 
     Two callers racing on one record queue on BEGIN IMMEDIATE; the second finds it
     superseded and gets a conflict naming the winner.
     """
+    from waymark.memories.draft import Saved
+
     with db.write(conn):
         memory = replace_active(conn, project, old_id, draft)
     return Saved(memory, created=True, similar=[], redactions=draft.redactions)

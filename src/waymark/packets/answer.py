@@ -74,6 +74,41 @@ def recall_answer(
     return fit_answer(out, session, views, budget)
 
 
+def asked_answer(
+    conn: Connection,
+    project: Project,
+    got: dict[str, Any],
+    *,
+    semantic: bool,
+    meaning: str | None,
+    detail: str,
+    explain: bool,
+    include_session: bool,
+    paths: list[str],
+    agent: str | None,
+    budget: int,
+) -> dict[str, Any]:
+    """The MCP recall tool's answer to an asked recall (`packets.asked`): `recall_answer` of
+    its hits, saying how many fell below the relevance floor and, when meaning was not used,
+    why (`meaning`); then the repository's notes it names, cited (read the file), and the dbt
+    models it names, with their downstream and failing tests."""
+    said: dict[str, Any] = {"below_relevance_floor": got["below"]} if got["below"] else {}
+    if meaning:
+        said["meaning"] = meaning
+    told = recall_answer(
+        conn, project, got["hits"], semantic=semantic, detail=detail, explain=explain,
+        include_session=include_session, paths=paths, agent=agent, budget=budget, said=said,
+    )  # fmt: skip
+    if got["notes"]:
+        keys = ("cite", "kind", "state", "snippet", "description")
+        told["notes"] = [{k: n[k] for k in keys if n[k]} for n in got["notes"]]
+    if got["dbt"]:
+        told["dbt"] = [m["line"] for m in got["dbt"]]
+    if got["notes"] or got["dbt"]:
+        told["tokens"] = cost(told)
+    return told
+
+
 def browse_answer(project: Project, page: Any, *, detail: str) -> dict[str, Any]:
     """A page of memories newest first (`browse.Page`) as views at `detail`; a memory that is
     no longer active says what it is (archived, superseded)."""

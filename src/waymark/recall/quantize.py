@@ -92,23 +92,7 @@ def build(full: embed.Embedder | None = None, spec: embed.Model | None = None) -
     os.makedirs(parent, mode=0o700, exist_ok=True)
     work = tempfile.mkdtemp(prefix=".build-", dir=parent)
     try:
-        folded = os.path.join(work, "folded.onnx")
-        # Constant folding turns weights stored as int8 + scale back into plain fp32
-        # initializers, which the quantiser needs; BASIC keeps the graph to standard ops.
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1  # background work beside hooks: one core at most
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = folded
-        ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-        with _quiet_root_logger():  # the quantiser logs advice to the root logger
-            quantize_dynamic(
-                folded,
-                os.path.join(work, MODEL_FILE),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                op_types_to_quantize=["MatMul"],
-            )
-        os.remove(folded)
+        _quantise(ort, quantize_dynamic, QuantType, source, work)
         for name in SIDE_FILES:
             side = os.path.join(os.path.dirname(source), name)
             if os.path.isfile(side):
@@ -160,6 +144,27 @@ def attach(embedder: embed.Embedder, *, apart: bool = False) -> str:
     if embedder.query_precision != "int8":
         embedder.attach_queries(load_int8(folder))
     return folder
+
+
+def _quantise(ort: Any, quantize_dynamic: Any, kinds: Any, source: str, work: str) -> None:
+    """The int8 graph of `source` into `work`. Constant folding first turns weights stored
+    as int8 + scale back into plain fp32 initializers, which the quantiser needs; BASIC keeps
+    the graph to standard ops."""
+    folded = os.path.join(work, "folded.onnx")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # background work beside hooks: one core at most
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = folded
+    ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    with _quiet_root_logger():  # the quantiser logs advice to the root logger
+        quantize_dynamic(
+            folded,
+            os.path.join(work, MODEL_FILE),
+            weight_type=kinds.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+    os.remove(folded)
 
 
 def build_apart(spec: embed.Model) -> str:

@@ -30,12 +30,7 @@ def checkpoint(
     failed_approaches: Annotated[Items, Field(description="[{approach, why_failed}]")] = None,
     blockers: str | list[str] | None = None,
     tests: Annotated[Items, Field(description="[{command, result: pass|fail|not_run}]")] = None,
-    evidence: Annotated[
-        Items,
-        Field(
-            description="[{path, note?}]",
-        ),
-    ] = None,
+    evidence: Annotated[Items, Field(description="[{path, note?}]")] = None,
     next_action: Annotated[str | None, Field(description="Exact next step.")] = None,
     relevant_files: str | list[str] | None = None,
     lessons: Annotated[
@@ -58,52 +53,28 @@ def checkpoint(
         # own state, which Stop asks for, not a memory).
         state.queues_writes(conn, proj)
         where = state.origin(conn, proj)
-        origin = checkpoints.Origin(
-            actor="agent",
-            client="mcp",
-            session_id=where["session_id"],
-            git_branch=where["git_branch"],
-        )
+        origin = checkpoints.Origin(actor="agent", client="mcp", session_id=where["session_id"],
+                                    git_branch=where["git_branch"])  # fmt: skip
         if operation == "record_event":
             if kind is None or summary is None or source_key is None:
                 raise InvalidArgument("record_event needs kind, summary and source_key")
             ev = evidence if isinstance(evidence, list) else [evidence] if evidence else []
-            event = checkpoints.record_event(
-                conn,
-                proj,
-                kind=kind,
-                summary=summary,
-                source_key=source_key,
-                evidence_items=ev,
-                checkpoint_id=checkpoint_id,
-                origin=origin,
-            )
-            return cast(CheckpointSaved, event)
+            return cast(CheckpointSaved, checkpoints.record_event(
+                conn, proj, kind=kind, summary=summary, source_key=source_key,
+                evidence_items=ev, checkpoint_id=checkpoint_id, origin=origin,
+            ))  # fmt: skip
         if operation == "create":
             saved = checkpoints.create(conn, proj, fields, origin)
+        elif not checkpoint_id:
+            raise InvalidArgument(f"{operation} needs checkpoint_id")
         else:
-            if not checkpoint_id:
-                raise InvalidArgument(f"{operation} needs checkpoint_id")
-            saved = checkpoints.revise(
-                conn,
-                proj,
-                checkpoint_id,
-                expected_revision_id or "",
-                fields,
-                origin,
-                operation=operation,
-            )
+            saved = checkpoints.revise(conn, proj, checkpoint_id, expected_revision_id or "",
+                                       fields, origin, operation=operation)  # fmt: skip
         _refresh_map(conn, proj)
         held = checkpoints.team_hold(proj, saved)
-        return cast(
-            CheckpointSaved,
-            {
-                "checkpoint": saved.to_dict(),
-                "saved_revision_id": saved.revision.id,
-                "tokens": saved.revision.tokens,
-            }
-            | ({"team": held} if held else {}),
-        )
+        told = {"checkpoint": saved.to_dict(), "saved_revision_id": saved.revision.id,
+                "tokens": saved.revision.tokens}  # fmt: skip
+        return cast(CheckpointSaved, told | ({"team": held} if held else {}))
 
 
 def _refresh_map(conn: Any, proj: Any) -> None:

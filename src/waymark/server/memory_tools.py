@@ -86,13 +86,7 @@ def recall_tool(
         if id is not None:
             return cast(Recalled, _history(conn, proj, id, offset))
         if packet is not None:
-            from waymark.packets import receipts
-
-            found = receipts.packets(
-                conn, proj, session_id=state.session_for(conn, proj), packet=packet
-            )
-            told = {"project": proj.to_dict(), "semantic": False, "results": [], "packets": found}
-            return cast(Recalled, told | {"tokens": answer.cost(told)})
+            return cast(Recalled, _packets(state, conn, proj, packet))
         if map is not None:
             told = {"project": proj.to_dict(), "semantic": False, "results": [],
                     "map": answer.map_answer(conn, proj, map, token_budget)}  # fmt: skip
@@ -106,17 +100,7 @@ def recall_tool(
                 offset=offset, branch=branch, agent=agent,
             )  # fmt: skip
             return cast(Recalled, answer.browse_answer(proj, page, detail=detail))
-        if offset:
-            raise InvalidArgument(
-                "offset pages what recall lists without a query, or a history (id); a ranked "
-                "recall takes a larger limit instead",
-                fields=["offset"],
-            )
-        query = query or ""  # files alone: what is known about them
-        limit = limit or RANKED
-        if limit > RANKED_MAX:
-            raise InvalidArgument(f"a ranked recall returns at most {RANKED_MAX} memories",
-                                  fields=["limit"])  # fmt: skip
+        query, limit = query or "", _ranked_limit(limit, offset)  # files alone: what is known
         if team:
             from waymark.team.recall import team_recall
 
@@ -126,25 +110,37 @@ def recall_tool(
                                                      budget=token_budget))  # fmt: skip
         near = state.semantic_for(conn, proj, query) if query.strip() else None
         got = asked(conn, proj, query, limit=limit, types=_many(types), tags=_many(tags),
-                      paths=_many(paths), semantic=near, branch=branch, agent=agent)  # fmt: skip
-        hits, below = got["hits"], got["below"]
-        state.note_recalled(query, [hit.memory.id for hit in hits])
-        said: dict[str, Any] = {"below_relevance_floor": below} if below else {}
-        if near is None and query.strip():
-            said["meaning"] = state.meaning_note()
-        told = answer.recall_answer(
-            conn, proj, hits, semantic=near is not None, detail=detail, explain=explain,
-            include_session=include_session, paths=_many(paths), agent=agent,
-            budget=token_budget, said=said,
-        )  # fmt: skip
-        if got["notes"]:  # the repository's own notes and procedures, cited: read the file
-            keys = ("cite", "kind", "state", "snippet", "description")
-            told["notes"] = [{k: n[k] for k in keys if n[k]} for n in got["notes"]]
-        if got["dbt"]:  # dbt models the query names: their downstream and failing tests
-            told["dbt"] = [m["line"] for m in got["dbt"]]
-        if got["notes"] or got["dbt"]:
-            told["tokens"] = answer.cost(told)
-        return cast(Recalled, told)
+                    paths=_many(paths), semantic=near, branch=branch, agent=agent)  # fmt: skip
+        state.note_recalled(query, [hit.memory.id for hit in got["hits"]])
+        meaning = state.meaning_note() if near is None and query.strip() else None
+        return cast(Recalled, answer.asked_answer(
+            conn, proj, got, semantic=near is not None, meaning=meaning, detail=detail,
+            explain=explain, include_session=include_session, paths=_many(paths), agent=agent,
+            budget=token_budget,
+        ))  # fmt: skip
+
+
+def _packets(state: Any, conn: Any, proj: Any, packet: str) -> dict[str, Any]:
+    """A hook packet's lines explained (`packet`: its id, or "last")."""
+    from waymark.packets import receipts
+
+    found = receipts.packets(conn, proj, session_id=state.session_for(conn, proj), packet=packet)
+    told = {"project": proj.to_dict(), "semantic": False, "results": [], "packets": found}
+    return told | {"tokens": answer.cost(told)}
+
+
+def _ranked_limit(limit: int | None, offset: int) -> int:
+    """A ranked recall's limit; an offset there is a mistake, said."""
+    if offset:
+        raise InvalidArgument(
+            "offset pages what recall lists without a query, or a history (id); a ranked "
+            "recall takes a larger limit instead",
+            fields=["offset"],
+        )
+    if (limit or RANKED) > RANKED_MAX:
+        raise InvalidArgument(f"a ranked recall returns at most {RANKED_MAX} memories",
+                              fields=["limit"])  # fmt: skip
+    return limit or RANKED
 
 
 MODEL_WAIT_S = 5.0  # the model loads in 0.6 s on an idle machine, 8 s was seen on a busy one
@@ -238,36 +234,32 @@ def remember(
                 "remember needs type and content (or edit with supersedes)", fields=missing
             )
         items = [evidence] if isinstance(evidence, str) else evidence or []
-        origin = state.origin(conn, proj)
-        draft = make_draft(
-            proj,
-            type=type,
-            content=content,
-            title=title,
-            scope=scope,
-            target=target,
-            tags=_many(tags),
-            priority=priority,
-            pinned=pinned,
-            evidence=[{"path": e} if isinstance(e, str) else e for e in items],
-            valid_until=valid_until,
-            key=key,
-            agent=agent,
-            actor="agent",
-            client="mcp",
-            check_symbol=target is not None,
-            mapped=declarations_of(conn, proj.id) if proj.files else None,
-            session_id=origin["session_id"],
-            git_branch=origin["git_branch"],
-            expiry_given=valid_until is not None,
-        )
-        saved = agent_writes.save(
-            conn, proj, draft, supersedes=supersedes, session_id=origin["session_id"],
-            confirm=queue,
-        )  # fmt: skip
-        answer = _linked(conn, proj, saved.to_dict(), pairs)
+        fields = {"type": type, "content": content, "title": title, "scope": scope,
+                  "target": target, "tags": _many(tags), "priority": priority,
+                  "pinned": pinned, "valid_until": valid_until, "key": key, "agent": agent,
+                  "evidence": [{"path": e} if isinstance(e, str) else e for e in items]}  # fmt: skip
+        saved = _save_new(conn, state, proj, fields, supersedes=supersedes, confirm=queue)
+        answer = _linked(conn, proj, saved, pairs)
     state.index_missing(proj.id, _written(answer))
     return cast(Saved, answer)
+
+
+def _save_new(
+    conn: Any, state: Any, proj: Any, fields: dict[str, Any], *, supersedes: str | None,
+    confirm: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """A new memory (or a revision of `supersedes`) from the tool's fields, written, or
+    queued for review when capture is confirm; its answer."""
+    origin = state.origin(conn, proj)
+    draft = make_draft(
+        proj, **fields, actor="agent", client="mcp", check_symbol=fields["target"] is not None,
+        mapped=declarations_of(conn, proj.id) if proj.files else None,
+        session_id=origin["session_id"], git_branch=origin["git_branch"],
+        expiry_given=fields["valid_until"] is not None,
+    )  # fmt: skip
+    saved = agent_writes.save(conn, proj, draft, supersedes=supersedes,
+                              session_id=origin["session_id"], confirm=confirm)  # fmt: skip
+    return saved.to_dict()
 
 
 def _link(conn: Any, proj: Any, src: str | None, pairs: list[tuple[str, str]]) -> dict[str, Any]:
