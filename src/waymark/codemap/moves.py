@@ -77,7 +77,7 @@ def follow(
     if not found:
         return []
     from waymark.storage import connection as db
-    from waymark.storage.memories import targeting
+    from waymark.storage.guidance import targeting
 
     files = [k for k in found if "::" not in k]
     hits = targeting(conn, project.id, list(found), files)

@@ -16,6 +16,7 @@ from typing import Any
 from waymark.errors import InvalidArgument, NotFound
 from waymark.memories.scope import PATH_SCOPES
 from waymark.projects.resolve import Project
+from waymark.storage import guidance
 from waymark.storage import links as link_rows
 from waymark.storage import memories as rows
 from waymark.storage.connection import Connection
@@ -74,7 +75,7 @@ def neighbourhood(
             reached.append((link["src"], link["dst"], link["kind"]))
         files = [i[len(FILE) :] for i in here if i.startswith(FILE)]
         for path in files:
-            for row in rows.targeted(conn, project.id, [path], [path], limit=PER_FILE):
+            for row in guidance.targeted(conn, project.id, [path], [path], limit=PER_FILE):
                 reached.append((str(row[4]), FILE + path, "targets"))
         frontier = []
         for src, dst, kind in reached:
@@ -105,7 +106,7 @@ def about(
     wanted = list(dict.fromkeys(p.partition("::")[0] for p in paths))[:GRAPH_PATHS]
     found: dict[str, list[str]] = {}
     for path in wanted:
-        ids = [str(r[4]) for r in rows.targeted(conn, project.id, [path], [path], limit=per)]
+        ids = [str(r[4]) for r in guidance.targeted(conn, project.id, [path], [path], limit=per)]
         if ids:
             found[path] = list(dict.fromkeys(ids))[:per]
     memories = rows.get_memories(conn, [i for ids in found.values() for i in ids])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from waymark.base import clock
 from waymark.memories.scope import TIERS, tier
-from waymark.storage import memories as rows
+from waymark.storage import guidance
 
 TYPE_CHECKING = False  # hooks read packets through this: typing would cost them ~3 ms
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def deepest(
         return {}
     out: dict[tuple[str, str], Memory] = {}
     owners = (project_id, None) if agent else (project_id,)  # the main session: workspace only
-    for m in rows.keyed(conn, owners, agent, keys, clock.second(now or None)):
+    for m in guidance.keyed(conn, owners, agent, keys, clock.second(now or None)):
         held = out.get((m.type, m.key))
         if held is None or rank(m) < rank(held):
             out[(m.type, m.key)] = m

@@ -9,6 +9,7 @@ import time
 from waymark.base import clock
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
+from waymark.storage import guidance
 from waymark.storage import memories as rows
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
@@ -58,9 +59,9 @@ def pinned_rules(
     now = clock.second()
     found: list[Memory] = []
     for owner in (project.id, None):
-        read = rows.rules(conn, owner, limit * 2, agent)
+        read = guidance.rules(conn, owner, limit * 2, agent)
         ids = {m.id for m in read}
-        read += [m for m in rows.corrections(conn, owner, limit, agent) if m.id not in ids]
+        read += [m for m in guidance.corrections(conn, owner, limit, agent) if m.id not in ids]
         found += [m for m in read if not m.valid_until or m.valid_until > now]
     replaced = [m.supersedes for m in found if m.supersedes]
     was = rows.ranks_of(conn, replaced) if replaced else {}
@@ -92,10 +93,12 @@ def count_rules(conn: Connection, project: Project, agent: str | None = None) ->
     """Every rule `pinned_rules` could show, the project's and the global ones, counted up to
     RULES_COUNTED: a larger count is RULES_COUNTED + 1 (say it "RULES_COUNTED+")."""
     now = clock.second()
-    mine = rows.count_rules(conn, project.id, now, agent, RULES_COUNTED)
+    mine = guidance.count_rules(conn, project.id, now, agent, RULES_COUNTED)
     if mine > RULES_COUNTED:
         return mine
-    return min(RULES_COUNTED + 1, mine + rows.count_rules(conn, None, now, agent, RULES_COUNTED))
+    return min(
+        RULES_COUNTED + 1, mine + guidance.count_rules(conn, None, now, agent, RULES_COUNTED)
+    )
 
 
 EXPIRED_SLACK = 20  # rows read past what a packet shows, for ones found expired
@@ -123,10 +126,10 @@ def file_memories(
     # overall; past that many expired ones, every row is read.
     now = clock.second()
     want = limit + len(exclude) + EXPIRED_SLACK
-    read = rows.targeted(conn, project.id, targets, named, agent, want)
+    read = guidance.targeted(conn, project.id, targets, named, agent, want)
     live = [r for r in read if not r[5] or r[5] > now]
     if len(read) - len(live) > EXPIRED_SLACK:  # a target's window may have run short
-        live = [r for r in rows.targeted(conn, project.id, targets, named, agent)
+        live = [r for r in guidance.targeted(conn, project.id, targets, named, agent)
                 if not r[5] or r[5] > now]  # fmt: skip
     found = [r for r in live if r[4] not in exclude]
     found.sort(key=lambda r: (len(r[1]), r[2], r[3], r[4]), reverse=True)

@@ -122,7 +122,7 @@ def rules(
             more = AtLeast(RULES_COUNTED - len(memories))
         if more:
             from waymark.base import clock
-            from waymark.storage.memories import rule_ids
+            from waymark.storage.guidance import rule_ids
 
             read, now, most = {m.id for m in memories}, clock.second(), RULES_READ + UNREAD_NAMED
             ids = rule_ids(conn, project.id, now, agent, most) + rule_ids(
@@ -156,7 +156,7 @@ def decisions(
     flags it), (id, why) notes, and how many new ones were not listed, and their ids (the
     receipt names them). Those `shown` (the packet's rules) are not repeated."""
     from waymark.base import clock
-    from waymark.storage.memories import newest_decisions
+    from waymark.storage.guidance import newest_decisions
 
     found = [
         m
@@ -231,7 +231,7 @@ def recent_work(conn: Connection, project: Project, session_id: str) -> list[str
         if fails:
             line += f" Failed: {'; '.join(fails)}."
         out.append(fence_text(line))
-    from waymark.storage.memories import recent_events
+    from waymark.storage.guidance import recent_events
 
     for event in recent_events(conn, project.id, 3):
         kind = next((t for t in event.tags if t != "event"), event.type)
