@@ -90,12 +90,12 @@ def build(root: pathlib.Path) -> None:
     store.remember(conn, project, make_draft(project, type="warning", content="Never run make "
                                              "deploy on a Friday: it locks the queue"))  # fmt: skip
     from waymark.base import clock
-    from waymark.storage import sessions
+    from waymark.storage import command_failures, sessions
 
     with db.write(conn):  # a command that failed twice before
         sessions.insert_session(conn, "old", "claude-code", project.id, clock.now(), None, None)
         for _ in range(2):
-            sessions.add_command_failure(conn, project.id, "old", clock.now(), "0" * 40,
+            command_failures.add_command_failure(conn, project.id, "old", clock.now(), "0" * 40,
                                          "pytest -x", 1, "E   AssertionError: 2 != 3")  # fmt: skip
     conn.close()
     waymark(repo, "map", "refresh")

@@ -38,8 +38,8 @@ def history(conn, project, count: int) -> str:  # type: ignore[no-untyped-def]
     pulled from a team (their authorship events), and a full hook-run record; the newest
     session's id."""
     from waymark.base import clock, hookruns
+    from waymark.storage import command_failures, sessions
     from waymark.storage import connection as db
-    from waymark.storage import sessions
     from waymark.storage.events import log_event
 
     ids = [r[0] for r in conn.execute("SELECT id FROM memories")]
@@ -89,7 +89,7 @@ def history(conn, project, count: int) -> str:  # type: ignore[no-untyped-def]
             if a != b:
                 insert_link(conn, a, b, ("related", "solves", "causes")[n % 3], clock.now(), "user")
         for n in range(300):  # the error log: failed commands of the last days
-            sessions.add_command_failure(
+            command_failures.add_command_failure(
                 conn, project.id, f"bench-{n % count:06d}", clock.ago(n % 25), "0" * 40,
                 f"pytest tests/test_{n % 40}.py", 1, "E   AssertionError: 2 != 3",
             )  # fmt: skip

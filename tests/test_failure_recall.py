@@ -16,8 +16,8 @@ from test_hooks import hook, payload
 from waymark.curation import mistakes, signature
 from waymark.memories import store
 from waymark.memories.draft import make_draft
+from waymark.storage import command_failures, sessions
 from waymark.storage import connection as db
-from waymark.storage import sessions
 
 MISSING = "E   ModuleNotFoundError: No module named 'requests_mock'"
 TRACE = "tests/test_api.py:{n}: in <module>\n    import requests_mock\n" + MISSING + "\n1 error"
@@ -163,7 +163,7 @@ def test_failures_stored_before_signatures_are_signed_and_found(conn, enabled, r
     with db.write(conn):
         sessions.insert_session(conn, "old", "claude-code", enabled.id, "2026-11-01T10:00:00Z",
                                 None, None)  # fmt: skip
-        sessions.add_command_failure(
+        command_failures.add_command_failure(
             conn, enabled.id, "old", "2026-11-01T10:00:00Z", "pytest", "pytest", 1,
             MISSING, None,
         )  # fmt: skip

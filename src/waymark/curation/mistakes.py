@@ -24,9 +24,9 @@ from waymark.base import clock
 from waymark.base import jsonlite as json
 from waymark.curation import signature
 from waymark.projects.resolve import Project
+from waymark.storage import command_failures, sessions
 from waymark.storage import connection as db
 from waymark.storage import memories as memory_rows
-from waymark.storage import sessions
 from waymark.storage.connection import Connection
 
 CATEGORIES = (
@@ -79,7 +79,7 @@ def log(conn: Connection, project: Project, *, days: float = PATTERN_DAYS) -> li
     error}], newest first (`how`: given by the agent, or the rule that inferred it)."""
     since = clock.second(clock.epoch(clock.now()) - days * 86400)
     out: list[dict[str, Any]] = []
-    failures = sessions.project_failures_since(conn, project.id, since, READ)
+    failures = command_failures.project_failures_since(conn, project.id, since, READ)
     seen: dict[tuple[str, str], int] = {}
     for f in reversed(failures):  # oldest first, to count repeats within a session
         key = (f["session_id"], f["command"])

@@ -179,11 +179,11 @@ def _strings(value: Any) -> list[str]:
 
 def _from_fixes(conn: Connection, project: Project) -> list[tuple[Any, ...]]:
     """A failing check made to pass by a sequence of commands: the commands, then the check."""
-    from waymark.storage import sessions
+    from waymark.storage import command_failures
 
     since = clock.second(clock.epoch(clock.now()) - DAYS * 86400)
     out = []
-    for f in sessions.project_failures_since(conn, project.id, since, 300):
+    for f in command_failures.project_failures_since(conn, project.id, since, 300):
         tried = json.loads(f["tried"]) if f.get("tried") else []
         if not f.get("passed_at") or len(tried) < 1:
             continue

@@ -12,8 +12,8 @@ PostCompact hook's own context, else the next prompt's packet), then cleared.
 from __future__ import annotations
 
 from waymark.base import jsonlite as json
+from waymark.storage import command_failures, sessions
 from waymark.storage import connection as db
-from waymark.storage import sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def facts(conn: Connection, project: Project, session_id: str) -> list[dict[str,
     out = []
     for path in sorted(sessions.edited(conn, session_id))[:FILES_MAX]:
         out.append({"kind": "file", "key": path, "text": f"edited {path}"})
-    for command in sessions.failed_commands(conn, session_id):
+    for command in command_failures.failed_commands(conn, session_id):
         said = shell.summary(command) or command.split(" ", 1)[0]
         out.append({"kind": "failure", "key": said, "text": f"`{command[:120]}` failed"})
     for memory_id in sessions.relied_on(conn, session_id, RELIED_TYPES, RELIED_MAX):

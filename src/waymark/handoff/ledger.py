@@ -8,8 +8,8 @@ import os
 from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.storage import checkpoints as handoffs
+from waymark.storage import command_failures, sessions
 from waymark.storage import connection as db
-from waymark.storage import sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def record_tool(
     outcome = _outcome(failed, exit_code)
     passed = _earlier_failures(conn, project, command) if command and failed is False else []
     opened = (
-        sessions.open_failures(conn, session_id)
+        command_failures.open_failures(conn, session_id)
         if command and failed is False and shell.program(command) not in shell.READERS
         else []
     )
@@ -123,7 +123,7 @@ def record_tool(
                 from waymark.curation import signature
 
                 _sign_older(conn, project.id)  # one index probe once none are left
-                sessions.add_command_failure(
+                command_failures.add_command_failure(
                     conn, project.id, session_id, stamp, head, same[0], exit_code, tail,
                     signature.of(same[0], tail),
                 )  # fmt: skip
@@ -186,7 +186,7 @@ def earlier_failures(
     head = shell.head(command)
     if not head:
         return []
-    found = sessions.command_failures(conn, project.id, head, EARLIER)
+    found = command_failures.command_failures(conn, project.id, head, EARLIER)
     if not found:
         return []
     plain = shell.normal(command)[:COMMAND_MAX]
@@ -228,16 +228,16 @@ def _note_tried(
         if failed == plain:
             continue
         kept = [c for c in (json.loads(tried) if tried else []) if c != plain]
-        sessions.set_tried(conn, failure_id, json.dumps([*kept, plain][-TRIED:]))
+        command_failures.set_tried(conn, failure_id, json.dumps([*kept, plain][-TRIED:]))
 
 
 def _sign_older(conn: Connection, project_id: str) -> None:
     """Signatures for the project's failures stored before Waymark kept them (once)."""
     from waymark.curation import signature
 
-    older = sessions.unsigned_failures(conn, project_id)
+    older = command_failures.unsigned_failures(conn, project_id)
     if older:
-        sessions.set_signatures(conn, [(i, signature.of(c, t)) for i, c, t in older])
+        command_failures.set_signatures(conn, [(i, signature.of(c, t)) for i, c, t in older])
 
 
 def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict]) -> None:
@@ -245,7 +245,7 @@ def _note_fix(conn: Connection, session_id: str, stamp: str, failures: list[dict
     session edited since the failure (or since it began) as the fix."""
     oldest = min(f["failed_at"] for f in failures)
     fixed = sessions.files_changed(conn, session_id, FIX_FILES, since=oldest)
-    sessions.mark_command_passed(
+    command_failures.mark_command_passed(
         conn, [f["id"] for f in failures], stamp, session_id, json.dumps(fixed) if fixed else None
     )
 

@@ -13,7 +13,7 @@ and stays within `packet.failure_tokens`. Reads a handful of index entries; no m
 
 from __future__ import annotations
 
-from waymark.storage import sessions
+from waymark.storage import command_failures
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def failure_packet(
 ) -> str | None:
     """The packet for the session's newest failed command, or None: nothing known about its
     error, or it was already said this session."""
-    failure = sessions.last_open_failure(conn, session_id)
+    failure = command_failures.last_open_failure(conn, session_id)
     if failure is None or not failure["signature"]:
         return None
     import zlib  # a C builtin: hashlib would cost the hook ~5 ms (OpenSSL)
@@ -58,7 +58,7 @@ def failure_packet(
     seen = seen_by(conn, session_id, agent_id)
     if key in seen:
         return None
-    earlier = sessions.failures_by_signature(
+    earlier = command_failures.failures_by_signature(
         conn, project.id, signature, EARLIER, before=int(failure["id"])
     )
     earlier = [f for f in earlier if f["passed_at"] or f["session_id"] != session_id]
