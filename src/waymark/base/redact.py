@@ -10,6 +10,10 @@ Rules run most specific first: a key-shaped token gets its own marker before the
 is what makes `scrub` idempotent. Every pattern starts with a literal or with a look-behind
 that refuses to start inside a run of the characters it consumes, so adversarial input
 (100 KB of `a=`, one huge base64 run) is scanned in linear time.
+
+Over 600 lines and kept whole: most of it is the rules table (data), each rule beside the
+function that decides its matches; and a clearance stamp (`clearance`) names the redactor by
+this one file's source, so a change to any rule or decision makes stamps scan again.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Each step runs in the same transaction as the row that records it in `schema_migrations`.
 Append new steps at the end; never edit one that has shipped. `PRAGMA user_version` mirrors
 the number of applied steps so that opening an up-to-date file costs one pragma read.
+
+Over 600 lines and kept whole: it is data, not logic (every shipped step's SQL, never edited
+once shipped), read in order as the schema's history; split by era, a reader would hunt
+across files for where a table got its columns.
 """
 
 from __future__ import annotations
