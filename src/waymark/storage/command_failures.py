@@ -49,10 +49,17 @@ def failures_by_signature(
     conn: Connection, project_id: str, signature: str, limit: int, *, before: int | None = None
 ) -> list[dict[str, Any]]:
     """The project's newest failures with this error signature (ids below `before`)."""
+    below = before if before is not None else 1 << 62
+    return _newest(conn, "project_id = ? AND signature = ? AND id < ?",
+                   (project_id, signature, below), limit)  # fmt: skip
+
+
+def _newest(conn: Connection, where: str, params: tuple[Any, ...], limit: int) -> list[dict]:
+    """The newest `limit` failures `where` holds, as dicts of FAILURE_KEYS."""
     rows = conn.execute(
-        f"SELECT {', '.join(FAILURE_KEYS)} FROM command_failures WHERE project_id = ?"
-        " AND signature = ? AND id < ? ORDER BY id DESC LIMIT ?",
-        (project_id, signature, before if before is not None else 1 << 62, limit),
+        f"SELECT {', '.join(FAILURE_KEYS)} FROM command_failures WHERE {where}"
+        " ORDER BY id DESC LIMIT ?",
+        (*params, limit),
     ).fetchall()
     return [dict(zip(FAILURE_KEYS, row, strict=True)) for row in rows]
 
@@ -102,13 +109,7 @@ def command_failures(
     conn: Connection, project_id: str, head: str, limit: int
 ) -> list[dict[str, Any]]:
     """The newest failures of commands starting with `head` in the project."""
-    keys = FAILURE_KEYS
-    rows = conn.execute(
-        f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND head = ?"
-        " ORDER BY id DESC LIMIT ?",
-        (project_id, head, limit),
-    ).fetchall()
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return _newest(conn, "project_id = ? AND head = ?", (project_id, head), limit)
 
 
 def mark_command_passed(
@@ -126,13 +127,7 @@ def project_failures_since(
     conn: Connection, project_id: str, since: str, limit: int
 ) -> list[dict[str, Any]]:
     """The project's newest `limit` failed commands at or after `since` (as stored)."""
-    keys = FAILURE_KEYS
-    rows = conn.execute(
-        f"SELECT {', '.join(keys)} FROM command_failures WHERE project_id = ? AND failed_at >= ?"
-        " ORDER BY id DESC LIMIT ?",
-        (project_id, since, limit),
-    ).fetchall()
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return _newest(conn, "project_id = ? AND failed_at >= ?", (project_id, since), limit)
 
 
 def failed_commands(conn: Connection, session_id: str) -> list[str]:
