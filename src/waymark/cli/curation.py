@@ -64,10 +64,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="count what would be proposed")
     p.add_argument("--seconds", type=bounded(1, 3600), default=300,
                    help="stop reading after this long (default 300)")  # fmt: skip
-    _register_retention(commands, common)
+    _register_retiring(commands, common)
+    _register_learning(commands, common)
+    _register_measures(commands, common)
 
 
-def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
+def _register_retiring(commands: Any, common: argparse.ArgumentParser) -> None:
+    """forget, unarchive."""
     p = add_command(
         commands,
         "forget",
@@ -87,6 +90,10 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark unarchive 01JD...",
     )
     p.add_argument("id")
+
+
+def _register_learning(commands: Any, common: argparse.ArgumentParser) -> None:
+    """insights, rules, errors, skills."""
     p = add_command(
         commands,
         "insights",
@@ -134,6 +141,10 @@ def _register_retention(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("action", nargs="?", choices=("list", "show", "extract"), default="list")
     p.add_argument("id", nargs="?", help="show: the skill's memory id")
+
+
+def _register_measures(commands: Any, common: argparse.ArgumentParser) -> None:
+    """stats, outcomes, outcome, consolidate, feedback."""
     p = add_command(
         commands,
         "stats",

@@ -17,6 +17,12 @@ from waymark.storage import backup
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    _register_import_backup(commands, common)
+    _register_file(commands, common)
+
+
+def _register_import_backup(commands: Any, common: argparse.ArgumentParser) -> None:
+    """import, backup."""
     p = add_command(
         commands,
         "import",
@@ -58,6 +64,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark backup --to /mnt/usb/waymark",
     )
     p.add_argument("--to", metavar="DIR", help="folder for the backup (default: DATA_HOME/backups)")
+
+
+def _register_file(commands: Any, common: argparse.ArgumentParser) -> None:
+    """compact, restore, export."""
     add_command(
         commands,
         "compact",

@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    _register_writes(commands, common)
+    _register_reads(commands, common)
+    _register_retiring(commands, common)
+
+
+def _register_writes(commands: Any, common: argparse.ArgumentParser) -> None:
+    """remember, supersede, edit."""
     p = add_command(
         commands,
         "remember",
@@ -64,6 +71,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--replace", action=_Op, nargs=2, metavar=("OLD", "NEW"), help="OLD (exactly once) -> NEW"
     )
+
+
+def _register_reads(commands: Any, common: argparse.ArgumentParser) -> None:
+    """list, show, history."""
     p = add_command(
         commands,
         "list",
@@ -102,6 +113,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         example="waymark history 01JD...",
     )
     p.add_argument("id")
+
+
+def _register_retiring(commands: Any, common: argparse.ArgumentParser) -> None:
+    """archive, erase, relate."""
     p = add_command(
         commands,
         "archive",

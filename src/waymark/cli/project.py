@@ -15,6 +15,12 @@ from waymark.projects.resolve import resolve
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    _register_projects(commands, common)
+    _register_status(commands, common)
+
+
+def _register_projects(commands: Any, common: argparse.ArgumentParser) -> None:
+    """project and its list, rebind, rename, remove."""
     p = add_command(
         commands,
         "project",
@@ -65,6 +71,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     remove.add_argument("id", metavar="ID_OR_NAME")
     remove.add_argument("--yes", action="store_true", help="really delete it")
+
+
+def _register_status(commands: Any, common: argparse.ArgumentParser) -> None:
+    """status, capture."""
     add_command(
         commands,
         "status",

@@ -12,6 +12,12 @@ from waymark.errors import InvalidArgument, UsageError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    _register_health(commands, common)
+    _register_setup(commands, common)
+
+
+def _register_health(commands: Any, common: argparse.ArgumentParser) -> None:
+    """doctor, diagnostics, log, output, mcp."""
     p = add_command(
         commands,
         "doctor",
@@ -78,6 +84,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="run the MCP stdio server (started by Claude Code or Codex)",
         example="waymark mcp",
     )
+
+
+def _register_setup(commands: Any, common: argparse.ArgumentParser) -> None:
+    """config, install, uninstall."""
     p = add_command(
         commands,
         "config",
