@@ -303,105 +303,140 @@ def _string(node: Any) -> str | None:
 
 def _imports(language: str, node: Any, here: str | None, refer: Any) -> bool:
     """Record `node`'s imports or package, if it is one; whether it was."""
+    found = _IMPORTS.get(language)
+    return found(node, here, refer) if found is not None else False
+
+
+def _go_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """Go: its package clause and each import spec."""
     kind = node.type
-    if language == "go":
-        if kind == "package_clause":
-            name = next((c for c in node.named_children if c.type == "package_identifier"), None)
-            if name is not None:
-                refer("package", here, node_text(name), node)
-            return True
-        if kind != "import_spec":
-            return False
-        path = node.child_by_field_name("path")
-        alias = node.child_by_field_name("name")
-        target = _string(path) if path is not None else None
-        if target:
-            if alias is not None and alias.type == "dot":
-                target += ":*"
-            elif alias is not None and alias.type == "package_identifier":
-                target += f" as {node_text(alias)}"
-            refer("import", here, target, node)
+    if kind == "package_clause":
+        name = next((c for c in node.named_children if c.type == "package_identifier"), None)
+        if name is not None:
+            refer("package", here, node_text(name), node)
         return True
-    if language == "rust":
-        if kind != "use_declaration":
-            return False
-        argument = node.child_by_field_name("argument")
-        public = any(c.type == "visibility_modifier" for c in node.children)
-        for target in _rust_use(argument, ""):  # `pub use` imports and re-exports
-            refer("export" if public else "import", here, target, node)
+    if kind != "import_spec":
+        return False
+    path = node.child_by_field_name("path")
+    alias = node.child_by_field_name("name")
+    target = _string(path) if path is not None else None
+    if target:
+        if alias is not None and alias.type == "dot":
+            target += ":*"
+        elif alias is not None and alias.type == "package_identifier":
+            target += f" as {node_text(alias)}"
+        refer("import", here, target, node)
+    return True
+
+
+def _rust_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """Rust: each `use` (a `pub use` re-exports)."""
+    kind = node.type
+    if kind != "use_declaration":
+        return False
+    argument = node.child_by_field_name("argument")
+    public = any(c.type == "visibility_modifier" for c in node.children)
+    for target in _rust_use(argument, ""):  # `pub use` imports and re-exports
+        refer("export" if public else "import", here, target, node)
+    return True
+
+
+def _c_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """C and C++: each `#include`."""
+    kind = node.type
+    if kind != "preproc_include":
+        return False
+    path = node.child_by_field_name("path")
+    if path is not None:
+        text = node_text(path) if path.type == "system_lib_string" else _string(path)
+        if text:
+            refer("import", here, text, node)
+    return True
+
+
+def _csharp_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """C#: its namespaces (walked on: they hold the types) and each `using`."""
+    kind = node.type
+    if kind in ("namespace_declaration", "file_scoped_namespace_declaration"):
+        name = chain(node.child_by_field_name("name"))
+        if name:
+            refer("package", here, name, node)
+        return False  # walked on: it holds the types
+    if kind != "using_directive":
+        return False
+    alias = node.child_by_field_name("name")
+    named = [c for c in node.named_children if c is not alias]
+    target = chain(named[-1]) if named else None
+    if target:
+        if alias is not None:
+            target += f" as {node_text(alias)}"
+        elif any(c.type == "static" for c in node.children):
+            target += ":*"  # a type: its static members come into scope
+        refer("import", here, target, node)
+    return True
+
+
+def _java_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """Java: its package and each import (static members as owner:member)."""
+    kind = node.type
+    if kind == "package_declaration":
+        name = chain(next(iter(node.named_children), None))
+        if name:
+            refer("package", here, name, node)
         return True
-    if language in ("c", "cpp"):
-        if kind != "preproc_include":
-            return False
-        path = node.child_by_field_name("path")
-        if path is not None:
-            text = node_text(path) if path.type == "system_lib_string" else _string(path)
-            if text:
-                refer("import", here, text, node)
+    if kind != "import_declaration":
+        return False
+    path = chain(next((c for c in node.named_children if c.type in MEMBERS | NAMES), None))
+    if path:
+        if any(c.type == "asterisk" for c in node.children):
+            path += ":*"
+        elif any(c.type == "static" for c in node.children) and "." in path:
+            owner, _, member = path.rpartition(".")
+            path = f"{owner}:{member}"
+        refer("import", here, path, node)
+    return True
+
+
+def _php_imports(node: Any, here: str | None, refer: Any) -> bool:
+    """PHP: its namespace, each `use` (grouped or not) and each require or include."""
+    kind = node.type
+    if kind == "namespace_definition":
+        name = chain(node.child_by_field_name("name"))
+        if name:
+            refer("package", here, name, node)
+        return False
+    if kind in ("require_expression", "require_once_expression", "include_expression",
+                "include_once_expression"):  # fmt: skip
+        literal = _first_string(node)
+        if literal:
+            refer("import", here, "./" + literal.lstrip("/"), node)
         return True
-    if language == "csharp":
-        if kind in ("namespace_declaration", "file_scoped_namespace_declaration"):
-            name = chain(node.child_by_field_name("name"))
-            if name:
-                refer("package", here, name, node)
-            return False  # walked on: it holds the types
-        if kind != "using_directive":
-            return False
-        alias = node.child_by_field_name("name")
-        named = [c for c in node.named_children if c is not alias]
-        target = chain(named[-1]) if named else None
-        if target:
-            if alias is not None:
-                target += f" as {node_text(alias)}"
-            elif any(c.type == "static" for c in node.children):
-                target += ":*"  # a type: its static members come into scope
-            refer("import", here, target, node)
-        return True
-    if language == "java":
-        if kind == "package_declaration":
-            name = chain(next(iter(node.named_children), None))
-            if name:
-                refer("package", here, name, node)
-            return True
-        if kind != "import_declaration":
-            return False
-        path = chain(next((c for c in node.named_children if c.type in MEMBERS | NAMES), None))
-        if path:
-            if any(c.type == "asterisk" for c in node.children):
-                path += ":*"
-            elif any(c.type == "static" for c in node.children) and "." in path:
-                owner, _, member = path.rpartition(".")
-                path = f"{owner}:{member}"
-            refer("import", here, path, node)
-        return True
-    if language == "php":
-        if kind == "namespace_definition":
-            name = chain(node.child_by_field_name("name"))
-            if name:
-                refer("package", here, name, node)
-            return False
-        if kind in ("require_expression", "require_once_expression", "include_expression",
-                    "include_once_expression"):  # fmt: skip
-            literal = _first_string(node)
-            if literal:
-                refer("import", here, "./" + literal.lstrip("/"), node)
-            return True
-        if kind != "namespace_use_declaration":
-            return False
-        group = node.child_by_field_name("body")
-        prefix = next((chain(c) for c in node.named_children if c.type == "namespace_name"), None)
-        clauses = group.named_children if group is not None else node.named_children
-        for clause in clauses:
-            if clause.type != "namespace_use_clause":
-                continue
-            alias = clause.child_by_field_name("alias")
-            name = next((chain(c) for c in clause.named_children
-                         if c is not alias and c.type in ("name", "qualified_name")), None)  # fmt: skip
-            if name:
-                target = f"{prefix}.{name}" if group is not None and prefix else name
-                refer("import", here, target + (f" as {node_text(alias)}" if alias else ""), node)
-        return True
-    return False
+    if kind != "namespace_use_declaration":
+        return False
+    group = node.child_by_field_name("body")
+    prefix = next((chain(c) for c in node.named_children if c.type == "namespace_name"), None)
+    clauses = group.named_children if group is not None else node.named_children
+    for clause in clauses:
+        if clause.type != "namespace_use_clause":
+            continue
+        alias = clause.child_by_field_name("alias")
+        name = next((chain(c) for c in clause.named_children
+                     if c is not alias and c.type in ("name", "qualified_name")), None)  # fmt: skip
+        if name:
+            target = f"{prefix}.{name}" if group is not None and prefix else name
+            refer("import", here, target + (f" as {node_text(alias)}" if alias else ""), node)
+    return True
+
+
+_IMPORTS: dict[str, Any] = {
+    "go": _go_imports,
+    "rust": _rust_imports,
+    "c": _c_imports,
+    "cpp": _c_imports,
+    "csharp": _csharp_imports,
+    "java": _java_imports,
+    "php": _php_imports,
+}
 
 
 def _first_string(node: Any) -> str | None:
