@@ -71,53 +71,9 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
                 else:
                     walk(child, scope, in_class)
             elif kind == "export_statement" and child.child_by_field_name("source") is not None:
-                module = node_text(child.child_by_field_name("source")).strip("'\"`")
-                line = child.start_point[0] + 1
-                clause = next((c for c in child.named_children if c.type == "export_clause"), None)
-                spaced = next((c for c in child.named_children if c.type == "namespace_export"),
-                              None)  # fmt: skip
-                if clause is not None:
-                    for spec in clause.named_children:
-                        exported, local = (spec.child_by_field_name(f) for f in ("name", "alias"))
-                        if spec.type == "export_specifier" and exported is not None:
-                            alias = f" as {node_text(local)}" if local is not None else ""
-                            references.append(
-                                ("export", here, f"{module}:{node_text(exported)}{alias}", line)
-                            )
-                elif spaced is not None:
-                    named = spaced.named_children[0] if spaced.named_children else None
-                    alias = f" as {node_text(named)}" if named is not None else ""
-                    references.append(("export", here, module + alias, line))
-                else:
-                    references.append(("export", here, f"{module}:*", line))
+                references.extend(_reexports(child, here))
             elif kind == "import_statement":
-                source_node = child.child_by_field_name("source")
-                if source_node is None:
-                    continue
-                module = node_text(source_node).strip("'\"`")
-                line = child.start_point[0] + 1
-                clause = next((c for c in child.named_children if c.type == "import_clause"), None)
-                if clause is None:
-                    references.append(("import", here, module, line))
-                    continue
-                for part in clause.named_children:
-                    if part.type == "identifier":
-                        references.append(("import", here, f"{module}:default as {node_text(part)}",
-                                           line))  # fmt: skip
-                    elif part.type == "namespace_import":
-                        local = next((c for c in part.named_children if c.type == "identifier"),
-                                     None)  # fmt: skip
-                        alias = f" as {node_text(local)}" if local is not None else ""
-                        references.append(("import", here, module + alias, line))
-                    elif part.type == "named_imports":
-                        for spec in part.named_children:
-                            imported = spec.child_by_field_name("name")
-                            local = spec.child_by_field_name("alias")
-                            alias = f" as {node_text(local)}" if local is not None else ""
-                            if spec.type == "import_specifier" and imported is not None:
-                                references.append(
-                                    ("import", here, f"{module}:{node_text(imported)}{alias}", line)
-                                )
+                references.extend(_imports(child, here))
             else:
                 if kind in ("call_expression", "new_expression"):
                     field = "function" if kind == "call_expression" else "constructor"
@@ -130,3 +86,52 @@ def extract(source: bytes, language: str) -> tuple[list[tuple[Any, ...]], list[t
 
     walk(tree.root_node, [], False)
     return declarations, references
+
+
+def _reexports(node: Any, here: str | None) -> list[tuple[Any, ...]]:
+    """What an `export ... from "module"` re-exports: named, as a namespace, or all."""
+    module = node_text(node.child_by_field_name("source")).strip("'\"`")
+    line = node.start_point[0] + 1
+    clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+    spaced = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if clause is not None:
+        found = []
+        for spec in clause.named_children:
+            exported, local = (spec.child_by_field_name(f) for f in ("name", "alias"))
+            if spec.type == "export_specifier" and exported is not None:
+                alias = f" as {node_text(local)}" if local is not None else ""
+                found.append(("export", here, f"{module}:{node_text(exported)}{alias}", line))
+        return found
+    if spaced is not None:
+        named = spaced.named_children[0] if spaced.named_children else None
+        alias = f" as {node_text(named)}" if named is not None else ""
+        return [("export", here, module + alias, line)]
+    return [("export", here, f"{module}:*", line)]
+
+
+def _imports(node: Any, here: str | None) -> list[tuple[Any, ...]]:
+    """What an `import` statement brings in: the module, its default, a namespace, names."""
+    source_node = node.child_by_field_name("source")
+    if source_node is None:
+        return []
+    module = node_text(source_node).strip("'\"`")
+    line = node.start_point[0] + 1
+    clause = next((c for c in node.named_children if c.type == "import_clause"), None)
+    if clause is None:
+        return [("import", here, module, line)]
+    found = []
+    for part in clause.named_children:
+        if part.type == "identifier":
+            found.append(("import", here, f"{module}:default as {node_text(part)}", line))
+        elif part.type == "namespace_import":
+            local = next((c for c in part.named_children if c.type == "identifier"), None)
+            alias = f" as {node_text(local)}" if local is not None else ""
+            found.append(("import", here, module + alias, line))
+        elif part.type == "named_imports":
+            for spec in part.named_children:
+                imported = spec.child_by_field_name("name")
+                local = spec.child_by_field_name("alias")
+                alias = f" as {node_text(local)}" if local is not None else ""
+                if spec.type == "import_specifier" and imported is not None:
+                    found.append(("import", here, f"{module}:{node_text(imported)}{alias}", line))
+    return found
