@@ -102,29 +102,7 @@ def refresh(
         )
     before = rows.files_of(conn, newest["seq"]) if newest and newest["kept"] else {}
     skipped: dict[str, int] = {}
-    found: list[tuple[Any, ...]] = []
-    to_parse: dict[str, tuple[str, bytes]] = {}  # digest -> (language, source), new contents
-    hashed = 0
-    for rel, st in walk.files(root, rules_for(root, root), skipped):
-        if deadline is not None and time.perf_counter() > deadline:
-            raise Overdue("the walk")
-        old = before.get(rel)
-        if old is not None and (old[2], old[4]) == (st.st_size, st.st_mtime_ns):
-            found.append((rel, *old))
-            continue
-        got = _digest(os.path.join(root, rel))
-        if got is None:
-            skipped["unreadable"] = skipped.get("unreadable", 0) + 1
-            continue
-        digest, lines, data = got
-        if lines > walk.MAX_LINES:
-            skipped["over 20,000 lines"] = skipped.get("over 20,000 lines", 0) + 1
-            continue
-        language = walk.language(rel)
-        found.append((rel, language, digest, st.st_size, lines, st.st_mtime_ns))
-        hashed += 1
-        if language is not None and language in PARSED:
-            to_parse[digest] = (language, data)
+    found, to_parse, hashed = _walk(root, before, skipped, deadline)
     # Unchanged: every mapped file as it was, at the same HEAD (read from the refs, no git
     # process); git runs only for a new snapshot's parent and dirty flag.
     same_files = {r[0]: r[2] for r in found} == {p: v[1] for p, v in before.items()}
@@ -165,6 +143,39 @@ def refresh(
     _complete(conn, project, seq, root, skipped, deadline, carried)
     return out | {"snapshot": public(row), "retargeted": followed,
                   "seconds": time.perf_counter() - started}  # fmt: skip
+
+
+def _walk(
+    root: str, before: dict[str, Any], skipped: dict[str, int], deadline: float | None
+) -> tuple[list[tuple[Any, ...]], dict[str, tuple[str, bytes]], int]:
+    """The repository's files as a snapshot lists them (rel, language, digest, size, lines,
+    mtime), a file of the same size and time taken from `before` unread; the new contents
+    to parse, by digest (language, source); how many files were hashed. What the walk left
+    out is counted in `skipped`."""
+    found: list[tuple[Any, ...]] = []
+    to_parse: dict[str, tuple[str, bytes]] = {}
+    hashed = 0
+    for rel, st in walk.files(root, rules_for(root, root), skipped):
+        if deadline is not None and time.perf_counter() > deadline:
+            raise Overdue("the walk")
+        old = before.get(rel)
+        if old is not None and (old[2], old[4]) == (st.st_size, st.st_mtime_ns):
+            found.append((rel, *old))
+            continue
+        got = _digest(os.path.join(root, rel))
+        if got is None:
+            skipped["unreadable"] = skipped.get("unreadable", 0) + 1
+            continue
+        digest, lines, data = got
+        if lines > walk.MAX_LINES:
+            skipped["over 20,000 lines"] = skipped.get("over 20,000 lines", 0) + 1
+            continue
+        language = walk.language(rel)
+        found.append((rel, language, digest, st.st_size, lines, st.st_mtime_ns))
+        hashed += 1
+        if language is not None and language in PARSED:
+            to_parse[digest] = (language, data)
+    return found, to_parse, hashed
 
 
 def _parse_all(
