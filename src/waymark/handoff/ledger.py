@@ -110,29 +110,42 @@ def record_tool(
         if tool_name:
             sessions.add_step(conn, session_id, stamp, tool_name[:60], target, outcome)
         if failed and (command or tool_name):
-            from waymark import settings
-            from waymark.base import redact  # its patterns need `re` (~6 ms): only failures pay
-
-            contacts = bool(settings.get(conn, "capture.redact_contacts"))
-            cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX, contacts=contacts)
-            tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True, contacts=contacts)
-            sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
-            if command:
-                same = redact.scrub_cut(shell.normal(command), COMMAND_MAX, contacts=contacts)
-                head = redact.scrub_cut(shell.head(command), 200, contacts=contacts)[0]
-                from waymark.curation import signature
-
-                _sign_older(conn, project.id)  # one index probe once none are left
-                command_failures.add_command_failure(
-                    conn, project.id, session_id, stamp, head, same[0], exit_code, tail,
-                    signature.of(same[0], tail),
-                )  # fmt: skip
+            _record_failure(conn, project, session_id, stamp, command, tool_name, exit_code,
+                            error)  # fmt: skip
     if passed and command is not None:  # a fix is rare: only it pays for the proposal
         from waymark.curation.failures import propose_lesson
 
         with db.write(conn):  # its own transaction: a failed proposal loses no ledger write
             propose_lesson(conn, project.id, session_id, earlier_failures(conn, project, command))
     return True
+
+
+def _record_failure(
+    conn: Connection, project: Project, session_id: str, stamp: str, command: str | None,
+    tool_name: str | None, exit_code: int | None, error: str | None,
+) -> None:  # fmt: skip
+    """A failed command (or tool) in the session's ledger, and a command's in the project's
+    failures with its signature: each redacted and cut before it is stored."""
+    from waymark import settings
+    from waymark.base import (
+        redact,  # its patterns need `re` (~6 ms): only failures pay
+        shell,
+    )
+
+    contacts = bool(settings.get(conn, "capture.redact_contacts"))
+    cmd, _ = redact.scrub_cut(command or tool_name or "", COMMAND_MAX, contacts=contacts)
+    tail, _ = redact.scrub_cut(error or "", ERROR_TAIL, tail=True, contacts=contacts)
+    sessions.add_failure(conn, session_id, stamp, cmd, exit_code, tail)
+    if command:
+        same = redact.scrub_cut(shell.normal(command), COMMAND_MAX, contacts=contacts)
+        head = redact.scrub_cut(shell.head(command), 200, contacts=contacts)[0]
+        from waymark.curation import signature
+
+        _sign_older(conn, project.id)  # one index probe once none are left
+        command_failures.add_command_failure(
+            conn, project.id, session_id, stamp, head, same[0], exit_code, tail,
+            signature.of(same[0], tail),
+        )  # fmt: skip
 
 
 def _day_before() -> str:
