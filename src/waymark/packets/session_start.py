@@ -162,29 +162,13 @@ def start_session(
             forget_injected(conn, session_id)
     text, shown = "", ([], [])  # type: tuple[str, tuple[list[str], list[Section]]]
     if source != "resume":
-        text, shown = packet(
-            conn,
-            project,
-            session_id,
-            full=source != "compact",
-            head=head,
-            dirty=dirty,
-            branch=branch,
-            client=client,
-        )
+        text, shown = packet(conn, project, session_id, full=source != "compact", head=head,
+                             dirty=dirty, branch=branch, client=client)  # fmt: skip
     seen = dirty()
     if writable:
-        ledger.ensure_session(
-            conn,
-            project,
-            session_id,
-            client,
-            head=head,
-            dirty=json.dumps(ledger.stored_dirty(seen), sort_keys=True)
-            if seen is not None
-            else None,
-            branch=branch,
-        )
+        stored = json.dumps(ledger.stored_dirty(seen), sort_keys=True) if seen is not None else None
+        ledger.ensure_session(conn, project, session_id, client, head=head, dirty=stored,
+                              branch=branch)  # fmt: skip
     if source == "resume":
         return RESUME_POINTER
     if not text:
