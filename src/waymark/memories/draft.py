@@ -113,12 +113,7 @@ def make_draft(
     carried from an earlier revision (it has its hash) is kept as it was, and so is every
     one with `check_evidence=False` (a candidate's, from a session whose files may be gone).
     `expiry_given`: `valid_until` was given in this write, so it must be still to come."""
-    if type not in TYPES:
-        raise InvalidType(
-            f"unknown type {type!r}; valid types: {', '.join(TYPES)}", valid=list(TYPES)
-        )
-    if actor not in ACTORS:
-        raise InvalidArgument(f"unknown actor {actor!r}; valid: {', '.join(ACTORS)}")
+    _check_kind(type, actor, priority)
     content = _text(content, "content", MAX_CONTENT)
     given_title = _text(title, "title", MAX_TITLE) if title else None
     raw_tags = _tags(tags)
@@ -134,17 +129,8 @@ def make_draft(
     tags_done = [next(clean) for _ in raw_tags]
     clean_tags, n_tags = [t for t, _ in tags_done], sum(n for _, n in tags_done)
     clean_key = next(clean)[0] if raw_key is not None else None
-    given, carried = _evidence(evidence)
-    clean_evidence, n_evidence = redact.scrub_value(given)
-    assert isinstance(clean_evidence, list)
-    if any(e.get("path") for e in clean_evidence):
-        new = [not was and check_evidence for was in carried]
-        clean_evidence = hash_paths(project.files, clean_evidence, base_dir, checked=new)
+    clean_evidence, n_evidence = _clean_evidence(project, evidence, base_dir, check_evidence)
     source_ref, n_ref = redact.scrub(mend(source_ref)) if source_ref else (None, 0)
-    if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
-        raise InvalidArgument(
-            f"priority must be between {PRIORITY_RANGE[0]} and {PRIORITY_RANGE[1]}"
-        )
     return Draft(
         type=type,
         title=title,
@@ -170,6 +156,34 @@ def make_draft(
         flags=instruction_like(title, content),
         personal=bool(personal),
     )
+
+
+def _check_kind(type: str, actor: str, priority: int) -> None:
+    """Refuse an unknown type or actor, or a priority out of PRIORITY_RANGE."""
+    if type not in TYPES:
+        raise InvalidType(
+            f"unknown type {type!r}; valid types: {', '.join(TYPES)}", valid=list(TYPES)
+        )
+    if actor not in ACTORS:
+        raise InvalidArgument(f"unknown actor {actor!r}; valid: {', '.join(ACTORS)}")
+    if not PRIORITY_RANGE[0] <= int(priority) <= PRIORITY_RANGE[1]:
+        raise InvalidArgument(
+            f"priority must be between {PRIORITY_RANGE[0]} and {PRIORITY_RANGE[1]}"
+        )
+
+
+def _clean_evidence(
+    project: Project, evidence: Any, base_dir: str | None, check_evidence: bool
+) -> tuple[list[dict[str, str]], int]:
+    """The evidence redacted, a new path checked and hashed (one carried from an earlier
+    revision kept as it was); how many redactions."""
+    given, carried = _evidence(evidence)
+    clean, count = redact.scrub_value(given)
+    assert isinstance(clean, list)
+    if any(e.get("path") for e in clean):
+        new = [not was and check_evidence for was in carried]
+        clean = hash_paths(project.files, clean, base_dir, checked=new)
+    return clean, count
 
 
 def _agent(name: str | None) -> str | None:
