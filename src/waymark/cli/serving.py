@@ -45,8 +45,9 @@ def run(app: Any, listener: socket.socket, name: str, where: str, announce: Any)
 
     log(name, f"start pid={os.getpid()} {where}")
     previous = signal.signal(signal.SIGTERM, stop)  # until uvicorn installs its own
-    host = _host(name)
+    host = None
     try:
+        host = _host(name)
         announce()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=2)  # an open stream must not hold it  # fmt: skip
@@ -57,9 +58,11 @@ def run(app: Any, listener: socket.socket, name: str, where: str, announce: Any)
     finally:
         signal.signal(signal.SIGTERM, previous)
         listener.close()
-        if host is not None:
-            host.close()
-        log(name, f"exit pid={os.getpid()}")
+        try:
+            if host is not None:
+                host.close()
+        finally:  # the exit is logged whatever closing the host did
+            log(name, f"exit pid={os.getpid()}")
 
 
 def _host(name: str) -> Any:
