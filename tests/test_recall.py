@@ -598,7 +598,7 @@ def test_file_memories_of_a_crowded_file_match_a_ranking_of_every_row(conn, proj
     """Each target's best rows are read, not every row; the packet's choice is the same,
     with seen ones excluded and expired ones among the best."""
     from waymark.packets import briefing
-    from waymark.storage import memories as rows
+    from waymark.storage import guidance
 
     with db.write(conn):
         for i in range(120):
@@ -614,8 +614,8 @@ def test_file_memories_of_a_crowded_file_match_a_ranking_of_every_row(conn, proj
     first = briefing.file_memories(conn, project, paths, limit=12)
     seen = {m.id for m in first[:8]}
     limited = briefing.file_memories(conn, project, paths, limit=12, exclude=seen)
-    real = rows.targeted
-    monkeypatch.setattr(rows, "targeted", lambda *a, **k: real(*a[:5]))  # every row
+    real = guidance.targeted
+    monkeypatch.setattr(guidance, "targeted", lambda *a, **k: real(*a[:5]))  # every row
     assert [m.id for m in briefing.file_memories(conn, project, paths, limit=12)] == [
         m.id for m in first]  # fmt: skip
     everything = briefing.file_memories(conn, project, paths, limit=12, exclude=seen)
