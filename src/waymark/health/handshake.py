@@ -206,67 +206,90 @@ def speak(
     except OSError as exc:
         report.steps.append(Step("start", False, 0.0, f"cannot start {argv[0]!r}: {exc}"))
         return report
-    envelope: dict[str, Any] | None = None
-    info = {"name": f"waymark-doctor-as-{spec.name}", "version": "1"}
-
-    def step(name: str, method: str, params: dict[str, Any] | None, wait_s: float) -> Any:
-        started = time.monotonic()
-        if envelope is not None:
-            params = {**(params or {}), "_meta": {**(params or {}).get("_meta", {}), **envelope}}
-        try:
-            result = speaker.request(method, params, wait_s)
-            if isinstance(result, dict) and result.get("isError"):  # the tool's own failure
-                texts = [c.get("text", "") for c in result.get("content") or []
-                         if isinstance(c, dict)]  # fmt: skip
-                raise Refused(f"the tool answered an error: {' '.join(texts)[:500]}")
-        except (Refused, TimeoutError, OSError) as exc:
-            report.steps.append(Step(name, False, since(started), str(exc), since(began)))
-            raise
-        report.steps.append(Step(name, True, since(started), at=since(began)))
-        return result
-
-    def call(tool: str, arguments: dict[str, Any]) -> None:
-        step(f"tools/call {tool}", "tools/call", {"name": tool, "arguments": arguments}, call_s)
-
+    talk = _Talk(spec, speaker, report, began, call_s)
     try:
-        if spec.probe_s is not None:
-            probe = {VERSION_KEY: MODERN, "io.modelcontextprotocol/clientInfo": info,
-                     "io.modelcontextprotocol/clientCapabilities": spec.capabilities}  # fmt: skip
-            started = time.monotonic()
-            try:
-                found = speaker.request(DISCOVER, {"_meta": probe}, spec.probe_s)
-            except (Refused, TimeoutError) as exc:  # the client falls back to the handshake
-                found = None
-                detail = str(exc)
-            else:
-                detail = "answered: the 2026-07-28 era"
-            report.steps.append(Step(DISCOVER, True, since(started), detail, since(began)))
-            if isinstance(found, dict) and MODERN in (found.get("supportedVersions") or ()):
-                envelope, report.era = probe, MODERN
-        if envelope is None:
-            hello = {"protocolVersion": spec.protocol, "capabilities": spec.capabilities,
-                     "clientInfo": info}  # fmt: skip
-            left = max(0.1, connect_s - (time.monotonic() - began))
-            step("initialize", "initialize", hello, left)
-            speaker.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        listed = step("tools/list", "tools/list", None, call_s)
-        names = {t.get("name") for t in (listed or {}).get("tools", []) if isinstance(t, dict)}
-        missing = [name for name in TOOLS if name not in names]
-        if missing:
-            last = report.steps[-1]
-            report.steps[-1] = Step(
-                last.name, False, last.ms, f"Waymark's tools missing: {missing}"
-            )
-            raise Refused("tools missing")
-        call("status", {})
+        talk.connect(connect_s)
+        talk.check_tools()
+        talk.call("status", {})
         if spec.hook_tool:
             where = tempfile.gettempdir()  # no project there: the call writes nothing
             prompt = {"event": "UserPromptSubmit", "prompt": "waymark doctor",
                       "session_id": f"waymark-doctor-{os.getpid()}", "prompt_id": "", "cwd": where,
                       "agent_id": ""}  # fmt: skip
-            call("hook", prompt)
+            talk.call("hook", prompt)
     except (Refused, TimeoutError, OSError):
         pass
     finally:
         report.stderr = speaker.close()
     return report
+
+
+class _Talk:
+    """One conversation of `speak`: each step timed into the report, in the era the server
+    chose (the probe's envelope on every request once it answered the 2026-07-28 era)."""
+
+    def __init__(
+        self, spec: Client, speaker: Speaker, report: Report, began: float, call_s: float
+    ) -> None:
+        self.spec, self.speaker, self.report = spec, speaker, report
+        self.began, self.call_s = began, call_s
+        self.envelope: dict[str, Any] | None = None
+        self.info = {"name": f"waymark-doctor-as-{spec.name}", "version": "1"}
+
+    def step(self, name: str, method: str, params: dict[str, Any] | None, wait_s: float) -> Any:
+        started = time.monotonic()
+        if self.envelope is not None:
+            meta = {**(params or {}).get("_meta", {}), **self.envelope}
+            params = {**(params or {}), "_meta": meta}
+        try:
+            result = self.speaker.request(method, params, wait_s)
+            if isinstance(result, dict) and result.get("isError"):  # the tool's own failure
+                texts = [c.get("text", "") for c in result.get("content") or []
+                         if isinstance(c, dict)]  # fmt: skip
+                raise Refused(f"the tool answered an error: {' '.join(texts)[:500]}")
+        except (Refused, TimeoutError, OSError) as exc:
+            self.report.steps.append(Step(name, False, since(started), str(exc), since(self.began)))
+            raise
+        self.report.steps.append(Step(name, True, since(started), at=since(self.began)))
+        return result
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> None:
+        self.step(f"tools/call {tool}", "tools/call", {"name": tool, "arguments": arguments},
+                  self.call_s)  # fmt: skip
+
+    def connect(self, connect_s: float) -> None:
+        """The client's probe (where it sends one), else the legacy handshake."""
+        spec = self.spec
+        if spec.probe_s is not None:
+            probe = {VERSION_KEY: MODERN, "io.modelcontextprotocol/clientInfo": self.info,
+                     "io.modelcontextprotocol/clientCapabilities": spec.capabilities}  # fmt: skip
+            started = time.monotonic()
+            try:
+                found = self.speaker.request(DISCOVER, {"_meta": probe}, spec.probe_s)
+            except (Refused, TimeoutError) as exc:  # the client falls back to the handshake
+                found, detail = None, str(exc)
+            else:
+                detail = "answered: the 2026-07-28 era"
+            self.report.steps.append(
+                Step(DISCOVER, True, since(started), detail, since(self.began))
+            )
+            if isinstance(found, dict) and MODERN in (found.get("supportedVersions") or ()):
+                self.envelope, self.report.era = probe, MODERN
+        if self.envelope is None:
+            hello = {"protocolVersion": spec.protocol, "capabilities": spec.capabilities,
+                     "clientInfo": self.info}  # fmt: skip
+            left = max(0.1, connect_s - (time.monotonic() - self.began))
+            self.step("initialize", "initialize", hello, left)
+            self.speaker.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def check_tools(self) -> None:
+        """tools/list, and every one of Waymark's tools in it."""
+        listed = self.step("tools/list", "tools/list", None, self.call_s)
+        names = {t.get("name") for t in (listed or {}).get("tools", []) if isinstance(t, dict)}
+        missing = [name for name in TOOLS if name not in names]
+        if missing:
+            last = self.report.steps[-1]
+            self.report.steps[-1] = Step(
+                last.name, False, last.ms, f"Waymark's tools missing: {missing}"
+            )
+            raise Refused("tools missing")
