@@ -92,6 +92,80 @@ class Hit(record("_Hit", "memory score explain")):
         return out
 
 
+def _fused(
+    conn: Connection, project: Project, query: str, named: list[str], semantic: Any,
+    settings: Settings, include_inactive: bool,
+) -> dict[int, dict[str, Any]]:  # fmt: skip
+    """Every tier's candidates fused by rank (`fusion.fuse`): the query's words (BM25), the
+    paths it names, typo repair where the words found (almost) nothing, feedback expansion,
+    the link graph, and last the neighbours by meaning (a warm server embedded while the
+    lexical tiers ran), each marked with the model whose vectors found it."""
+    max_rows, strict = _max_rows(conn, settings)
+    expr = fts.focused_expression(conn, query, keep=settings.query_terms,
+                                  max_share=_max_share(conn, settings), max_rows=max_rows,
+                                  strict=strict)  # fmt: skip
+    tiers: dict[str, list[tuple[int, float]]] = {
+        "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
+        "path": _by_path(conn, project, named, settings),
+    }
+    if len(tiers["lexical"]) < settings.fuzzy_below:
+        tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
+    fused = fusion.fuse(tiers, settings)
+    # Feedback needs a first pass that found the query's own words (and a weight to matter).
+    if tiers["lexical"] and settings.expansion_weight > 0:
+        expansion = _expansion(conn, project, query, fused, settings, include_inactive)
+        fusion.fuse({"expansion": expansion}, settings, into=fused)
+    fusion.fuse({"graph": _graph(conn, fused, settings)}, settings, into=fused)
+    neighbours = semantic() if callable(semantic) else semantic
+    found = list(neighbours or [])[: settings.semantic_candidates]
+    fusion.fuse({"semantic": found}, settings, into=fused)
+    model = getattr(neighbours, "model", None)  # whose vectors: the receipt names it
+    if model:
+        for rowid, _ in found:
+            fused[rowid]["model"] = model
+    return fused
+
+
+def _scored(
+    conn: Connection, project: Project, fused: dict[int, dict[str, Any]], query: str, *,
+    limit: int, types: Sequence[str], tags: Sequence[str], include_inactive: bool,
+    now: float | None, agent: str | None, named: list[str], settings: Settings,
+    current_branch: str | None,
+) -> tuple[list[tuple[float, str, int, dict[str, float]]], dict[int, Any]]:  # fmt: skip
+    """The best of the fused candidates, scored on a few light columns (only the winners
+    are read whole, by the caller): (final, id, rowid, multipliers), best first; and the
+    outcomes git settled for them."""
+    words = set(tokens(query))
+    dated = when.cue(query, now)
+    settled = outcome_rows.any_settled(conn, project.id)
+    outcomes: dict[int, tuple[str, str | None, int]] = {}
+
+    def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
+        rows = _light(conn, project, rowids, types, tags, include_inactive, now, agent)
+        said = _feedback(conn, rowids, words)
+        if settled:
+            outcomes.update(outcome_rows.states(conn, [r for r in rowids if r in rows]))
+        out = []
+        for rowid in rowids:
+            if rowid in rows:
+                light, uses, last_used, shown, used = rows[rowid]
+                multipliers = fusion.multipliers(
+                    light, uses, last_used, named, settings, now, current_branch,
+                    said.get(rowid, 0.0), outcomes[rowid][0] if rowid in outcomes else None,
+                    (shown, used), dated,
+                )  # fmt: skip
+                final = fused[rowid]["fused"]
+                for value in multipliers.values():
+                    final *= value
+                out.append((final, (final, light.id, rowid, multipliers)))
+        return out
+
+    ceiling = fusion.ceiling(named, settings, current_branch, dated)
+    scored = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return (scored if include_inactive else scored[:limit]), outcomes
+
+
 def recall(
     conn: Connection,
     project: Project,
@@ -135,68 +209,13 @@ def recall(
     query = _clean(query)
     mentioned = pathnames.mentioned(query) if scan_paths else []
     named = pathnames.normalise(project, [*paths, *mentioned])
-    max_rows, strict = _max_rows(conn, settings)
-    expr = fts.focused_expression(
-        conn,
-        query,
-        keep=settings.query_terms,
-        max_share=_max_share(conn, settings),
-        max_rows=max_rows,
-        strict=strict,
-    )
-    tiers: dict[str, list[tuple[int, float]]] = {
-        "lexical": _bm25(conn, project, expr, settings.candidates, include_inactive),
-        "path": _by_path(conn, project, named, settings),
-    }
-    # Typo repair only where it can help: when the words as typed found (almost) nothing.
-    if len(tiers["lexical"]) < settings.fuzzy_below:
-        tiers["fuzzy"] = _fuzzy(conn, project, query, settings.candidates, include_inactive)
-    fused = fusion.fuse(tiers, settings)
-    # Feedback needs a first pass that found the query's own words (and a weight to matter).
-    if tiers["lexical"] and settings.expansion_weight > 0:
-        expansion = _expansion(conn, project, query, fused, settings, include_inactive)
-        fusion.fuse({"expansion": expansion}, settings, into=fused)
-    fusion.fuse({"graph": _graph(conn, fused, settings)}, settings, into=fused)
-    # Collected last: a warm server has been embedding while the lexical tiers ran.
-    neighbours = semantic() if callable(semantic) else semantic
-    found = list(neighbours or [])[: settings.semantic_candidates]
-    fusion.fuse({"semantic": found}, settings, into=fused)
-    model = getattr(neighbours, "model", None)  # whose vectors: the receipt names it
-    if model:
-        for rowid, _ in found:
-            fused[rowid]["model"] = model
+    fused = _fused(conn, project, query, named, semantic, settings, include_inactive)
 
-    # Candidates are scored on a few light columns; only the winners are read whole.
-    words = set(tokens(query))
-    dated = when.cue(query, now)
-    settled = outcome_rows.any_settled(conn, project.id)
-    outcomes: dict[int, tuple[str, str | None, int]] = {}
-
-    def score(rowids: list[int]) -> list[tuple[float, tuple[Any, ...]]]:
-        rows = _light(conn, project, rowids, types, tags, include_inactive, now, agent)
-        said = _feedback(conn, rowids, words)
-        if settled:
-            outcomes.update(outcome_rows.states(conn, [r for r in rowids if r in rows]))
-        out = []
-        for rowid in rowids:
-            if rowid in rows:
-                light, uses, last_used, shown, used = rows[rowid]
-                multipliers = fusion.multipliers(
-                    light, uses, last_used, named, settings, now, current_branch,
-                    said.get(rowid, 0.0), outcomes[rowid][0] if rowid in outcomes else None,
-                    (shown, used), dated,
-                )  # fmt: skip
-                final = fused[rowid]["fused"]
-                for value in multipliers.values():
-                    final *= value
-                out.append((final, (final, light.id, rowid, multipliers)))
-        return out
-
-    ceiling = fusion.ceiling(named, settings, current_branch, dated)
-    scored = fusion.top(fused, limit, ceiling, score, exhaustive=include_inactive)
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    if not include_inactive:
-        scored = scored[:limit]
+    scored, outcomes = _scored(
+        conn, project, fused, query, limit=limit, types=types, tags=tags,
+        include_inactive=include_inactive, now=now, agent=agent, named=named,
+        settings=settings, current_branch=current_branch,
+    )  # fmt: skip
     memories = rows.by_rowids(conn, [rowid for _, _, rowid, _ in scored])
     hits = [
         _hit(memories[rowid], final, fused[rowid], multipliers, outcomes.get(rowid))
