@@ -328,13 +328,15 @@ def test_auto_search_uses_numpy_and_bad_arguments_are_refused(conn, project, fiv
 
 
 def test_the_per_connection_index_goes_away_with_its_connection():
+    from waymark.recall import vector_index
+
     connection = db.connect()
     vectors.search(connection, None, [1.0, 0.0], 1, "fake", "vec0")
-    assert connection in vectors._indexes
+    assert connection in vector_index._indexes
     connection.close()
     del connection
     gc.collect()
-    assert len(vectors._indexes) == 0
+    assert len(vector_index._indexes) == 0
 
 
 def test_vec0_loads_by_path_without_importing_sqlite_vec(conn):
