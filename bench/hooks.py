@@ -320,11 +320,11 @@ def start_server(project_id: str, log: IO[str]) -> tuple[subprocess.Popen, float
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
-    request = {"op": "semantic", "project_id": project_id, "queries": ["x"], "k": 5}
+    request = {"project_id": project_id, "queries": ["x"], "k": 5}
     while True:
         if proc.poll() is not None:
             raise SystemExit(f"the MCP server exited with {proc.returncode}; see {log.name}")
-        reply = warm.ask(request, 1.0)
+        reply = warm.ask("semantic", request, 1.0)
         if reply and reply.get("ok"):
             break
         if time.perf_counter() - started > 300:
@@ -379,14 +379,13 @@ def ask_times(env: dict, n: int) -> dict:
     times, ok = [], 0
     for prompt in env["prompts"][:n]:
         request = {
-            "op": "semantic",
             "project_id": env["project"].id,
             "queries": [prompt],
             "k": semantic.CANDIDATES,
             "max_tokens": prompt_packet.PROMPT_SEMANTIC_TOKENS,
         }
         started = time.perf_counter()
-        reply = warm.ask(request, 1.0)
+        reply = warm.ask("semantic", request, 1.0)
         times.append(time.perf_counter() - started)
         ok += bool(reply and reply.get("ok"))
     in_time = sum(t <= semantic.WARM_DEADLINE_S for t in times)

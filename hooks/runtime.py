@@ -270,12 +270,9 @@ def send_warm(ctx: Context, op: str, **fields: object) -> Pending | None:
     from waymark import warm
 
     event = ctx.event
-    request = {
-        "op": op, **fields, "until": time.time() + WARM_S,  # the server refuses it after
-        "event": {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
-                  "client": event.client, "name": event.name, "agent_id": event.agent_id},
-    }  # fmt: skip
-    return warm.send(request, WARM_S)
+    about = {"cwd": event.cwd or os.getcwd(), "session_id": event.session_id,
+             "client": event.client, "name": event.name, "agent_id": event.agent_id}  # fmt: skip
+    return warm.send(op, {**fields, "event": about}, WARM_S)
 
 
 def warm_reply(ctx: Context, op: str, reply: dict | None) -> dict | None:

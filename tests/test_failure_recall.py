@@ -213,8 +213,10 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
     from waymark import warm
 
     with serving(repo):
-        refused = {"op": "tool_result", "event": {}, "given": {}}  # answered without the model
-        assert wait_for(lambda: warm.ask(refused, 0.5) is not None), "the server never answered"
+        refused = {"event": {}, "given": {}}  # answered without the model
+        assert wait_for(lambda: warm.ask("tool_result", refused, 0.5) is not None), (
+            "the server never answered"
+        )
         first, second = f"w1-{uuid.uuid4().hex[:6]}", f"w2-{uuid.uuid4().hex[:6]}"
         assert fail(client, repo, first, "python -m pytest", TRACE.format(n=3)) is None
         succeed(client, repo, first, "pip install requests-mock")
@@ -225,16 +227,15 @@ def test_with_the_mcp_server_running_it_records_the_failure_once_and_gives_the_h
         # The server's own answer to the same request shape, straight from the socket.
         event, data = failed(client, repo, "w3", "python -m pytest", TRACE.format(n=2))
         request = {
-            "op": "tool_result",
-            "event": {"cwd": str(repo), "session_id": "w3", "client": client, "name": event},
+                        "event": {"cwd": str(repo), "session_id": "w3", "client": client, "name": event},
             "given": {"command": "python -m pytest", "failed": True, "tool_name": "Bash",
                       "exit_code": 1, "error": TRACE.format(n=2), "cwd": str(repo),
                       "key": "test-w3"},
         }  # fmt: skip
-        reply = warm.ask(request, 5.0)
+        reply = warm.ask("tool_result", request, 5.0)
         assert reply is not None and reply["ok"] and reply["recorded"] is True
         assert "`pip install requests-mock`" in reply["text"]
-        again = warm.ask(request, 5.0)  # the same delivery key: recorded once
+        again = warm.ask("tool_result", request, 5.0)  # the same delivery key: recorded once
         assert again == {"ok": True, "recorded": False, "text": None}
         assert _rows(conn, "w3") == (1, 1)
 
@@ -245,8 +246,8 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
     """The server takes the request in time and records the call, then answers after the
     hook's deadline: the hook finds the call recorded and shows the server's packet, which
     comes on the same connection (a hint was lost this way under load)."""
-    from waymark import warm
     from waymark.packets import failure
+    from waymark.warm import server as warm_server
 
     assert fail("claude-code", repo, "early", "make build", "fatal: missing header foo.h") is None
 
@@ -259,7 +260,7 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
         time.sleep(1.0)
         return reply
 
-    server = warm.start(slow)
+    server = warm_server.start(slow)
     assert server is not None
     try:
         started = time.monotonic()
@@ -277,8 +278,8 @@ def test_a_server_reply_that_misses_the_hooks_deadline_never_records_the_failure
 
 
 def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(conn, enabled, repo):
-    from waymark import warm
     from waymark.packets import failure
+    from waymark.warm import server as warm_server
 
     def fails(request):  # records it, then fails late: the hook gets the error, not a packet
         own = db.connect()
@@ -289,7 +290,7 @@ def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(co
         time.sleep(0.5)
         raise RuntimeError("the packet could not be made")
 
-    server = warm.start(fails)
+    server = warm_server.start(fails)
     assert server is not None
     try:
         started = time.monotonic()
@@ -301,9 +302,9 @@ def test_a_server_that_fails_after_recording_leaves_the_hook_silent_not_stuck(co
 
 
 def test_a_server_that_refuses_leaves_the_failure_to_the_hook(conn, enabled, repo):
-    from waymark import warm
+    from waymark.warm import server as warm_server
 
-    server = warm.start(lambda request: {"ok": False, "error": "unknown op"})
+    server = warm_server.start(lambda request: {"ok": False, "error": "unknown op"})
     assert server is not None
     try:
         assert fail("claude-code", repo, "r1", "make build", "fatal: missing header foo.h") is None

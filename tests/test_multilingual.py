@@ -164,10 +164,10 @@ def test_a_prompt_packet_receipt_names_the_model_that_found_the_memory(
     settings.set_value(conn, embed.SETTING, "multilingual")
     german = remember(conn, enabled, GERMAN)
     with serving(repo):
-        probe = {"op": "semantic", "queries": ["x"], "project_id": enabled.id}
+        probe = {"queries": ["x"], "project_id": enabled.id}
 
         def ready() -> bool:
-            reply = warm.ask(probe, 0.5)
+            reply = warm.ask("semantic", probe, 0.5)
             return bool(reply and reply.get("ok") and reply.get("model") == ML)
 
         assert wait_for(ready, 60), "the server never loaded the multilingual model"

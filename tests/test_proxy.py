@@ -340,16 +340,18 @@ def test_the_proxy_answers_hooks_when_no_other_process_holds_the_warm_socket(
     from test_server_process import wait_for
     from waymark import warm
 
-    request = {"op": "session_start", "event": {"cwd": str(repo), "session_id": "s-proxy",
+    request = {"event": {"cwd": str(repo), "session_id": "s-proxy",
                "client": "codex", "name": "SessionStart", "source": "startup"}}  # fmt: skip
     running = Proxy(repo, upstream.url)
     try:
-        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "no warm answer"
+        assert wait_for(lambda: warm.ask("session_start", request, 0.5) is not None), (
+            "no warm answer"
+        )
     finally:
         running.stop()
     log = (waymark_home / "server.log").read_text(encoding="utf-8")
     assert "proxy" in log and "holds the warm socket" in log
-    assert warm.ask(request, 0.2) is None
+    assert warm.ask("session_start", request, 0.2) is None
 
 
 def test_an_agent_header_reads_that_agents_memories_too(proxy, upstream, conn, remembered):

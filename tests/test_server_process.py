@@ -49,9 +49,7 @@ def test_the_server_owns_warm_recall_and_exits_with_its_client(repo):
     second = None
     try:
         assert wait_for(
-            lambda: (
-                warm.ask({"op": "semantic", "project_id": "x", "queries": ["q"]}, 0.5) is not None
-            )
+            lambda: warm.ask("semantic", {"project_id": "x", "queries": ["q"]}, 0.5) is not None
         ), "first server never answered"
         sock = os.path.join(home.data_home(), warm.SOCK_FILE)
         second = start_server(repo)
@@ -61,16 +59,14 @@ def test_the_server_owns_warm_recall_and_exits_with_its_client(repo):
         assert second.wait(timeout=20) == 0
         # The first still owns the endpoint (while it loads the model, a reply can take >0.5 s).
         assert wait_for(
-            lambda: (
-                warm.ask({"op": "semantic", "project_id": "x", "queries": ["q"]}, 0.5) is not None
-            ),
+            lambda: warm.ask("semantic", {"project_id": "x", "queries": ["q"]}, 0.5) is not None,
             5.0,
         ), "the first server stopped answering when the second exited"
         first.stdin.close()  # the client goes away: so does the server
         assert first.wait(timeout=20) == 0
         assert first.stdout.read() == b""  # nothing but protocol, and no protocol was asked
         assert not os.path.exists(sock)
-        assert warm.ask({"op": "semantic", "project_id": "x", "queries": ["q"]}, 0.2) is None
+        assert warm.ask("semantic", {"project_id": "x", "queries": ["q"]}, 0.2) is None
     finally:
         for proc in (first, second):
             if proc is not None and proc.poll() is None:

@@ -16,6 +16,8 @@ import time
 import pytest
 
 from waymark import warm
+from waymark.warm.server import MAX_CONNECTIONS, _runtime_dir
+from waymark.warm.server import start as server_start
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets and file modes")
 
@@ -23,8 +25,8 @@ posix_only = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets an
 # its stdin closes, as the MCP server lives as long as its client's pipe.
 SERVER_SCRIPT = """
 import os, sys
-from waymark import warm
-server = warm.start(lambda request: {"pid": os.getpid()})
+from waymark.warm.server import start
+server = start(lambda request: {"pid": os.getpid()})
 print("owner" if server else "client", flush=True)
 sys.stdin.read()
 """
@@ -39,7 +41,7 @@ def serve():
     started = []
 
     def start(handler=echo, **options):
-        server = warm.start(handler, **options)
+        server = server_start(handler, **options)
         assert server is not None
         started.append(server)
         return server
@@ -49,9 +51,9 @@ def serve():
         server.stop()
 
 
-def timed_ask(request, timeout_s=0.05):
+def timed_ask(fields, timeout_s=0.05):
     began = time.monotonic()
-    reply = warm.ask(request, timeout_s)
+    reply = warm.ask("echo", fields, timeout_s)
     return reply, time.monotonic() - began
 
 
@@ -118,18 +120,19 @@ def test_ask_treats_a_stale_socket_file_as_no_server(waymark_home):
 
 def test_ask_round_trips_a_request_without_the_protocol_fields(serve):
     serve()
-    reply = warm.ask({"query": "sqlite wal", "limit": 3}, timeout_s=2)
-    assert reply == {"ok": True, "echo": {"query": "sqlite wal", "limit": 3}}
+    reply = warm.ask("echo", {"query": "sqlite wal", "limit": 3}, 2)
+    assert reply == {"ok": True, "echo": {"query": "sqlite wal", "limit": 3, "op": "echo"}}
 
 
 def test_a_request_reached_after_its_asker_stopped_waiting_is_refused_undone(serve):
     """A hook that gave up does the work itself: the server must not do it as well."""
     done = []
-    serve(lambda request: done.append(request) or {"did": True})
-    late = warm.ask({"op": "tool_result", "until": time.time() - 0.01}, 2)
-    assert late == {"ok": False, "error": "too late: the asker stopped waiting"}
+    server = serve(lambda request: done.append(request) or {"did": True})
+    stale = frame({"v": 1, "op": "tool_result", "until": time.time() - 0.01})
+    late = unframe(raw_request(server.address, stale))
+    assert late == {"v": 1, "ok": False, "error": "too late: the asker stopped waiting"}
     assert done == []
-    assert warm.ask({"op": "tool_result", "until": time.time() + 5}, 2) == {"ok": True, "did": True}
+    assert warm.ask("tool_result", {}, 2) == {"ok": True, "did": True}
     assert done == [{"op": "tool_result"}]  # `until` is the protocol's, not the handler's
 
 
@@ -140,24 +143,30 @@ def test_handler_exception_becomes_an_error_reply_and_the_server_keeps_serving(s
         return {"fine": True}
 
     serve(handler)
-    assert warm.ask({"boom": True}, 2) == {"ok": False, "error": "RuntimeError: model not loaded"}
-    assert warm.ask({}, 2) == {"ok": True, "fine": True}
+    assert warm.ask("echo", {"boom": True}, 2) == {
+        "ok": False,
+        "error": "RuntimeError: model not loaded",
+    }
+    assert warm.ask("echo", {}, 2) == {"ok": True, "fine": True}
 
 
 def test_handler_returning_an_unsendable_reply_becomes_an_error_reply(serve):
     serve(lambda request: {"blob": "x" * warm.MAX_MESSAGE} if request.get("big") else [1])
-    big = warm.ask({"big": True}, 2)
+    big = warm.ask("echo", {"big": True}, 2)
     assert big["ok"] is False and "exceeds" in big["error"]
-    assert warm.ask({}, 2) == {"ok": False, "error": "TypeError: handler returned list, not dict"}
+    assert warm.ask("echo", {}, 2) == {
+        "ok": False,
+        "error": "TypeError: handler returned list, not dict",
+    }
 
 
 def test_oversize_request_is_refused_and_the_server_keeps_serving(serve):
     server = serve()
-    assert warm.ask({"blob": "x" * warm.MAX_MESSAGE}, 2) is None
+    assert warm.ask("echo", {"blob": "x" * warm.MAX_MESSAGE}, 2) is None
     # A peer announcing more than the cap is dropped before the server reads the body.
     claim = (warm.MAX_MESSAGE + 1).to_bytes(4, "big") + b"{}"
     assert raw_request(server.address, claim) == b""
-    assert warm.ask({"after": 1}, 2) == {"ok": True, "echo": {"after": 1}}
+    assert warm.ask("echo", {"after": 1}, 2) == {"ok": True, "echo": {"after": 1, "op": "echo"}}
 
 
 def test_garbled_request_gets_an_error_reply(serve):
@@ -189,8 +198,35 @@ def test_ask_returns_none_for_a_reply_in_another_protocol_version(waymark_home):
 
         thread = threading.Thread(target=answer_as_version_two)
         thread.start()
-        assert warm.ask({"query": "x"}, 2) is None
+        assert warm.ask("echo", {"query": "x"}, 2) is None
         thread.join(5)
+
+
+@posix_only
+def test_send_says_when_its_asker_stops_waiting_and_fields_cannot_move_it(waymark_home):
+    """`until` is the client's, from its deadline: a field of that name does not replace it,
+    nor can one replace the op."""
+    waymark_home.mkdir(mode=0o700)
+    seen = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(waymark_home / warm.SOCK_FILE))
+        listener.listen(1)
+
+        def record():
+            conn, _ = listener.accept()
+            with conn:
+                seen.append(unframe(conn.recv(65536)))
+
+        thread = threading.Thread(target=record)
+        thread.start()
+        before = time.time()
+        pending = warm.send("prompt", {"prompt": "hi", "until": 0, "op": "other"}, 0.5)
+        thread.join(5)
+        assert pending is not None
+        pending.close()
+    (request,) = seen
+    assert request["op"] == "prompt" and request["prompt"] == "hi" and request["v"] == 1
+    assert before + 0.5 <= request["until"] <= time.time() + 0.5
 
 
 def test_slow_handler_makes_ask_give_up_at_its_deadline_and_the_server_survives(serve):
@@ -205,7 +241,7 @@ def test_slow_handler_makes_ask_give_up_at_its_deadline_and_the_server_survives(
     reply, elapsed = timed_ask({"slow": True}, timeout_s=0.1)
     assert reply is None
     assert elapsed < 1.0
-    assert warm.ask({"slow": False}, 2) == {"ok": True, "slow": False}
+    assert warm.ask("echo", {"slow": False}, 2) == {"ok": True, "slow": False}
     release.set()
 
 
@@ -219,25 +255,25 @@ def test_requests_beyond_the_connection_cap_are_refused_at_once_not_queued(serve
         return {}
 
     serve(handler)
-    for _ in range(warm.MAX_CONNECTIONS):
-        assert warm.ask({"slow": True}, timeout_s=0.05) is None
-    for _ in range(warm.MAX_CONNECTIONS):
+    for _ in range(MAX_CONNECTIONS):
+        assert warm.ask("echo", {"slow": True}, 0.05) is None
+    for _ in range(MAX_CONNECTIONS):
         assert blocked.acquire(timeout=5)  # every worker is now busy
     reply, elapsed = timed_ask({}, timeout_s=2)
     assert reply is None
     assert elapsed < 1.0  # refused, not left waiting for the deadline
     release.set()
-    assert eventually(lambda: warm.ask({}, 2) == {"ok": True})  # once the workers are free
+    assert eventually(lambda: warm.ask("echo", {}, 2) == {"ok": True})  # once the workers are free
 
 
 def test_ask_with_an_unserialisable_request_returns_none_instead_of_raising(serve):
     serve()
-    assert warm.ask({"when": object()}, 2) is None
+    assert warm.ask("echo", {"when": object()}, 2) is None
 
 
 def test_second_start_in_the_same_process_stays_a_client(serve):
     serve()
-    assert warm.start(echo) is None
+    assert server_start(echo) is None
 
 
 @posix_only
@@ -255,7 +291,7 @@ def test_second_server_process_stays_client_then_takes_over_after_the_owner_is_k
             timeout=30,
         )
         assert second.stdout.strip() == "client"
-        assert warm.ask({}, 2) == {"ok": True, "pid": owner.pid}
+        assert warm.ask("echo", {}, 2) == {"ok": True, "pid": owner.pid}
         owner.kill()
         owner.wait(10)
 
@@ -266,7 +302,7 @@ def test_second_server_process_stays_client_then_takes_over_after_the_owner_is_k
 
     with run_server_process() as successor:
         assert successor.stdout.readline().strip() == "owner"
-        assert warm.ask({}, 2) == {"ok": True, "pid": successor.pid}
+        assert warm.ask("echo", {}, 2) == {"ok": True, "pid": successor.pid}
         successor.stdin.close()
         assert successor.wait(10) == 0
     assert not (waymark_home / warm.SOCK_FILE).exists()  # stopped at exit without stop()
@@ -294,8 +330,8 @@ def test_socket_file_is_owner_only_and_removed_on_stop(serve, waymark_home):
     server.stop()
     server.stop()  # idempotent
     assert not path.exists()
-    assert warm.ask({}, 2) is None
-    again = warm.start(echo)  # ownership was released
+    assert warm.ask("echo", {}, 2) is None
+    again = server_start(echo)  # ownership was released
     assert again is not None
     again.stop()
 
@@ -308,7 +344,7 @@ def test_tcp_transport_round_trips_with_the_token(serve, waymark_home):
     assert len((waymark_home / warm.TOKEN_FILE).read_text(encoding="utf-8")) == 64
     if sys.platform != "win32":
         assert stat.S_IMODE(os.stat(waymark_home / warm.TOKEN_FILE).st_mode) == 0o600
-    assert warm.ask({"query": "x"}, 2) == {"ok": True, "echo": {"query": "x"}}
+    assert warm.ask("echo", {"query": "x"}, 2) == {"ok": True, "echo": {"query": "x", "op": "echo"}}
     server.stop()
     assert not (waymark_home / warm.ADDR_FILE).exists()
     assert not (waymark_home / warm.TOKEN_FILE).exists()
@@ -321,14 +357,14 @@ def test_tcp_transport_rejects_a_wrong_or_missing_token(serve, waymark_home):
     for reply in (wrong, missing):
         assert reply["ok"] is False and reply["error"].startswith("bad token")
     (waymark_home / warm.TOKEN_FILE).write_text("f" * 64, encoding="utf-8")
-    assert warm.ask({}, 2)["error"].startswith("bad token")
+    assert warm.ask("echo", {}, 2)["error"].startswith("bad token")
 
 
 def test_environment_variable_forces_the_tcp_transport(serve, monkeypatch):
     monkeypatch.setenv("WAYMARK_WARM_TRANSPORT", "tcp")
     server = serve()
     assert server.transport == "tcp"
-    assert warm.ask({"n": 1}, 2) == {"ok": True, "echo": {"n": 1}}
+    assert warm.ask("echo", {"n": 1}, 2) == {"ok": True, "echo": {"n": 1, "op": "echo"}}
 
 
 @pytest.fixture
@@ -353,7 +389,7 @@ def test_long_data_home_path_falls_back_to_a_private_runtime_socket(
     assert json.loads((home / warm.ADDR_FILE).read_text(encoding="utf-8")) == {
         "unix": server.address
     }
-    assert warm.ask({"n": 2}, 2) == {"ok": True, "echo": {"n": 2}}
+    assert warm.ask("echo", {"n": 2}, 2) == {"ok": True, "echo": {"n": 2, "op": "echo"}}
     server.stop()
     assert not os.path.exists(socket_dir)
     assert not (home / warm.ADDR_FILE).exists()
@@ -363,11 +399,11 @@ def test_long_data_home_path_falls_back_to_a_private_runtime_socket(
 def test_runtime_dir_that_others_can_enter_is_refused(monkeypatch, tmp_path, short_runtime_dir):
     home = tmp_path / ("deep-" * 25)
     monkeypatch.setenv("WAYMARK_HOME", str(home))
-    loose = warm._runtime_dir(str(home))
+    loose = _runtime_dir(str(home))
     os.chmod(loose, 0o755)
     with pytest.raises(PermissionError, match="not a private directory"):
-        warm.start(echo)
+        server_start(echo)
     os.chmod(loose, 0o700)
-    server = warm.start(echo)  # the failed start released the lock
+    server = server_start(echo)  # the failed start released the lock
     assert server is not None
     server.stop()

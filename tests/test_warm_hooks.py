@@ -13,6 +13,7 @@ from test_use import prompt
 from waymark import warm
 from waymark.memories import store
 from waymark.memories.draft import make_draft
+from waymark.warm import server as warm_server
 
 PROMPT = "How do the webhook retries back off?"
 
@@ -47,20 +48,23 @@ def test_the_server_makes_the_prompt_packet_the_hook_would_and_records_it_once(
     alone = prompt(repo, "p-alone", PROMPT)
     assert alone is not None and remembered.id in alone
     with serving(repo):
-        request = {"op": "prompt", "prompt": PROMPT,
+        request = {"prompt": PROMPT,
                    "event": {"cwd": str(repo), "session_id": "p-direct", "client": "claude-code",
                              "name": "UserPromptSubmit"}}  # fmt: skip
-        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "the server never answered"
-        reply = warm.ask({**request, "event": {**request["event"], "session_id": "p-asked"}}, 5.0)
+        assert wait_for(lambda: warm.ask("prompt", request, 0.5) is not None), (
+            "the server never answered"
+        )
+        asked = {**request, "event": {**request["event"], "session_id": "p-asked"}}
+        reply = warm.ask("prompt", asked, 5.0)
         assert reply is not None and reply["ok"] and remembered.id in reply["text"]
         relayed = prompt(repo, "p-warm", PROMPT)
         assert relayed is not None and remembered.id in relayed
         assert relayed.splitlines()[:2] == alone.splitlines()[:2]
         assert receipts(conn, "p-warm") == 1
         assert prompt(repo, "p-warm", PROMPT) is None  # shown once a session, as ever
-        for wrong in ({"op": "prompt", "prompt": 3, "event": request["event"]},
-                      {"op": "prompt", "prompt": PROMPT, "event": {"cwd": 1}}):  # fmt: skip
-            refused = warm.ask(wrong, 5.0)
+        for wrong in ({"prompt": 3, "event": request["event"]},
+                      {"prompt": PROMPT, "event": {"cwd": 1}}):  # fmt: skip
+            refused = warm.ask("prompt", wrong, 5.0)
             assert refused is not None and refused["ok"] is False and refused["error"]
 
 
@@ -69,7 +73,7 @@ def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
 ):
     import time
 
-    refusing = warm.start(lambda request: {"ok": False, "error": "unknown op"})
+    refusing = warm_server.start(lambda request: {"ok": False, "error": "unknown op"})
     assert refusing is not None
     try:
         said = prompt(repo, "p-refused", PROMPT)
@@ -84,7 +88,7 @@ def test_a_server_that_refuses_or_stalls_leaves_the_prompt_to_the_hook(
         time.sleep(1.0)
         return {"ok": True, "text": "late"}
 
-    stalling = warm.start(stall)
+    stalling = warm_server.start(stall)
     assert stalling is not None
     try:
         started = time.monotonic()
@@ -106,10 +110,12 @@ def test_with_the_server_running_pre_and_post_tool_use_answer_as_the_hooks_do(co
                        scope="file", target="src/pkg/core.py")  # fmt: skip
     guard(repo, '[guard]\nask_commands = ["git push --force*"]\n')
     with serving(repo):
-        probe = {"op": "tool", "paths": [], "command": None,
+        probe = {"paths": [], "command": None,
                  "event": {"cwd": str(repo), "session_id": "probe", "client": "claude-code",
                            "name": "PreToolUse"}}  # fmt: skip
-        assert wait_for(lambda: warm.ask(probe, 0.5) is not None), "the server never answered"
+        assert wait_for(lambda: warm.ask("tool", probe, 0.5) is not None), (
+            "the server never answered"
+        )
         said = context(before_edit(repo, session="t1"))
         assert warning.id in said
         assert silent(before_edit(repo, session="t1"))  # once a session, as ever
@@ -126,7 +132,7 @@ def test_with_the_server_running_pre_and_post_tool_use_answer_as_the_hooks_do(co
                              " AND kind = 'edit'").fetchall()  # fmt: skip
         assert edits == [("src/pkg/core.py",)]
         wrong = {**probe, "paths": "src/pkg/core.py"}
-        refused = warm.ask(wrong, 5.0)
+        refused = warm.ask("tool", wrong, 5.0)
         assert refused is not None and refused["ok"] is False
 
 
@@ -171,11 +177,14 @@ def test_the_server_makes_the_session_start_packet_the_hook_would(conn, enabled,
     assert alone is not None and RULE in alone
     compact_alone = started(repo, "s-alone", "compact")
     with serving(repo):
-        request = {"op": "session_start", "source": "startup",
+        request = {"source": "startup",
                    "event": {"cwd": str(repo), "session_id": "s-direct", "client": "claude-code",
                              "name": "SessionStart"}}  # fmt: skip
-        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "the server never answered"
-        reply = warm.ask({**request, "event": {**request["event"], "session_id": "s-asked"}}, 5.0)
+        assert wait_for(lambda: warm.ask("session_start", request, 0.5) is not None), (
+            "the server never answered"
+        )
+        asked = {**request, "event": {**request["event"], "session_id": "s-asked"}}
+        reply = warm.ask("session_start", asked, 5.0)
         assert reply is not None and reply["ok"] and RULE in reply["text"]
         assert reply["notes"] == []
         assert start_receipts(conn, "s-asked") == 1  # the session opened, its packet noted
@@ -190,7 +199,7 @@ def test_the_server_makes_the_session_start_packet_the_hook_would(conn, enabled,
         resumed = started(repo, "s-warm", "resume")
         assert resumed is not None and "recall" in resumed and RULE not in resumed
         for wrong in ({**request, "source": 3}, {**request, "event": {"cwd": 1}}):
-            refused = warm.ask(wrong, 5.0)
+            refused = warm.ask("session_start", wrong, 5.0)
             assert refused is not None and refused["ok"] is False and refused["error"]
 
 
@@ -205,7 +214,7 @@ def test_the_session_start_hook_relays_the_servers_packet_and_logs_its_notes(
         asked.append(request)
         return {"ok": True, "text": "made by the server", "notes": ["a note from the server"]}
 
-    server = warm.start(answering)
+    server = warm_server.start(answering)
     assert server is not None
     try:
         said = started(repo, "s-relayed", "clear")
@@ -222,7 +231,7 @@ def test_the_session_start_hook_relays_the_servers_packet_and_logs_its_notes(
 
 
 def test_a_server_that_refuses_leaves_the_session_start_to_the_hook(conn, enabled, repo, ruled):
-    refusing = warm.start(lambda request: {"ok": False, "error": "unknown op"})
+    refusing = warm_server.start(lambda request: {"ok": False, "error": "unknown op"})
     assert refusing is not None
     try:
         said = started(repo, "s-refused")
@@ -240,7 +249,7 @@ def test_a_server_that_took_the_start_and_answers_late_is_waited_for(conn, enabl
         time.sleep(0.8)
         return {"ok": True, "text": "made late by the server", "notes": []}
 
-    server = warm.start(slow)
+    server = warm_server.start(slow)
     assert server is not None
     try:
         said = started(repo, "s-late")

@@ -1521,15 +1521,17 @@ def test_the_dashboard_answers_hooks_when_no_other_process_holds_the_warm_socket
 
     home = tmp_path / "ui-home"
     monkeypatch.setenv("WAYMARK_HOME", str(home))
-    request = {"op": "session_start", "event": {"cwd": str(repo), "session_id": "s-ui",
+    request = {"event": {"cwd": str(repo), "session_id": "s-ui",
                "client": "claude-code", "name": "SessionStart", "source": "startup"}}  # fmt: skip
     dashboard = Dashboard(home, repo)
     try:
-        assert wait_for(lambda: warm.ask(request, 0.5) is not None), "no warm answer"
+        assert wait_for(lambda: warm.ask("session_start", request, 0.5) is not None), (
+            "no warm answer"
+        )
         assert "holds the warm socket" in (home / "server.log").read_text(encoding="utf-8")
     finally:
         dashboard.stop()
-    assert warm.ask(request, 0.2) is None  # it took the socket with it
+    assert warm.ask("session_start", request, 0.2) is None  # it took the socket with it
 
 
 def test_beside_a_running_mcp_server_the_dashboard_leaves_the_warm_socket_to_it(
@@ -1540,9 +1542,11 @@ def test_beside_a_running_mcp_server_the_dashboard_leaves_the_warm_socket_to_it(
 
     home = tmp_path / "ui-home"
     monkeypatch.setenv("WAYMARK_HOME", str(home))
-    ping = {"op": "semantic", "project_id": "x", "queries": ["q"]}
+    ping = {"project_id": "x", "queries": ["q"]}
     with serving(repo):
-        assert wait_for(lambda: warm.ask(ping, 0.5) is not None), "the server never answered"
+        assert wait_for(lambda: warm.ask("semantic", ping, 0.5) is not None), (
+            "the server never answered"
+        )
         dashboard = Dashboard(home, repo)
         dashboard.stop()
     log = (home / "server.log").read_text(encoding="utf-8")

@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from waymark import warm
 from waymark.errors import Int8Unavailable, WaymarkError
 from waymark.projects.resolve import Project, resolve
 from waymark.recall import ann, embed, quantize, semantic, vectors
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
+from waymark.warm import server as warm
 
 log = logging.getLogger("waymark.server")
 

@@ -412,7 +412,7 @@ def query_model(enabled: bool, spec: embed.Model) -> dict[str, str]:
 def warm_server() -> dict[str, str]:
     from waymark import warm
 
-    reply = warm.ask({"op": "ping"}, 0.2)
+    reply = warm.ask("ping", {}, 0.2)
     if reply is None:
         return finding(
             "warm recall",

@@ -65,14 +65,14 @@ def ask_warm(
     query (its cost grows with the length)."""
     from waymark import warm
 
-    request: dict[str, Any] = {"op": "semantic", "queries": list(queries), "k": CANDIDATES}
+    request: dict[str, Any] = {"queries": list(queries), "k": CANDIDATES}
     if project is not None:
         request["project_id"] = project.id
     else:
         request["cwd"] = cwd
     if max_tokens is not None:
         request["max_tokens"] = int(max_tokens)
-    pending = warm.send(request, deadline_s)
+    pending = warm.send("semantic", request, deadline_s)
 
     def collect() -> list[list[tuple[int, float]]] | None:
         reply = pending.reply() if pending is not None else None

@@ -1,51 +1,38 @@
-"""The warm process's socket: hooks ask the long-running process (the MCP server today).
+"""The warm socket's server: the long-lived process (`waymark.daemon.host`) owns it.
 
-Embedding a query costs ~0.5 s in a cold process, so query embedding and vector search live in
-the MCP server, which calls `start(handler)`. A hook calls `ask()` under one hard deadline and
-falls back to lexical recall when it gets None.
-
-Endpoint, inside the 0700 data home: on POSIX the Unix socket `warm.sock` (0600; Linux also
-checks the peer's uid), or, when that path is too long for AF_UNIX, a socket in a private
-runtime directory named by `warm.addr`. On Windows (or with `transport="tcp"` /
-WAYMARK_WARM_TRANSPORT=tcp), 127.0.0.1 on an ephemeral port named by `warm.addr`, and every
-request carries the random token from `warm.token`.
-
-Ownership: whoever holds the exclusive lock on `warm.lock` owns the endpoint; other servers get
-None and stay clients. The OS drops the lock when its holder dies, so a crash leaves only a
-stale socket, which clients see as "no server" (ECONNREFUSED) and the next owner replaces. The
-lock file is never removed: that would let two processes lock two inodes under one name.
-
-Wire: one request per connection; each message is a 4-byte big-endian length and a UTF-8 JSON
-object of at most 1 MiB. Requests carry `"v": 1` (and `"token"` over TCP: reserved keys);
-replies carry `"v"` and `"ok"`, plus `"error"` when `ok` is false.
-
-Lifetime: the server is daemon threads inside the MCP server process, never a fork or detached
-daemon, so nothing outlives that process, which exits with its client session. `stop()` (also
-run at exit) removes the socket, address and token files. Descriptors are non-inheritable
-(PEP 446), so programs the server spawns never hold the lock or the socket.
+Its modules are imported inside functions: the client (`waymark.warm`) is what hooks import,
+and the server is loaded only in the process that serves. See `waymark.warm` for the endpoint,
+ownership, wire and lifetime.
 """
 
 from __future__ import annotations
 
-# `_socket`, not `socket`: the wrapper's enum and selectors imports cost a hook ~5 ms.
 import _socket
 import atexit  # built in: free
 import os
 import sys
 import time
 
-from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
-from waymark.home import data_home, ensure_home
+from waymark.base import jsonlite as json
+from waymark.home import ensure_home
+from waymark.warm import (
+    ADDR_FILE,
+    LOCK_FILE,
+    MAX_MESSAGE,
+    SOCK_FILE,
+    TOKEN_FILE,
+    VERSION,
+    _frame,
+    _parse,
+    _remaining,
+)
 
-TYPE_CHECKING = False  # collections.abc would cost a hook ~1 ms
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     Handler = Callable[[dict], dict]
 
-VERSION = 1
-MAX_MESSAGE = 1 << 20
-SOCK_FILE, ADDR_FILE, TOKEN_FILE, LOCK_FILE = "warm.sock", "warm.addr", "warm.token", "warm.lock"
 MAX_CONNECTIONS = 8  # a burst beyond this is refused at once, so clients fall back without waiting
 _UNIX_PATH_MAX = 100  # sun_path holds 104 bytes on macOS/BSD, 108 on Linux, NUL included
 _SERVER_IO_TIMEOUT_S = 2.0  # bounds how long a silent or slow client holds a worker
@@ -53,154 +40,6 @@ _SERVER_IO_TIMEOUT_S = 2.0  # bounds how long a silent or slow client holds a wo
 # server reaches later (busy starting, or other requests first) is refused unanswered, so a
 # hook that has moved on to doing the work itself never finds it half done by the server.
 _RESERVED = ("v", "token", "until")
-
-
-# Client: hooks import this module, so everything above the server section is stdlib-light.
-
-
-def ask(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> dict | None:
-    """Send `request` to the warm server; its reply, or None if no valid reply came in time.
-
-    Never raises and never blocks past `timeout_s`. A reply always has `ok`; `ok: false`
-    carries `error` (a handler failure or a refused request).
-    """
-    pending = send(request, timeout_s, home=home)
-    return pending.reply() if pending is not None else None
-
-
-class Pending:
-    """A request on its way: the caller works on, then collects the reply by the deadline.
-
-    `reply(keep=True)` leaves the connection open when no reply came in time, for a caller
-    that learns afterwards that the server took the work (`later()`); `close()` then."""
-
-    def __init__(self, sock, deadline: float) -> None:  # type: ignore[no-untyped-def]
-        self._sock = sock
-        self._deadline = deadline
-        self._buf = bytearray()  # what arrived of the reply so far
-        self.open = True  # False once closed: a reply (or a failure) came, or `close()`
-
-    def reply(self, *, keep: bool = False) -> dict | None:
-        """The reply, or None when none valid arrived by the deadline. Call it once."""
-        reply, timed_out = self._collect()
-        if not (keep and timed_out):
-            self.close()
-        return reply
-
-    def later(self, seconds: float) -> dict | None:
-        """After `reply(keep=True)` gave None: wait up to `seconds` more for the reply."""
-        self._deadline = time.monotonic() + seconds
-        try:
-            return self._collect()[0]
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        self.open = False
-        self._sock.close()
-
-    def _collect(self) -> tuple[dict | None, bool]:
-        """(the reply or None, whether the deadline cut it short)."""
-        try:
-            self._fill(4)
-            size = int.from_bytes(self._buf[:4], "big")
-            if size > MAX_MESSAGE:
-                return None, False
-            self._fill(4 + size)
-            reply = _parse(bytes(self._buf[4 : 4 + size]))
-            ok = reply.pop("v", None) == VERSION and "ok" in reply
-            return (reply if ok else None), False
-        except TimeoutError:  # `socket.timeout` is TimeoutError since 3.10
-            return None, True
-        except Exception:  # the same contract as ask(): None, never an exception
-            return None, False
-
-    def _fill(self, n: int) -> None:
-        while len(self._buf) < n:
-            self._sock.settimeout(_remaining(self._deadline))
-            chunk = self._sock.recv(min(n - len(self._buf), 1 << 16))
-            if not chunk:
-                raise ConnectionError("peer closed the connection mid-message")
-            self._buf += chunk
-
-
-def send(request: dict, timeout_s: float = 0.05, *, home: str | None = None) -> Pending | None:
-    """Connect and send now, reply later (see `Pending`); None when no server takes it."""
-    deadline = time.monotonic() + timeout_s
-    sock = None
-    try:
-        family, address, token = _endpoint(home or data_home())
-        message = {**request, "v": VERSION}
-        if token is not None:
-            message["token"] = token
-        frame = _frame(message)
-        sock = _socket.socket(family, _socket.SOCK_STREAM)
-        sock.settimeout(_remaining(deadline))
-        sock.connect(address)
-        sock.settimeout(_remaining(deadline))
-        sock.sendall(frame)
-        return Pending(sock, deadline)
-    except Exception:  # no server, stale socket, refused: the caller goes lexical
-        if sock is not None:
-            sock.close()
-        return None
-
-
-def _endpoint(home: str) -> tuple[int, str | tuple[str, int], str | None]:
-    """(family, address, token): `warm.addr` when published, else the default socket."""
-    try:
-        with open(os.path.join(home, ADDR_FILE), encoding="utf-8") as f:
-            addr = json.loads(f.read(4096))
-    except FileNotFoundError:
-        return _socket.AF_UNIX, os.path.join(home, SOCK_FILE), None
-    if "port" in addr:
-        with open(os.path.join(home, TOKEN_FILE), encoding="utf-8") as f:
-            token = f.read(256).strip()
-        return _socket.AF_INET, ("127.0.0.1", int(addr["port"])), token
-    return _socket.AF_UNIX, str(addr["unix"]), None
-
-
-def _remaining(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("deadline passed")
-    return left
-
-
-def _frame(message: dict) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    if len(data) > MAX_MESSAGE:
-        raise ValueError(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
-    return len(data).to_bytes(4, "big") + data
-
-
-def _read_frame(sock, deadline: float) -> bytes:
-    size = int.from_bytes(_read_exact(sock, 4, deadline), "big")
-    if size > MAX_MESSAGE:  # refuse before reading: the peer is broken or hostile
-        raise ValueError(f"message of {size} bytes exceeds {MAX_MESSAGE}")
-    return _read_exact(sock, size, deadline)
-
-
-def _read_exact(sock, n: int, deadline: float) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        sock.settimeout(_remaining(deadline))
-        chunk = sock.recv(min(n - len(buf), 1 << 16))
-        if not chunk:
-            raise ConnectionError("peer closed the connection mid-message")
-        buf += chunk
-    return bytes(buf)
-
-
-def _parse(data: bytes) -> dict:
-    message = json.loads(data.decode("utf-8"))
-    if not isinstance(message, dict):
-        raise ValueError("message is not a JSON object")
-    return message
-
-
-# Server: runs in the MCP server process. Its modules are imported inside functions so that
-# hooks, which import this module for `ask()`, never pay for them.
 
 
 def start(
@@ -470,3 +309,21 @@ def _unlink(path: str) -> None:
 
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+def _read_frame(sock, deadline: float) -> bytes:
+    size = int.from_bytes(_read_exact(sock, 4, deadline), "big")
+    if size > MAX_MESSAGE:  # refuse before reading: the peer is broken or hostile
+        raise ValueError(f"message of {size} bytes exceeds {MAX_MESSAGE}")
+    return _read_exact(sock, size, deadline)
+
+
+def _read_exact(sock, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        sock.settimeout(_remaining(deadline))
+        chunk = sock.recv(min(n - len(buf), 1 << 16))
+        if not chunk:
+            raise ConnectionError("peer closed the connection mid-message")
+        buf += chunk
+    return bytes(buf)
