@@ -1,13 +1,15 @@
 """Whole-process timings of the commands an agent or a person runs most, against the bare
 interpreter, at a store of --memories memories (the synthetic corpus, bench/corpus.py).
 
-Each command is run as `waymark` is installed (the console script: the interpreter, its
-site, the script's own imports, the command's imports and its work), --runs times,
-interleaved with the bare interpreter (`python -I -c pass`) so both see the same machine.
+Each command is run as `waymark` is installed (the interpreter, its site, the launcher's own
+imports, the command's imports and its work), --runs times, interleaved with the bare
+interpreter (`python -I -c pass`) so both see the same machine. The launcher is the one
+install.sh writes (`--launcher install`, the default) or pip's console script (`--launcher
+pip`, what a plain `pip install` gives: it imports `re` first).
 Targets (#46): `--help` and `--version` within 1.5x the bare interpreter; a command that
 needs no model (`status`, `list`, `show`, `checkpoint show`, `map impact`) within 2.5x.
 
-    python bench/commands.py [--memories 10000] [--runs 20] [--keep]
+    python bench/commands.py [--memories 10000] [--runs 20] [--launcher install|pip] [--keep]
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--launcher", choices=("install", "pip"), default="install")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     root = pathlib.Path(tempfile.mkdtemp(prefix="waymark-commands-"))
@@ -66,6 +69,12 @@ def main() -> None:
         one = conn.execute("SELECT id FROM memories LIMIT 1").fetchone()[0]
         conn.close()
         waymark = [str(SCRIPT)]
+        if args.launcher == "install":  # what install.sh writes in place of pip's script
+            launcher = root / "waymark"
+            launcher.write_text(f"#!{sys.executable} -I\nimport sys\nfrom waymark.cli import "
+                                "main\nsys.exit(main())\n", encoding="utf-8")  # fmt: skip
+            launcher.chmod(0o755)
+            waymark = [str(launcher)]
         for setup in (["enable"], ["checkpoint", "create", "--objective", "Ship the importer"],
                       ["map", "refresh"]):  # fmt: skip
             timed([*waymark, *setup], str(repo), env)
@@ -76,7 +85,7 @@ def main() -> None:
         }  # fmt: skip
         floor_argv = [sys.executable, "-I", "-c", "pass"]
         print(f"{args.memories:,} memories, {args.runs} runs each, whole processes; "
-              f"{os.cpu_count()} cores\n")  # fmt: skip
+              f"{os.cpu_count()} cores; the {args.launcher} launcher\n")  # fmt: skip
         print(f"{'command':18} {'p50 ms':>8} {'p95 ms':>8} {'x bare p50':>11} {'target':>7}")
         floors: list[float] = []
         for name, extra in commands.items():

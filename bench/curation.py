@@ -2,7 +2,7 @@
 
 For each size: the synthetic corpus (bench/corpus.py) loaded into a path project, plus one
 near-duplicate in a hundred (the same text with a few words added, as agents re-save what
-they learned) and pseudo-random vectors for all. Then, timed as `waymark forget` and
+they learned) and pseudo-random vectors for all. Then, timed as `waymark sweep` and
 `waymark consolidate` run them: the retention plan 300 days on (what `--dry-run` prints),
 the sweep itself (archives in one transaction), the consolidation groups (`--dry-run`, over
 every memory, before the sweep) and queuing them as candidates; and how many of the planted
@@ -109,7 +109,7 @@ def main() -> int:
     print(
         "groups = `waymark consolidate --dry-run` over every memory; copies found = near-copies"
         " grouped with their original; queue = `waymark consolidate` (candidates); plan ="
-        " `waymark forget --dry-run` 300 days on; sweep = `waymark forget`"
+        " `waymark sweep --dry-run` 300 days on; sweep = `waymark sweep`"
     )
     return 0
 

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from waymark.cli import build_parser, main
+from waymark.cli import main
+from waymark.cli.dispatch import build_parser
 from waymark.memories import store
 from waymark.storage import connection as db
 
@@ -271,6 +272,25 @@ def test_every_command_has_help_with_an_example(capsys):
         assert name in sub.choices
         text = sub.choices[name].format_help()
         assert "example:" in text and f"waymark {name}" in text
+
+
+def test_the_overview_lists_every_command_once_under_its_heading_in_short_lines():
+    from waymark.cli import overview
+
+    listed = [name for _, commands in overview.GROUPS for name, _ in commands]
+    from waymark.cli.table import COMMANDS as TABLE
+
+    assert sorted(listed) == sorted(n for n, _, _ in TABLE), "the overview and the table differ"
+    headings = [heading for heading, _ in overview.GROUPS]
+    assert headings == ["set-up", "memories", "recall", "handoff", "curation", "knowledge",
+                        "team", "faces", "data"]  # fmt: skip
+    text = overview.text()
+    assert all(len(line) <= 80 for line in text.splitlines()), "an overview line over 80"
+    for argv in ([], ["--help"], ["-h"], ["--json", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "waymark", *argv], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0 and done.stdout == text, argv
+    assert text.index("\nset-up:\n  install ") < text.index("\nmemories:\n  remember ")
 
 
 def test_readme_documents_every_command():
@@ -768,8 +788,8 @@ def test_a_lesson_or_decision_given_as_json_on_the_cli_is_stored_as_its_fields(c
 
 
 def test_the_command_table_is_what_the_modules_register():
-    """`waymark --help` lists commands from the table and `waymark COMMAND` imports only its
-    module: the table must say what the modules register (regenerate it, never edit it)."""
+    """`waymark COMMAND` imports only the module the table names: the table must say what the
+    modules register (regenerate it, never edit it)."""
     from waymark.cli import table
 
     assert tuple(table.registered()) == table.COMMANDS, (
@@ -785,12 +805,14 @@ def test_a_command_imports_only_its_own_module():
         "    main(sys.argv[1:])\n"
         "except SystemExit:\n"
         "    pass\n"
+        "shared = ('waymark.cli.common', 'waymark.cli.table', 'waymark.cli.dispatch')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('waymark.cli.') and\n"
-        "                m not in ('waymark.cli.common', 'waymark.cli.table'))\n"
-        "print(loaded, file=sys.stderr)\n"
+        "                m not in shared)\n"
+        "print('argparse' in sys.modules, loaded, file=sys.stderr)\n"
     )
-    for argv, modules in ((["--help"], "[]"), (["list"], "['waymark.cli.memory']"),
-                          (["status"], "['waymark.cli.project']")):  # fmt: skip
+    for argv, modules in ((["--help"], "False ['waymark.cli.overview']"),
+                          (["--version"], "False []"), (["list"], "True ['waymark.cli.memory']"),
+                          (["status"], "True ['waymark.cli.project']")):  # fmt: skip
         done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
                               text=True, timeout=60)  # fmt: skip
         assert done.stderr.strip().splitlines()[-1] == modules, (argv, done.stderr)

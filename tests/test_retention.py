@@ -148,18 +148,27 @@ def cli(*args, cwd):
     )
 
 
-def test_people_sweep_with_forget_and_undo_with_unarchive(conn, project, repo):
+def test_people_sweep_and_undo_with_unarchive(conn, project, repo):
     expired = saved(conn, project, "Use the 2025 staging cert", valid_until="2026-01-01")
-    dry = cli("forget", "--dry-run", "--json", cwd=repo)
+    dry = cli("sweep", "--dry-run", "--json", cwd=repo)
     assert dry.returncode == 0, dry.stderr
     out = json.loads(dry.stdout)
     assert out["dry_run"] and ids(out["archive"]) == {expired.id}
     assert store.get(conn, expired.id).status == "active"
-    assert "would archive 1" in cli("forget", "--dry-run", cwd=repo).stdout
-    done = cli("forget", cwd=repo)
+    assert "would archive 1" in cli("sweep", "--dry-run", cwd=repo).stdout
+    done = cli("sweep", cwd=repo)
     assert done.returncode == 0 and "archived 1" in done.stdout and "unarchive" in done.stdout
     assert store.get(conn, expired.id).status == "archived"
     back = cli("unarchive", expired.id, "--json", cwd=repo)
     assert back.returncode == 0 and json.loads(back.stdout)["status"] == "active"
     again = cli("unarchive", expired.id, "--json", cwd=repo)
     assert again.returncode == 1 and json.loads(again.stdout)["code"] == "conflict"
+
+
+def test_the_old_name_forget_still_sweeps_for_a_release_and_says_the_new_one(conn, project, repo):
+    expired = saved(conn, project, "Use the 2024 staging cert", valid_until="2026-01-01")
+    old = cli("forget", "--dry-run", "--json", cwd=repo)
+    assert old.returncode == 0 and ids(json.loads(old.stdout)["archive"]) == {expired.id}
+    assert "`forget` is now `sweep`" in old.stderr
+    overview = cli("--help", cwd=repo).stdout
+    assert "  sweep " in overview and "forget" not in overview

@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
     # hook ever waits for it (`waymark map refresh` builds it by hand).
     "map.server_builds_first": True,
     # Retention (curation/retention.py): nothing is archived or purged unless a sweep is asked
-    # for (`waymark forget`) or scheduled here ("daily" or "weekly"; the MCP server runs it).
+    # for (`waymark sweep`) or scheduled here ("daily" or "weekly"; the MCP server runs it).
     "retention.schedule": "off",
     "retention.archive_after_days": 120.0,
     "retention.salience_floor": 0.2,

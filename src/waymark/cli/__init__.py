@@ -2,166 +2,36 @@
 
 Exit codes: 0 done, 1 refused (a WaymarkError, printed as one line or as
 `{code, message, details}` with --json), 2 bad usage (code `usage`, the same two forms).
+
+This module is what the `waymark` launcher imports, so it stays small: `--version` and the
+overview (`waymark`, `waymark --help`) are answered here, every other command by argparse in
+`waymark.cli.dispatch`.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
-from waymark.base.text import mend
-from waymark.cli.common import Context, emit_error
-from waymark.cli.table import COMMANDS, MODULES
-from waymark.errors import InternalError, UsageError, WaymarkError
-
-MODULE_OF = {name: module for name, module, _ in COMMANDS}
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, whose usage errors become UsageError: printed like every other error (as
-    JSON under --json) with exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(
-            f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)",
-            usage=self.format_usage(),
-        )
-
-
-class VersionAction(argparse.Action):
-    """`waymark --version`: the version, and the commit where Waymark runs from a checkout
-    (asked of git only when --version is given)."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        from waymark.base import version
-
-        print(f"waymark {version.text()}")
-        parser.exit()
-
-
-def _did_you_mean(message: str) -> str:
-    """`; did you mean status?` after argparse's "invalid choice: 'stauts' (choose from ...)"."""
-    import difflib
-    import re
-
-    found = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
-    if not found:
-        return ""
-    choices = re.findall(r"'([^']*)'", found.group(2))
-    near = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
-
-
-def _flags_first(argv: list[str]) -> list[str]:
-    """`waymark --json status` as `waymark status --json`: the flags every command takes
-    (--json, --project) may come before the command too."""
-    moved, rest = [], list(argv)
-    while rest:
-        if rest[0] == "--json" or rest[0].startswith("--project="):
-            moved.append(rest.pop(0))
-        elif rest[0] == "--project" and len(rest) > 1:
-            moved += [rest.pop(0), rest.pop(0)]
-        else:
-            break
-    if not moved or not rest or rest[0].startswith("-"):
-        return argv
-    end = rest.index("--") if "--" in rest else len(rest)
-    return [*rest[:end], *moved, *rest[end:]]
-
-
-def build_parser(command: str | None = "") -> argparse.ArgumentParser:
-    """The parser of `command` alone (its module imported, no other); of every command with
-    `command` "" (what the tests and docs read); for anything else, the list of commands
-    from the table, for `waymark --help` and a mistyped name."""
-    import importlib
-
-    common = Parser(add_help=False)
-    common.add_argument(
-        "--project",
-        metavar="PATH_OR_NAME",
-        help="project directory, or the name of a named project (default: the current directory)",
-    )
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    parser = Parser(
-        prog="waymark",
-        description="Memory for coding agents: the next session starts where the last one stopped.",
-        epilog="Run `waymark COMMAND --help` for each command's flags and an example.",
-    )
-    parser.add_argument("--version", action=VersionAction, nargs=0, help="show the version")
-    commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=Parser
-    )
-    if command in MODULE_OF or command == "":
-        for module in [MODULE_OF[command]] if command else MODULES:
-            importlib.import_module(f"waymark.cli.{module}").register(commands, common)
-    else:
-        for name, _, said in COMMANDS:
-            commands.add_parser(name, help=said, add_help=False)
-    return parser
-
-
-def storage_error(exc: BaseException) -> WaymarkError | None:
-    from waymark.storage.faults import translate
-
-    return translate(exc)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # the reader left (`waymark list | head`), even mid-error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
-        os.close(devnull)
-        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from waymark.base import version
 
-
-def _main(argv: Sequence[str] | None) -> int:
-    # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
-    argv = _flags_first([mend(a) for a in (sys.argv[1:] if argv is None else argv)])
-    parser = build_parser(argv[0] if argv and argv[0] in MODULE_OF else None)
-    if not argv:  # `waymark` alone: what it can do
-        parser.print_help()
+        print(f"waymark {version.text()}")
         return 0
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        emit_error(exc, "--json" in argv)
-        return 2
-    handler: Callable[[argparse.Namespace, Context], Any] = args.handler
-    ctx = Context(project_spec=args.project, as_json=args.json)
-    try:
-        code = int(handler(args, ctx) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handling below
-        return code
-    except UsageError as exc:  # a combination of flags argparse cannot see
-        emit_error(exc, ctx.as_json)
-        return 2
-    except WaymarkError as exc:
-        emit_error(exc, ctx.as_json)
-        return 1
-    except KeyboardInterrupt:
-        print("waymark: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        raise
-    except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
-        mapped = storage_error(exc)
-        if mapped is not None:  # a damaged file, a full disk, a read-only home
-            emit_error(mapped, ctx.as_json)
-            return 1
-        if os.environ.get("WAYMARK_DEBUG"):
-            raise
-        emit_error(
-            InternalError(f"internal error: {exc!r} (set WAYMARK_DEBUG=1 for the traceback)"),
-            ctx.as_json,
-        )
-        return 1
-    finally:
-        ctx.close()
+    if args in ([], ["--help"], ["-h"]):
+        from waymark.cli import overview
+
+        sys.stdout.write(overview.text())
+        return 0
+    from waymark.cli import dispatch
+
+    return dispatch.main(args)
 
 
 if __name__ == "__main__":

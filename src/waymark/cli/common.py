@@ -3,17 +3,41 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from waymark.errors import InvalidArgument, NotFound, WaymarkError
+from waymark.errors import InvalidArgument, NotFound, UsageError, WaymarkError
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing costs every command ~3 ms
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NoReturn
+
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors become UsageError: printed like every other error (as
+    JSON under --json) with exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(
+            f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)",
+            usage=self.format_usage(),
+        )
+
+
+def _did_you_mean(message: str) -> str:
+    """`; did you mean status?` after argparse's "invalid choice: 'stauts' (choose from ...)"."""
+    import difflib
+    import re
+
+    found = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    near = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else ""
 
 
 class Context:
@@ -27,8 +51,8 @@ class Context:
     @property
     def conn(self) -> Connection:
         if self._conn is None:
-            # imported here, as the project's resolver below: `waymark --version` and
-            # `--help` open no store and start in ~25 ms instead of ~60
+            # imported here, as the project's resolver below: a command that opens no
+            # store (`config`, `install --dry-run`, a usage error) never pays for apsw
             from waymark.storage import connection as db
 
             self._conn = db.connect()
@@ -81,6 +105,8 @@ def add_command(
 
 def emit(data: Any, as_json: bool, text: str) -> None:
     if as_json:
+        import json  # only under --json: plain output skips its ~2 ms
+
         print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text:
         print(text)
@@ -114,6 +140,8 @@ def positive(text: str) -> float:
 
 def emit_error(exc: WaymarkError, as_json: bool) -> None:
     if as_json:
+        import json
+
         print(json.dumps(exc.to_dict(), ensure_ascii=False, default=str), flush=True)
     else:
         print(f"waymark: error: {exc.message} [{exc.code}]", file=sys.stderr)

@@ -70,15 +70,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _register_retiring(commands: Any, common: argparse.ArgumentParser) -> None:
-    """forget, unarchive."""
+    """sweep, unarchive."""
     p = add_command(
         commands,
-        "forget",
+        "sweep",
         common,
-        handler=cmd_forget,
+        handler=cmd_sweep,
         help="sweep: archive what is expired or unused and of low salience, purge what stayed "
         "archived long enough (pinned, decisions, conventions and fresh evidence are kept)",
-        example="waymark forget --dry-run",
+        example="waymark sweep --dry-run",
     )
     p.add_argument("--dry-run", action="store_true", help="show what would change, and why")
     p = add_command(
@@ -433,7 +433,7 @@ def cmd_feedback(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def cmd_forget(args: argparse.Namespace, ctx: Context) -> int:
+def cmd_sweep(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.curation import retention
 
     project = ctx.project(create=False)

@@ -1,5 +1,5 @@
 """Every command: its name, the CLI module that registers it, and its one-line help. `waymark
---help` lists them from here, and `waymark COMMAND` imports only COMMAND's module, so no
+COMMAND` imports only COMMAND's module (found here), so no
 command pays for the others' imports (`waymark --version` 0.23 s -> about 20 ms as whole
 processes, `waymark status` about a third less).
 
@@ -75,7 +75,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "read the Claude Code and Codex transcripts already on this machine for this project and propose candidates: decisions stated, failures and what fixed them, the files each session edited (redacted; nothing active until reviewed)",
     ),
     (
-        "forget",
+        "sweep",
         "curation",
         "sweep: archive what is expired or unused and of low salience, purge what stayed archived long enough (pinned, decisions, conventions and fresh evidence are kept)",
     ),
@@ -238,7 +238,7 @@ def registered() -> list[tuple[str, str, str]]:
     """(name, module, help) of every command, as the modules register them now."""
     import importlib
 
-    from waymark.cli import Parser
+    from waymark.cli.common import Parser
 
     common = Parser(add_help=False)
     rows = []

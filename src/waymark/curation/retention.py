@@ -1,5 +1,5 @@
 """Retention: what a sweep archives (a zone recall leaves out, reversible) and purges (a
-tombstone), and why. Nothing happens unless asked: `waymark forget` (with `--dry-run` to see
+tombstone), and why. Nothing happens unless asked: `waymark sweep` (with `--dry-run` to see
 the plan), or the schedule a user sets (`retention.schedule`), which the MCP server keeps.
 
 Salience is remem-mcp's: exp(-λ·age) + σ·ln(1 + uses)·exp(-μ·days since last use), with λ

@@ -353,8 +353,7 @@ def forget(
             if mode == "erase":
                 raise CaptureRefused(
                     "capture is confirm here: the agent's writes wait for review, and an "
-                    "erase cannot; archive it instead, or the user runs `waymark forget ID "
-                    "--erase`",
+                    "erase cannot; archive it instead, or the user runs `waymark erase ID`",
                     mode="confirm",
                 )
             memory = store.get(conn, id).to_dict()
