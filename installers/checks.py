@@ -10,12 +10,19 @@ import shlex
 import sys
 from typing import Any
 
-from waymark.errors import WaymarkError
 from waymark.health import cotenants, fired
 from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 
 from . import claude, codex, commands, manifest, opencode
-from .commands import is_waymark_hook
+from .wiring import (  # doctor reads what `waymark status` reads
+    chain,
+    handlers,
+    installed_at,
+    is_waymark_hook,
+    our_handlers,
+    our_hooks,
+    session_started,
+)
 
 
 def client_checks(client: str) -> list[dict[str, str]]:
@@ -30,7 +37,7 @@ def client_checks(client: str) -> list[dict[str, str]]:
         for spec in commands.HOOKS
         if client == "claude-code" or spec.event not in commands.CLAUDE_ONLY
     }
-    found_hooks = _our_hooks(hooks_file)
+    found_hooks = our_hooks(hooks_file)
     mode = manifest.mode_of(client)
     out = [finding(f"{client} install mode", OK, _MODE_TEXT[mode or "none"])]
     missing = sorted(expected - set(found_hooks))
@@ -103,7 +110,7 @@ def _prompt_route() -> dict[str, str]:
     """How Claude Code's prompt hook reaches Waymark: a call into the MCP server (the
     command beside it the fallback), or the command alone."""
     name = "claude-code prompt hook"
-    if any(commands.is_waymark_tool_hook(h) for _, h in _handlers(claude.settings_path())):
+    if any(commands.is_waymark_tool_hook(h) for _, h in handlers(claude.settings_path())):
         return finding(name, OK, "answered inside the MCP server (an mcp_tool hook), the "
                        "command hook beside it as the fallback")  # fmt: skip
     if claude.runs_tool_hooks():
@@ -138,12 +145,6 @@ def _opencode_checks() -> list[dict[str, str]]:
     ]
 
 
-def chain() -> list[dict[str, Any]]:
-    """Claude Code's hook chains per event, Waymark's share, from its own transcripts."""
-    folder = os.path.join(claude.config_dir(), "projects")
-    return cotenants.chains(cotenants.instances(folder), lambda c: is_waymark_hook({"command": c}))
-
-
 def _our_positions(path: str) -> list[tuple[str, int, int]]:
     """(event, group index, handler index) of each Waymark handler in a hooks file."""
     try:
@@ -160,79 +161,11 @@ def _our_positions(path: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def installed_at() -> str | None:
-    """When `waymark install` last wrote the clients' config (None: never, or a plugin)."""
-    from . import manifest
-
-    try:
-        return manifest.load().get("updated_at")
-    except WaymarkError:
-        return None
-
-
-def wired(client: str) -> list[str]:
-    """The events whose Waymark hook is in `client`'s config."""
-    path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
-    return sorted(_our_hooks(path))
-
-
-def session_started(client: str) -> str | None:
-    """When `client` last started a session on this machine (UTC ISO 8601), from its own
-    session files' folders, read-only: a folder's time is when an entry was last made in it
-    (Claude Code: a project folder gets a transcript per session; Codex: the day's folder of
-    rollout files). None when the client keeps none here."""
-    if client == "claude-code":
-        folders = [e.path for e in _dirs(os.path.join(claude.config_dir(), "projects"))]
-    else:
-        day = os.path.join(codex.home(), "sessions")
-        for _ in range(3):  # year, month, day: the newest of each by name
-            found = sorted(e.name for e in _dirs(day))
-            if not found:
-                return None
-            day = os.path.join(day, found[-1])
-        folders = [day]
-    times = []
-    for folder in folders:
-        try:
-            times.append(os.stat(folder).st_mtime)
-        except OSError:
-            continue
-    if not times:
-        return None
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(max(times)))
-
-
-def _dirs(path: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(path) as entries:
-            return [e for e in entries if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
-
-
-def hook_status() -> list[dict[str, Any]]:
-    """`waymark status`: each client found here (or whose hooks ran), its hooks' last runs."""
-    rows = fired.by_hook()
-    ran = {r["client"] for r in rows}
-    out = []
-    for client, mod in (("claude-code", claude), ("codex", codex)):
-        if mod.found() or client in ran:
-            started = session_started(client)
-            summary = fired.client_summary(client, wired(client), installed_at(), started, rows)
-            summary["mode"] = manifest.mode_of(client)
-            if client == "claude-code":
-                summary["chain"] = chain()
-            out.append(summary)
-    return out
-
-
 def installed_commands(client: str) -> list[tuple[str, str, float]]:
     """(event, command, timeout in seconds) of each Waymark hook in `client`'s config."""
     path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
     out = []
-    for event, handler in _our_handlers(path):
+    for event, handler in our_handlers(path):
         timeout = handler.get("timeout")
         seconds = float(timeout) if isinstance(timeout, int | float) else 60.0
         out.append((event, handler["command"], seconds))
@@ -255,31 +188,6 @@ def self_test(client: str) -> list[dict[str, str]]:
 
 def _snake(event: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
-
-
-def _our_hooks(path: str) -> dict[str, str]:
-    return {event: handler["command"] for event, handler in _our_handlers(path)}
-
-
-def _our_handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, handler) of each Waymark hook command in a hooks file, in the file's order."""
-    return [(event, h) for event, h in _handlers(path) if is_waymark_hook(h)]
-
-
-def _handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
-    """(event, handler) of every handler in a hooks file, in the file's order."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return []
-    out = []
-    for event, groups in (doc.get("hooks") or {}).items() if isinstance(doc, dict) else ():
-        for group in groups if isinstance(groups, list) else []:
-            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
-                if isinstance(handler, dict):
-                    out.append((event, handler))
-    return out
 
 
 def _python_of(command: str) -> str | None:

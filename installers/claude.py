@@ -7,37 +7,18 @@ Claude Code keeps user settings in `$CLAUDE_CONFIG_DIR/settings.json` (default
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 
-from . import commands, hookconfig, jsonedit, mcpjson
-from .files import client_dir, display
+from . import commands, hookconfig, jsonedit, mcpjson, places
+from .files import display
 
-
-def config_dir() -> str:
-    return client_dir("CLAUDE_CONFIG_DIR", "~/.claude")
-
-
-def settings_path() -> str:
-    return os.path.join(config_dir(), "settings.json")
-
-
-def user_config_path() -> str:
-    if os.environ.get("CLAUDE_CONFIG_DIR", "").strip():
-        return os.path.join(config_dir(), ".claude.json")
-    return os.path.expanduser("~/.claude.json")
-
-
-def found() -> bool:
-    return bool(
-        os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
-        or shutil.which("claude")
-        or os.path.isdir(config_dir())
-        or os.path.isfile(user_config_path())
-    )
-
+# Where Claude Code keeps its config (`places`, light enough for `waymark status`).
+config_dir = places.claude_config_dir
+settings_path = places.claude_settings_path
+user_config_path = places.claude_user_config_path
+found = places.claude_found
 
 # settings.json
 

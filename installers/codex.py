@@ -8,14 +8,18 @@ line above each block does, and the manifest remembers the exact text we added.
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 from typing import Any
 
 from waymark.errors import InstallRefused
 
-from . import commands, hookconfig, tomledit
-from .files import client_dir, display
+from . import commands, hookconfig, places, tomledit
+from .files import display
+
+# Where Codex keeps its config (`places`, light enough for `waymark status`).
+home = places.codex_home
+config_path = places.codex_config_path
+hooks_path = places.codex_hooks_path
+found = places.codex_found
 
 MCP_KEY = ("mcp_servers", commands.MCP_NAME)
 MCP_COMMENT = "Waymark's MCP server (added by `waymark install`; `waymark uninstall` removes it)"
@@ -26,24 +30,6 @@ TRUST_NOTE = (
     "Codex skips new hooks until you trust them: start `codex`, type /hooks, and trust "
     "Waymark's hooks (one-off runs: `codex exec --dangerously-bypass-hook-trust`)"
 )
-
-
-def home() -> str:
-    return client_dir("CODEX_HOME", "~/.codex")
-
-
-def config_path() -> str:
-    return os.path.join(home(), "config.toml")
-
-
-def hooks_path() -> str:
-    return os.path.join(home(), "hooks.json")
-
-
-def found() -> bool:
-    return bool(
-        os.environ.get("CODEX_HOME", "").strip() or shutil.which("codex") or os.path.isdir(home())
-    )
 
 
 # hooks.json

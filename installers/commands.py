@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from waymark.base import launch
 
+from .wiring import HOOK_SIGNATURE, is_waymark_hook  # noqa: F401 (the commands' own test)
+
 CLAUDE = "claude-code"
 CODEX = "codex"
 OPENCODE = "opencode"
@@ -49,10 +51,6 @@ HOOKS = (
 )
 CLAUDE_ONLY = {"PostToolUseFailure"}
 
-# A hook handler is Waymark's when its command runs one of Waymark's hook modules: today's
-# `-c "from waymark.hooks.<module> import main;main()"`, or the `-m waymark.hooks.<module>` of
-# installs before it (so upgrading and uninstalling still find those).
-HOOK_SIGNATURE = re.compile(r"(^|\s)(-m\s+|-c\s+[\"']?from\s+)waymark\.hooks\.[A-Za-z_]+(\s|$)")
 NOTIFY_MODULE = "waymark.hooks.notify"
 MCP_NAME = "waymark"
 MCP_ARGS = ["-m", "waymark", "mcp"]
@@ -102,15 +100,6 @@ def hook_command(python: str, module: str, client: str, *, windows: bool = False
 
 def hook_command_windows(python: str, module: str, client: str) -> str:
     return f'{cmd_word(python)} -I -c "{launch.program(module)}" {client}'
-
-
-def is_waymark_hook(handler: object) -> bool:
-    """A command handler running one of Waymark's hook modules."""
-    return (
-        isinstance(handler, dict)
-        and isinstance(handler.get("command"), str)
-        and HOOK_SIGNATURE.search(handler["command"]) is not None
-    )
 
 
 # Claude Code (2.1.118 and later) also runs a hook as a call to a connected MCP server: the

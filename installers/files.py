@@ -8,11 +8,8 @@ file in the same folder, fsync and `os.replace`, keeping the file's mode. A syml
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import os
 import stat
-from dataclasses import dataclass
 
 from waymark.base import files
 from waymark.errors import ConfigMalformed, InstallRefused
@@ -20,21 +17,16 @@ from waymark.errors import ConfigMalformed, InstallRefused
 BOM = "\ufeff"
 
 
-def client_dir(variable: str, default: str) -> str:
-    """A client's config folder: the one its environment variable names (as the client
-    itself honours it), else its default under the home directory."""
-    explicit = os.environ.get(variable, "").strip()
-    return os.path.abspath(os.path.expanduser(explicit or default))
-
-
-@dataclass(frozen=True)
 class Snapshot:
-    """One file as found: its text (None when missing), BOM and mode."""
+    """One file as found: its text (None when missing), BOM and mode. A plain class: a
+    dataclass would cost `waymark status`, which reads the install manifest, ~5 ms."""
 
-    path: str
-    text: str | None
-    bom: bool = False
-    mode: int | None = None
+    __slots__ = ("path", "text", "bom", "mode")
+
+    def __init__(
+        self, path: str, text: str | None, bom: bool = False, mode: int | None = None
+    ) -> None:
+        self.path, self.text, self.bom, self.mode = path, text, bom, mode
 
     @property
     def exists(self) -> bool:
@@ -46,6 +38,8 @@ class Snapshot:
 
 
 def sha256_text(text: str, bom: bool = False) -> str:
+    import hashlib
+
     return hashlib.sha256(encode(text, bom)).hexdigest()
 
 
@@ -125,6 +119,8 @@ def diff(path: str, before: str | None, after: str | None) -> str:
     a = (before or "").splitlines(keepends=True)
     b = (after or "").splitlines(keepends=True)
     name = display(path)
+    import difflib
+
     lines = difflib.unified_diff(
         a,
         b,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from waymark.cli.common import Context, add_command, bounded, emit, positive
 from waymark.curation import candidates
 from waymark.errors import UsageError
+
+TYPE_CHECKING = False  # typing costs a command ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

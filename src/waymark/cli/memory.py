@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from typing import Any
 
+from waymark.base import jsonlite as json  # `import json` costs a command ~2 ms
 from waymark.cli.common import Context, add_command, bounded, emit, read_content
 from waymark.errors import InvalidArgument, UsageError
 from waymark.memories import browse, links
@@ -19,6 +18,8 @@ from waymark.storage.memories import Memory
 # write path (agent_writes, edit, store, draft: 33 ms of its whole process's imports).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.curation.agent_writes import Held
     from waymark.memories.draft import Draft, Saved
 

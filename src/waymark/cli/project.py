@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from waymark.cli.common import Context, add_command, emit
 from waymark.errors import InvalidArgument, NotFound
 from waymark.health import status
-from waymark.projects import capture, instructions, manage
+from waymark.projects import capture, instructions
+
+# `manage` (the `project` commands' listing, rebinding and removal) is imported where used:
+# `waymark status` skips its ~10 ms.
 from waymark.projects.locate import CONFIG_NAME
 from waymark.projects.resolve import resolve
+
+TYPE_CHECKING = False  # typing costs a command ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -129,6 +135,8 @@ def cmd_project(args: argparse.Namespace, ctx: Context) -> int:
 
 def _not_a_project(ctx: Context, data: dict[str, Any] | None = None) -> int:
     """A directory nobody bound: say so, and point at a clone's project if there is one."""
+    from waymark.projects import manage
+
     found = manage.unbound(ctx.conn, ctx.project_spec or ".")
     lines = [
         f"{found['root']}",
@@ -163,6 +171,8 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def cmd_project_list(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.projects import manage
+
     rows = manage.summaries(ctx.conn, empty_folders=args.all_folders)
     hidden = (
         0 if args.all_folders else len(manage.summaries(ctx.conn, empty_folders=True)) - len(rows)
@@ -181,6 +191,8 @@ def cmd_project_list(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_project_rebind(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.projects import manage
+
     if not os.path.isdir(args.directory):
         raise InvalidArgument(f"{args.directory} is not a directory")
     done = manage.rebind(ctx.conn, args.directory, args.to)
@@ -194,6 +206,8 @@ def cmd_project_rebind(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_project_rename(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.projects import manage
+
     spec = args.id
     if os.path.isdir(spec):  # a directory: its project
         spec = resolve(ctx.conn, spec, create=False, bind=False).id
@@ -209,6 +223,8 @@ def cmd_project_rename(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def cmd_project_remove(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark.projects import manage
+
     target = manage.find(ctx.conn, args.id)
     if not args.yes:
         raise InvalidArgument(
@@ -236,7 +252,7 @@ def cmd_status(args: argparse.Namespace, ctx: Context) -> int:
             raise
         return _not_a_project(ctx, status.store_report(ctx.conn))
     data = status.report(ctx.conn, project)
-    from waymark.installers.checks import hook_status
+    from waymark.installers.wiring import hook_status
 
     data["hooks"] = hook_status()
     active = data["memories"].get("active", {})

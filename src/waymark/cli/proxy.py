@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from waymark.base import origins
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.errors import InvalidArgument
+
+TYPE_CHECKING = False  # typing costs a command ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 TOKEN_FILE = "proxy.token"
 DEFAULT_PORT = 8795

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-from typing import Any
 
 from waymark import errors
+from waymark.base import jsonlite as json  # `import json` costs a command ~2 ms
 from waymark.cli.common import Context, add_command, bounded, emit, open_input, progress_bar
 from waymark.errors import InvalidArgument, NotFound, UsageError
 from waymark.memories import observations
@@ -18,6 +17,10 @@ from waymark.memories.scope import check_agent
 from waymark.projects.resolve import resolve
 from waymark.recall import ann, embed, quantize, semantic, vectors
 from waymark.recall import ranked as recall
+
+TYPE_CHECKING = False  # typing costs a command ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

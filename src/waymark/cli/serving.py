@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any
 
 from waymark.errors import InvalidArgument
+
+TYPE_CHECKING = False  # typing costs a command ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 

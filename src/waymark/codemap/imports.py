@@ -10,9 +10,12 @@ import os
 import posixpath
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
 
 from waymark.codemap.walk import language
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 FAMILIES = {

@@ -27,11 +27,14 @@ One walker serves the seven, told by a `Spec` which nodes declare what. What eac
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from waymark.base.record import record
 from waymark.codemap import grammars
 from waymark.codemap.grammars import node_text
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 # (a language's grammar is in `grammars`) types: node type -> kind of a declaration that qualifies
 # its members; functions: node types that declare a function (a method inside a type);

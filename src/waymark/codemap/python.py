@@ -14,10 +14,13 @@ Nothing here resolves a name; that needs the whole map.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from waymark.codemap import grammars
 from waymark.codemap.grammars import node_text
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _dotted(node: Any) -> bool:

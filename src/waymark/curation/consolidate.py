@@ -22,13 +22,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from itertools import combinations
-from typing import Any
 
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage import memories as rows
 from waymark.storage.connection import Connection
 from waymark.storage.memories import Memory
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 LEXICAL = 85
 VECTOR = 0.92

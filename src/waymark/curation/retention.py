@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
 
 from waymark.base import clock
 from waymark.projects.resolve import Project
@@ -29,6 +28,10 @@ from waymark.storage.connection import Connection
 from waymark.storage.events import last_event_at, log_event
 from waymark.storage.memories import is_personal, retention_rows
 from waymark.storage.observations import reported_built
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 SIGMA = 0.5
 USE_HALF_LIFE_DAYS = 30.0

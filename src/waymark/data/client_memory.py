@@ -18,11 +18,9 @@ deleted) are never memories themselves. Nothing here writes into those folders.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from typing import Any
 
+from waymark.base import jsonlite as json
 from waymark.projects.client_files import (
     claude_config_dir,
     claude_memory_dir,
@@ -30,6 +28,10 @@ from waymark.projects.client_files import (
     codex_memory_dir,
 )
 from waymark.projects.resolve import Project
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCES = ("claude-memory", "codex-memories")
 CLAUDE_TYPES = {
@@ -207,6 +209,8 @@ def _index_rows(path: str, text: str) -> list[dict[str, Any]]:
     """MEMORY.md's own lines: a bullet that links a topic file is an index line, never a
     memory (the file is imported on its own, and a link to a deleted one is nothing); any
     other bullet is a memory of its own, keyed by its text."""
+    import hashlib
+
     out = []
     for line in text.splitlines():
         item = line.strip()
@@ -318,7 +322,7 @@ def _claude_auto_memory_on() -> bool:
     path = os.path.join(claude_config_dir(), "settings.json")
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return True  # on unless turned off
     return not (isinstance(data, dict) and data.get("autoMemoryEnabled") is False)

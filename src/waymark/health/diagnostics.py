@@ -14,11 +14,14 @@ import os
 import platform
 import re
 import sys
-from typing import Any
 
 from waymark import home
 from waymark.base import clock, redact, version
 from waymark.base.files import private_dir, write_new
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 _ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:;,'\"`()\[\]]+){2,}[\\/]?")

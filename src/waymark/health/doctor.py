@@ -13,12 +13,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from typing import Any
 
 from waymark import __version__, home
 from waymark.base import hookruns, launch
 from waymark.recall import embed
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 

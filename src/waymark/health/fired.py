@@ -10,9 +10,12 @@ or a failed command may simply not have happened yet.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from waymark.base import hookruns
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 EVERY_SESSION = ("SessionStart", "UserPromptSubmit", "Stop")
 

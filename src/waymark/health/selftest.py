@@ -17,11 +17,14 @@ import subprocess
 import tempfile
 import time
 import uuid
-from typing import Any
 
 from waymark import home
 from waymark.base import hookruns
 from waymark.health.doctor import FAIL, OK, WARN, finding
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 # Codex rejects a hook's output with any other top-level key.
 CODEX_KEYS = frozenset((

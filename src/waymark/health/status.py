@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from waymark import home
 from waymark.projects.resolve import Project
-from waymark.recall import ann, embed, quantize
+from waymark.recall import embed
 from waymark.storage import checkpoints, memories, vectors
 from waymark.storage import connection as db
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def store_report(conn: Connection) -> dict[str, Any]:
@@ -42,6 +45,8 @@ def _semantic_said(
 
 
 def report(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
+    # ann and quantize only where there is something to say: `waymark status` without a model
+    # or vectors skips their ~17 ms of imports.
     spec = embed.chosen(conn)
     available, note = embed.semantic_available(spec)
     by_model = vectors.count_embedded(conn, project.id)
@@ -61,8 +66,8 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
             "model": note,
             "embedded": embedded,
             "said": _semantic_said(available, note, embedded, by_model, spec),
-            "queries": quantize.note(quantize.enabled(conn), spec) if available else None,
-            "search": ann.note(conn, spec.id, spec.dim) if embedded else None,
+            "queries": _queries_note(conn, spec) if available else None,
+            "search": _search_note(conn, spec) if embedded else None,
             "other_models": by_model,  # vectors kept from a model chosen before, never searched
         },
         "handoff": {
@@ -75,6 +80,18 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
         "imported": _imported(conn, project),
         "candidates": waiting(conn, project),
     }
+
+
+def _queries_note(conn: Connection, spec: embed.Model) -> str:
+    from waymark.recall import quantize
+
+    return quantize.note(quantize.enabled(conn), spec)
+
+
+def _search_note(conn: Connection, spec: embed.Model) -> str:
+    from waymark.recall import ann
+
+    return ann.note(conn, spec.id, spec.dim)
 
 
 SHOWN_WAITING = 5

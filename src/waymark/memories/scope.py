@@ -8,9 +8,12 @@ symlinks are resolved, and never point into `.git`. Deleting the code later dele
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from waymark.errors import InvalidScope, TargetNotFound
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SCOPES = ("project", "directory", "file", "symbol", "global")
 PATH_SCOPES = ("directory", "file", "symbol")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from waymark.base import clock, redact
 from waymark.base import jsonlite as json
 from waymark.base.text import mend

@@ -13,9 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable
 
 from waymark.errors import TargetNotFound
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_BYTES = 2 * 1024 * 1024
 _DECLARING = (

@@ -8,7 +8,6 @@ only translates its arguments and this answer.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from waymark.base import tokens
 from waymark.memories import observations, store
@@ -16,6 +15,10 @@ from waymark.packets import briefing
 from waymark.packets.render import within
 from waymark.projects.resolve import Project
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cost(obj: Any) -> int:

@@ -8,13 +8,15 @@ the dbt models the question names, cited beside them.
 
 from __future__ import annotations
 
-from typing import Any
-
 from waymark.projects import git
 from waymark.projects.resolve import Project
 from waymark.recall import ranked
 from waymark.recall.floor import asked_hits
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 NOTES_SHOWN = 3  # the repository's own note sections beside the memories
 

@@ -13,10 +13,13 @@ written, once per call by its delivery key). The prompt is used for ranking and 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from waymark.projects.resolve import Project
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 CLIENT = "proxy"
 

@@ -11,14 +11,14 @@ and why it is there; what the budget left out, and why).
 
 from __future__ import annotations
 
-from typing import Any
-
 from waymark.base.hookout import context_output
 from waymark.base.tokens import estimate
 from waymark.packets.render import receipts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 

@@ -13,12 +13,19 @@ if TYPE_CHECKING:
 CLAUDE_LOADED_LINES, CLAUDE_LOADED_BYTES = 200, 25 * 1024
 
 
+def client_dir(variable: str, default: str) -> str:
+    """A client's config folder: the one its environment variable names (as the client
+    itself honours it), else its default under the home directory."""
+    explicit = os.environ.get(variable, "").strip()
+    return os.path.abspath(os.path.expanduser(explicit or default))
+
+
 def claude_config_dir() -> str:
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return client_dir("CLAUDE_CONFIG_DIR", "~/.claude")
 
 
 def codex_home() -> str:
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return client_dir("CODEX_HOME", "~/.codex")
 
 
 def claude_slug(path: str) -> str:

@@ -8,7 +8,6 @@ another project, is bound to it here. Removing a project takes a backup first.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from waymark import home
 from waymark.base import clock
@@ -35,6 +34,8 @@ from waymark.storage.projects import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from waymark.storage.connection import Connection
 
 

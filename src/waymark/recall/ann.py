@@ -33,11 +33,14 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from waymark.storage import vectors as rows
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SETTING = "recall.vector_index"  # auto | exact | ann
 AUTO_MIN = 50_000  # "auto" keeps a graph from this many vectors

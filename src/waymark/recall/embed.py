@@ -8,32 +8,40 @@ or the MCP server), never in a per-prompt hook.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
 
 from waymark import home
 from waymark.base.text import mend
 from waymark.errors import Int8Unavailable, ModelUnavailable
 
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-@dataclass(frozen=True)
-class Model:
+
+# `max_tokens`: what the model was trained to read (longer texts are cut there); `hub`:
+# fastembed 0.9's cache folder for it, `legacy` an older fastembed's ("" when none). A named
+# tuple, not a dataclass: `dataclasses` cost `waymark status` ~5 ms of its whole process.
+_Fields = namedtuple("_Fields", "choice name dim max_tokens model_file hub legacy size")
+
+
+class Model(_Fields):
     """An embedding model Waymark can run: `choice` is its value of the `recall.model`
     setting, `id` the name each of its vectors is stored under (`vectors.model`: vectors of
     two models are never compared), `name` fastembed's, `files` what a model folder holds."""
 
+    __slots__ = ()
     choice: str
     name: str
     dim: int
-    max_tokens: int  # what the model was trained to read; longer texts are cut here
+    max_tokens: int
     model_file: str
-    hub: str  # fastembed 0.9's cache folder for it
-    legacy: str  # and an older fastembed's ("" when none)
+    hub: str
+    legacy: str
     size: str
 
     @property
@@ -382,6 +390,8 @@ def int8_folder_for(source: str) -> str:
     """Where the copy of `source` lives: keyed by the recipe and the file's path, size and
     modification time (cheap to compute, unlike a hash of 90 MB; a replaced file gets a new
     copy)."""
+    import hashlib
+
     real = os.path.realpath(source)
     st = os.stat(real)
     key = hashlib.sha256(

@@ -13,15 +13,18 @@ import sys
 import threading
 import weakref
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from waymark.errors import InvalidArgument, SearchUnavailable
 from waymark.recall import ann
 from waymark.storage import connection as db
 from waymark.storage import vectors as rows
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 MAX_VEC0_K = 4096  # sqlite-vec's limit on k
 ANN_WIDEN = 4  # an approximate search short of in-scope candidates asks for this many more

@@ -13,8 +13,6 @@ import hashlib
 import json
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 # The warm index lives in `vector_index`; these names are read here and by callers of this
 # module (a vector's bytes, the connection's index, sqlite-vec's extension).
@@ -22,6 +20,11 @@ from waymark.recall.vector_index import index_for, load_vec0, pack, vec0_path  #
 from waymark.storage import connection as db
 from waymark.storage import vectors as rows
 from waymark.storage.connection import Connection
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
 
 INDEX_BATCH = 64
 

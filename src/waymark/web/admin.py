@@ -66,7 +66,7 @@ class AdminPages(Pages):
         the warm server, a timed hook, the team store."""
         from waymark import home
         from waymark.health import doctor, fired
-        from waymark.installers import checks
+        from waymark.installers import checks, wiring
         from waymark.storage import backup
 
         checked = doctor.last_check() or doctor.check_and_keep(checks.client_checks)
@@ -75,13 +75,13 @@ class AdminPages(Pages):
             projects, project = opened.projects(request.query_params.get("project"))
         counts = {s: sum(1 for f in findings if f["status"] == s)
                   for s in (doctor.OK, doctor.WARN, doctor.FAIL)}  # fmt: skip
-        hooks = fired.table({c: checks.wired(c) for c in ("claude-code", "codex")},
-                            checks.installed_at())  # fmt: skip
+        hooks = fired.table({c: wiring.wired(c) for c in ("claude-code", "codex")},
+                            wiring.installed_at())  # fmt: skip
         store = [(p, os.path.getsize(p)) for p in (home.db_path(), home.db_path() + "-wal")
                  if os.path.exists(p)]  # fmt: skip
         return self.render(request, "health.html", projects=projects, project=project,
                            findings=findings, counts=counts, healthy=not counts[doctor.FAIL],
-                           hooks=hooks, installed_at=checks.installed_at(), store=store,
+                           hooks=hooks, installed_at=wiring.installed_at(), store=store,
                            backups=backup.listing(limit=10), checked_at=checked["at"],
                            said=request.query_params.get("said"),
                            error=request.query_params.get("error"))  # fmt: skip

@@ -1,0 +1,133 @@
+"""Which of Waymark's hooks each client has wired, and when they last ran: what `waymark
+status` says of the clients, and what doctor's hook checks read.
+
+Light on purpose (no TOML or JSON editor, no subprocess): `waymark status` imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from waymark.base import jsonlite as json
+from waymark.errors import WaymarkError
+from waymark.health import cotenants, fired
+
+from . import manifest, places
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# A hook handler is Waymark's when its command runs one of Waymark's hook modules: today's
+# `-c "from waymark.hooks.<module> import main;main()"`, or the `-m waymark.hooks.<module>` of
+# installs before it (so upgrading and uninstalling still find those).
+HOOK_SIGNATURE = re.compile(r"(^|\s)(-m\s+|-c\s+[\"']?from\s+)waymark\.hooks\.[A-Za-z_]+(\s|$)")
+
+
+def is_waymark_hook(handler: object) -> bool:
+    """A command handler running one of Waymark's hook modules."""
+    return (
+        isinstance(handler, dict)
+        and isinstance(handler.get("command"), str)
+        and HOOK_SIGNATURE.search(handler["command"]) is not None
+    )
+
+
+def hook_status() -> list[dict[str, Any]]:
+    """`waymark status`: each client found here (or whose hooks ran), its hooks' last runs."""
+    rows = fired.by_hook()
+    ran = {r["client"] for r in rows}
+    out = []
+    for client, found in (("claude-code", places.claude_found), ("codex", places.codex_found)):
+        if found() or client in ran:
+            started = session_started(client)
+            summary = fired.client_summary(client, wired(client), installed_at(), started, rows)
+            summary["mode"] = manifest.mode_of(client)
+            if client == "claude-code":
+                summary["chain"] = chain()
+            out.append(summary)
+    return out
+
+
+def wired(client: str) -> list[str]:
+    """The events whose Waymark hook is in `client`'s config."""
+    path = places.claude_settings_path() if client == "claude-code" else places.codex_hooks_path()
+    return sorted(our_hooks(path))
+
+
+def installed_at() -> str | None:
+    """When `waymark install` last wrote the clients' config (None: never, or a plugin)."""
+    from . import manifest
+
+    try:
+        return manifest.load().get("updated_at")
+    except WaymarkError:
+        return None
+
+
+def session_started(client: str) -> str | None:
+    """When `client` last started a session on this machine (UTC ISO 8601), from its own
+    session files' folders, read-only: a folder's time is when an entry was last made in it
+    (Claude Code: a project folder gets a transcript per session; Codex: the day's folder of
+    rollout files). None when the client keeps none here."""
+    if client == "claude-code":
+        folders = [e.path for e in _dirs(os.path.join(places.claude_config_dir(), "projects"))]
+    else:
+        day = os.path.join(places.codex_home(), "sessions")
+        for _ in range(3):  # year, month, day: the newest of each by name
+            found = sorted(e.name for e in _dirs(day))
+            if not found:
+                return None
+            day = os.path.join(day, found[-1])
+        folders = [day]
+    times = []
+    for folder in folders:
+        try:
+            times.append(os.stat(folder).st_mtime)
+        except OSError:
+            continue
+    if not times:
+        return None
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(max(times)))
+
+
+def chain() -> list[dict[str, Any]]:
+    """Claude Code's hook chains per event, Waymark's share, from its own transcripts."""
+    folder = os.path.join(places.claude_config_dir(), "projects")
+    return cotenants.chains(cotenants.instances(folder), lambda c: is_waymark_hook({"command": c}))
+
+
+def our_hooks(path: str) -> dict[str, str]:
+    return {event: handler["command"] for event, handler in our_handlers(path)}
+
+
+def our_handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) of each Waymark hook command in a hooks file, in the file's order."""
+    return [(event, h) for event, h in handlers(path) if is_waymark_hook(h)]
+
+
+def handlers(path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) of every handler in a hooks file, in the file's order."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.loads(f.read())
+    except (OSError, ValueError):
+        return []
+    out = []
+    for event, groups in (doc.get("hooks") or {}).items() if isinstance(doc, dict) else ():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if isinstance(handler, dict):
+                    out.append((event, handler))
+    return out
+
+
+def _dirs(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as entries:
+            return [e for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
