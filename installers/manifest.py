@@ -14,14 +14,17 @@ the exact text of anything it replaced, the TOML blocks verbatim).
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
 
 from waymark import __version__, errors, home
 from waymark.base import clock
+from waymark.base import jsonlite as json  # dumps with indent hands itself to json
 
 from . import files
+
+TYPE_CHECKING = False  # typing costs a command's process ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "install-manifest.json"
 FORMAT = 1

@@ -31,8 +31,17 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, **options)
 
 
+_COLUMNS: list[int] = []  # asked once a process: argparse makes a formatter per argument
+
+
 def _columns() -> int:
     """`shutil.get_terminal_size().columns`: $COLUMNS, else the terminal's, else 80."""
+    if not _COLUMNS:
+        _COLUMNS.append(_terminal_columns())
+    return _COLUMNS[0]
+
+
+def _terminal_columns() -> int:
     import os
 
     try:

@@ -13,9 +13,9 @@ command (to tell Waymark's from the others) and the time are kept; nothing is st
 
 from __future__ import annotations
 
-import json
 import os
 
+from waymark.base import jsonlite as json
 from waymark.base.files import tail_bytes
 from waymark.health.fired import rank
 
