@@ -366,12 +366,12 @@ def test_the_faces_call_the_verb_not_its_parts(name):
                 assert verb is None, f"{name}:{node.lineno} imports {alias.name}: call {verb}"
 
 
-def test_the_readme_layout_names_every_wing():
-    """Each folder of src/waymark has its line in the README's Layout, and each line there
-    is a folder that exists."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_architecture_page_names_every_wing():
+    """Each folder of src/waymark has its line in docs/architecture.md's layout, and each
+    line there is a folder that exists."""
+    readme = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^  ([a-z_]+)/ ", readme, re.M))
     wings = {p.name for p in (ROOT / "src" / "waymark").iterdir()
              if p.is_dir() and (p / "__init__.py").exists()}  # fmt: skip
-    assert wings - listed == set(), "wings the README's Layout does not name"
-    assert listed - wings == set(), "names in the README's Layout that are no wing"
+    assert wings - listed == set(), "wings docs/architecture.md does not name"
+    assert listed - wings == set(), "names in docs/architecture.md that are no wing"

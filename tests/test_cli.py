@@ -293,12 +293,6 @@ def test_the_overview_lists_every_command_once_under_its_heading_in_short_lines(
     assert text.index("\nset-up:\n  install ") < text.index("\nmemories:\n  remember ")
 
 
-def test_readme_documents_every_command():
-    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    for name in COMMANDS:
-        assert f"waymark {name}" in readme, name
-
-
 def test_list_ranges_are_errors_not_clamps(capsys):
     for flag, value in (
         ("--limit", "0"),

@@ -74,7 +74,7 @@ def test_five_tools_with_honest_hints_and_typed_schemas(repo):
 
 def test_what_is_not_advertised_is_still_accepted_and_documented(repo, call):
     """Each UNADVERTISED argument is a real parameter of its tool, left out of tools/list,
-    and named in README's "MCP tools" section."""
+    and named in the "MCP tools" section of docs/sessions.md."""
     import inspect
 
     from waymark.server import app, checkpoint_tool, memory_tools
@@ -89,9 +89,10 @@ def test_what_is_not_advertised_is_still_accepted_and_documented(repo, call):
     listed = {t.name: t.input_schema for t in asyncio.run(go())}
     state.close()
     fns = {name: fn for fn, name, _ in (*memory_tools.TOOLS, *checkpoint_tool.TOOLS, *app.TOOLS)}
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### MCP tools") :]
-    section = section[: section.index("\n## ")]
+    readme = (Path(__file__).parents[1] / "docs" / "sessions.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## MCP tools") :]
+    end = section.find("\n## ", 1)
+    section = section if end < 0 else section[:end]
     for tool, hidden in UNADVERTISED.items():
         params = inspect.signature(fns[tool]).parameters
         for entry in hidden:
