@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
