@@ -64,7 +64,7 @@ def _register_import_backup(commands: Any, common: argparse.ArgumentParser) -> N
         handler=cmd_backup,
         help="copy the database (online, checked) to backups/ as "
         "waymark-s<schema>-<UTC time>-<sha256>.db, owner-only, never overwriting",
-        example="waymark backup --to /mnt/usb/waymark",
+        example="waymark backup --to ~/waymark-backups",
     )
     p.add_argument("--to", metavar="DIR", help="folder for the backup (default: DATA_HOME/backups)")
 

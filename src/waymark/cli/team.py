@@ -21,7 +21,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_team_status,
         help="the team store this machine shares memories through (PostgreSQL): connect, "
         "status, disconnect",
-        example="waymark team connect postgresql://alice@db.example.com/team?sslmode=require",
+        example="waymark team connect postgresql://alice@127.0.0.1:5432/team",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=False)
     connect = add_command(
@@ -31,7 +31,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_team_connect,
         help="check a team store (reach it, bring its schema up, see whether you may write) "
         "and keep it, without its password, for this machine",
-        example="waymark team connect postgresql://alice@db.example.com/team?sslmode=require",
+        example="waymark team connect postgresql://alice@127.0.0.1:5432/team",
     )
     connect.add_argument(
         "url",
