@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -183,47 +184,42 @@ def test_protocol_version_mismatch_is_refused_cleanly(serve):
     assert "protocol version 2 not supported" in reply["error"]
 
 
-@posix_only
-def test_ask_returns_none_for_a_reply_in_another_protocol_version(waymark_home):
-    waymark_home.mkdir(mode=0o700)
+@contextlib.contextmanager
+def one_connection(home, answer):
+    """A bare listener at the warm socket's path that takes one connection and hands it
+    and the bytes it sent to `answer` on a thread."""
+    home.mkdir(mode=0o700)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-        listener.bind(str(waymark_home / warm.SOCK_FILE))
+        listener.bind(str(home / warm.SOCK_FILE))
         listener.listen(1)
 
-        def answer_as_version_two():
+        def serve_once():
             conn, _ = listener.accept()
             with conn:
-                conn.recv(65536)
-                conn.sendall(frame({"v": 2, "ok": True}))
+                answer(conn, conn.recv(65536))
 
-        thread = threading.Thread(target=answer_as_version_two)
+        thread = threading.Thread(target=serve_once)
         thread.start()
-        assert warm.ask("echo", {"query": "x"}, 2) is None
+        yield
         thread.join(5)
+
+
+@posix_only
+def test_ask_returns_none_for_a_reply_in_another_protocol_version(waymark_home):
+    with one_connection(waymark_home, lambda conn, _: conn.sendall(frame({"v": 2, "ok": True}))):
+        assert warm.ask("echo", {"query": "x"}, 2) is None
 
 
 @posix_only
 def test_send_says_when_its_asker_stops_waiting_and_fields_cannot_move_it(waymark_home):
     """`until` is the client's, from its deadline: a field of that name does not replace it,
     nor can one replace the op."""
-    waymark_home.mkdir(mode=0o700)
     seen = []
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-        listener.bind(str(waymark_home / warm.SOCK_FILE))
-        listener.listen(1)
-
-        def record():
-            conn, _ = listener.accept()
-            with conn:
-                seen.append(unframe(conn.recv(65536)))
-
-        thread = threading.Thread(target=record)
-        thread.start()
-        before = time.time()
+    before = time.time()
+    with one_connection(waymark_home, lambda _, data: seen.append(unframe(data))):
         pending = warm.send("prompt", {"prompt": "hi", "until": 0, "op": "other"}, 0.5)
-        thread.join(5)
-        assert pending is not None
-        pending.close()
+    assert pending is not None
+    pending.close()
     (request,) = seen
     assert request["op"] == "prompt" and request["prompt"] == "hi" and request["v"] == 1
     assert before + 0.5 <= request["until"] <= time.time() + 0.5
