@@ -139,7 +139,7 @@ def _opencode_checks() -> list[dict[str, str]]:
             "opencode hooks",
             SKIP,
             "opencode runs no hooks: `waymark proxy` brings packets "
-            "and capture (README: Agents without hooks)",
+            "and capture (docs/proxy.md)",
         ),  # fmt: skip
         _mcp_check("opencode"),
     ]

@@ -52,5 +52,5 @@ def strip_config(text: str, path: str, owned: dict) -> str:
 def config_notes(text: str | None, path: str) -> list[str]:
     return [
         "opencode runs no hooks: for packets and capture in its sessions, run `waymark proxy` "
-        "and point a provider's baseURL at it (README: Agents without hooks)"
+        "and point a provider's baseURL at it (docs/proxy.md)"
     ]

@@ -14,7 +14,7 @@
    description shapes or that holds strings (Codex writes `{"type":"string"}` where none is
    given), no `"type":"string"` on a plain string property (the type every client assumes),
    whitespace collapsed; and none of the arguments in `UNADVERTISED`, which serve people and
-   scripts more than a model's own judgement (README, "MCP tools"). Validation still runs
+   scripts more than a model's own judgement (docs/sessions.md, "MCP tools"). Validation still runs
    against the full models, so nothing accepted changes.
 4. Stdio is served in the handshake era only (the SDK's `serve_loop`, not its dual-era loop,
    which lets the first request it reads pick the era). A client that probes
@@ -99,7 +99,7 @@ def coded(name: str, exc: ToolError) -> ToolError:
 
 # Arguments every tool accepts but does not advertise (tool -> names; "name=value" leaves
 # one value out of an enum): they cost every model request tokens, and serve a person asking
-# for them (explain a packet, a budget, another branch) or a script. README lists them.
+# for them (explain a packet, a budget, another branch) or a script. docs/sessions.md lists them.
 UNADVERTISED: dict[str, tuple[str, ...]] = {
     "recall": (
         "token_budget",

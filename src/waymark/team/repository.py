@@ -9,7 +9,7 @@ Opt-in per project (`[repository] share = true` in `.waymark.toml`). Personal me
 agent-scoped ones and global ones never leave; anything the redactor flags is a hard block:
 the export writes nothing and names each memory to fix. A retired memory (superseded,
 archived, erased) travels as its state only, never its text. Nothing is committed: the files are
-left for git like any change (README: a hook or CI line keeps them current).
+left for git like any change (docs/knowledge.md: a hook or CI line keeps them current).
 """
 
 from __future__ import annotations
