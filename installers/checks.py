@@ -138,8 +138,7 @@ def _opencode_checks() -> list[dict[str, str]]:
         finding(
             "opencode hooks",
             SKIP,
-            "opencode runs no hooks: `waymark proxy` brings packets "
-            "and capture (docs/proxy.md)",
+            "opencode runs no hooks: `waymark proxy` brings packets and capture (docs/proxy.md)",
         ),  # fmt: skip
         _mcp_check("opencode"),
     ]

@@ -209,7 +209,7 @@ def _index_rows(path: str, text: str) -> list[dict[str, Any]]:
     """MEMORY.md's own lines: a bullet that links a topic file is an index line, never a
     memory (the file is imported on its own, and a link to a deleted one is nothing); any
     other bullet is a memory of its own, keyed by its text."""
-    import hashlib
+    import hashlib  # OpenSSL: ~3 ms of `waymark status`, which imports this module
 
     out = []
     for line in text.splitlines():
