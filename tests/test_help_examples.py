@@ -108,7 +108,8 @@ def sandbox(prepared):
 
 def sh(box, command: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", command], cwd=box["repo"], env=box["env"],
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
 
 
 def made(box, command: str) -> dict:
@@ -195,7 +196,8 @@ def test_the_example_runs_as_written(sandbox, name):
         log = sandbox["root"] / "data" / "server.log"
         with open(sandbox["root"] / f"{name}.out", "w") as out:
             started = subprocess.Popen(["bash", "-c", "exec " + example], cwd=sandbox["repo"],
-                                       env=sandbox["env"], stdout=out, stderr=out)  # fmt: skip
+                                       env=sandbox["env"], stdin=subprocess.DEVNULL,
+                                       stdout=out, stderr=out)  # fmt: skip
             try:
                 deadline = time.monotonic() + 30
                 while "start" not in (log.read_text() if log.exists() else ""):
