@@ -798,14 +798,16 @@ def test_a_command_imports_only_its_own_module():
         "    main(sys.argv[1:])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "shared = ('waymark.cli.common', 'waymark.cli.table', 'waymark.cli.dispatch')\n"
+        "shared = ('waymark.cli.common', 'waymark.cli.table', 'waymark.cli.dispatch',\n"
+        "          'waymark.cli.run', 'waymark.cli.quick', 'waymark.cli.parsers')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('waymark.cli.') and\n"
         "                m not in shared)\n"
         "print('argparse' in sys.modules, loaded, file=sys.stderr)\n"
     )
     for argv, modules in ((["--help"], "False ['waymark.cli.overview']"),
-                          (["--version"], "False []"), (["list"], "True ['waymark.cli.memory']"),
-                          (["status"], "True ['waymark.cli.project']")):  # fmt: skip
+                          (["--version"], "False []"), (["list"], "False ['waymark.cli.memory']"),
+                          (["status"], "False ['waymark.cli.project']"),
+                          (["list", "--limit", "0"], "True ['waymark.cli.memory']")):  # fmt: skip
         done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
                               text=True, timeout=60)  # fmt: skip
         assert done.stderr.strip().splitlines()[-1] == modules, (argv, done.stderr)

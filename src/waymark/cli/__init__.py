@@ -4,8 +4,8 @@ Exit codes: 0 done, 1 refused (a WaymarkError, printed as one line or as
 `{code, message, details}` with --json), 2 bad usage (code `usage`, the same two forms).
 
 This module is what the `waymark` launcher imports, so it stays small: `--version` and the
-overview (`waymark`, `waymark --help`) are answered here, every other command by argparse in
-`waymark.cli.dispatch`.
+overview (`waymark`, `waymark --help`) are answered here, every other command in
+`waymark.cli.run`.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(overview.text())
         return 0
-    from waymark.cli import dispatch
+    from waymark.cli import run
 
-    return dispatch.main(args)
+    return run.main(args)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from waymark import settings
@@ -13,6 +12,7 @@ from waymark.handoff import checkpoints
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

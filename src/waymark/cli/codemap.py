@@ -3,7 +3,6 @@ repository's notes: waymark notes list | refresh | show."""
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from waymark.cli.common import Context, add_command, bounded, emit
@@ -12,6 +11,7 @@ from waymark.errors import UsageError
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

@@ -2,84 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from waymark.errors import InvalidArgument, NotFound, UsageError, WaymarkError
+from waymark.errors import InvalidArgument, NotFound, WaymarkError
 
+# argparse is not imported here: a plain command line is parsed without it (`cli.quick`),
+# and argparse's own pieces live in `cli.parsers`.
 TYPE_CHECKING = False  # typing costs every command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
-    from typing import Any, NoReturn
+    from typing import Any
 
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
-
-
-# argparse's messages are never translated (Python ships no catalogue for them), but asking
-# gettext imports `locale` on every command (~1.5 ms): the messages as written.
-argparse._ = str  # type: ignore[attr-defined]
-argparse.ngettext = lambda one, many, n: one if n == 1 else many  # type: ignore[attr-defined]
-
-
-class Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, told the terminal's width: its own asks `shutil` (~2 ms to import,
-    on every command, since argparse makes a formatter for each argument it adds)."""
-
-    def __init__(self, prog: str, **options: Any) -> None:
-        options.setdefault("width", _columns() - 2)  # what HelpFormatter takes off itself
-        super().__init__(prog, **options)
-
-
-_COLUMNS: list[int] = []  # asked once a process: argparse makes a formatter per argument
-
-
-def _columns() -> int:
-    """`shutil.get_terminal_size().columns`: $COLUMNS, else the terminal's, else 80."""
-    if not _COLUMNS:
-        _COLUMNS.append(_terminal_columns())
-    return _COLUMNS[0]
-
-
-def _terminal_columns() -> int:
-    import os
-
-    try:
-        return max(int(os.environ["COLUMNS"]), 1)
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, whose usage errors become UsageError: printed like every other error (as
-    JSON under --json) with exit code 2."""
-
-    def __init__(self, *args: Any, **options: Any) -> None:
-        options.setdefault("formatter_class", Formatter)
-        super().__init__(*args, **options)
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(
-            f"{message}{_did_you_mean(message)} (see `{self.prog} --help`)",
-            usage=self.format_usage(),
-        )
-
-
-def _did_you_mean(message: str) -> str:
-    """`; did you mean status?` after argparse's "invalid choice: 'stauts' (choose from ...)"."""
-    import difflib
-    import re
-
-    found = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
-    if not found:
-        return ""
-    choices = re.findall(r"'([^']*)'", found.group(2))
-    near = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
 
 
 class Context:
@@ -133,16 +69,26 @@ def add_command(
     example: str,
     handler: Any,
 ) -> argparse.ArgumentParser:
+    shape = {} if getattr(commands, "quick", False) else {"formatter_class": _formatter()}
     parser = commands.add_parser(
-        name,
-        parents=[common],
-        help=help,
-        description=help,
-        epilog=f"example:\n  {example}",
-        formatter_class=Formatter,
-    )
+        name, parents=[common], help=help, description=help,
+        epilog=f"example:\n  {example}", **shape,
+    )  # fmt: skip
     parser.set_defaults(handler=handler)
     return parser
+
+
+def _formatter() -> type:
+    from waymark.cli.parsers import Formatter
+
+    return Formatter
+
+
+def _bad(message: str) -> Exception:
+    """argparse's error for a bad value (imported only when there is one)."""
+    import argparse
+
+    return argparse.ArgumentTypeError(message)
 
 
 def emit(data: Any, as_json: bool, text: str) -> None:
@@ -161,9 +107,9 @@ def bounded(low: int, high: int) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise _bad(f"{text!r} is not an integer") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is not from {low} to {high}")
+            raise _bad(f"{value} is not from {low} to {high}")
         return value
 
     return parse
@@ -174,9 +120,9 @@ def positive(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise _bad(f"{text!r} is not a number") from None
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} is not above zero")
+        raise _bad(f"{text} is not above zero")
     return value
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-
 from waymark.cli.common import Context, add_command, bounded, emit, positive
 from waymark.curation import candidates
 from waymark.errors import UsageError
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

@@ -4,14 +4,13 @@ lineage MODEL | tests | freshness]. Each reads target/ again first when dbt wrot
 
 from __future__ import annotations
 
-import argparse
-
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.errors import UsageError
 from waymark.knowledge import dbt, lineage
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 LISTED = ("model", "seed", "snapshot", "source", "exposure", "metric", "semantic_model",

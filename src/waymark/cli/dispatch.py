@@ -1,26 +1,18 @@
-"""argv to the library through argparse: every command but `--version` and the overview
-(`waymark`, `waymark --help`), which `waymark.cli.main` answers without it."""
+"""argparse's parser of every command: what `waymark.cli.run` falls back to when a command
+line is not a plain one (`cli.quick`), `--help`, and what the tests and docs read."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
-from waymark.base.text import mend
-from waymark.cli.common import Context, Parser, emit_error
+from waymark.cli.parsers import Parser
 from waymark.cli.table import COMMANDS, MODULES
-from waymark.errors import InternalError, UsageError, WaymarkError
 
 TYPE_CHECKING = False  # typing costs every command ~3 ms
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
     from typing import Any
 
 MODULE_OF = {name: module for name, module, _ in COMMANDS}
-# Old names kept for a release, hidden from the overview: `waymark forget` (a retention sweep)
-# was renamed so it no longer shares a name with the MCP tool that archives one memory.
-RENAMED = {"forget": "sweep"}
 
 
 class VersionAction(argparse.Action):
@@ -41,23 +33,6 @@ class TopParser(Parser):
         from waymark.cli import overview
 
         return overview.text()
-
-
-def _flags_first(argv: list[str]) -> list[str]:
-    """`waymark --json status` as `waymark status --json`: the flags every command takes
-    (--json, --project) may come before the command too."""
-    moved, rest = [], list(argv)
-    while rest:
-        if rest[0] == "--json" or rest[0].startswith("--project="):
-            moved.append(rest.pop(0))
-        elif rest[0] == "--project" and len(rest) > 1:
-            moved += [rest.pop(0), rest.pop(0)]
-        else:
-            break
-    if not moved or not rest or rest[0].startswith("-"):
-        return argv
-    end = rest.index("--") if "--" in rest else len(rest)
-    return [*rest[:end], *moved, *rest[end:]]
 
 
 def build_parser(command: str | None = "") -> argparse.ArgumentParser:
@@ -91,64 +66,7 @@ def build_parser(command: str | None = "") -> argparse.ArgumentParser:
     return parser
 
 
-def storage_error(exc: BaseException) -> WaymarkError | None:
-    from waymark.storage.faults import translate
-
-    return translate(exc)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except BrokenPipeError:  # the reader left (`waymark list | head`), even mid-error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes stdout
-        os.close(devnull)
-        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    # Bytes that are not UTF-8 arrive as lone surrogates, which SQLite refuses: U+FFFD.
-    argv = _flags_first([mend(a) for a in (sys.argv[1:] if argv is None else argv)])
-    if argv and argv[0] in RENAMED:
-        new = RENAMED[argv[0]]
-        print(f"waymark: `{argv[0]}` is now `{new}`; the old name goes in a later release",
-              file=sys.stderr)  # fmt: skip
-        argv = [new, *argv[1:]]
-    parser = build_parser(argv[0] if argv and argv[0] in MODULE_OF else None)
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        emit_error(exc, "--json" in argv)
-        return 2
-    handler: Callable[[argparse.Namespace, Context], Any] = args.handler
-    ctx = Context(project_spec=args.project, as_json=args.json)
-    try:
-        code = int(handler(args, ctx) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handling below
-        return code
-    except UsageError as exc:  # a combination of flags argparse cannot see
-        emit_error(exc, ctx.as_json)
-        return 2
-    except WaymarkError as exc:
-        emit_error(exc, ctx.as_json)
-        return 1
-    except KeyboardInterrupt:
-        print("waymark: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        raise
-    except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
-        mapped = storage_error(exc)
-        if mapped is not None:  # a damaged file, a full disk, a read-only home
-            emit_error(mapped, ctx.as_json)
-            return 1
-        if os.environ.get("WAYMARK_DEBUG"):
-            raise
-        emit_error(
-            InternalError(f"internal error: {exc!r} (set WAYMARK_DEBUG=1 for the traceback)"),
-            ctx.as_json,
-        )
-        return 1
-    finally:
-        ctx.close()
+def parse(argv: list[str]) -> argparse.Namespace:
+    """`argv` (the command first) through argparse: its namespace, or UsageError; `--help`
+    prints and exits (SystemExit), as argparse does."""
+    return build_parser(argv[0] if argv and argv[0] in MODULE_OF else None).parse_args(argv)

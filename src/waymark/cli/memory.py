@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from waymark.base import jsonlite as json  # `import json` costs a command ~2 ms
@@ -18,6 +17,7 @@ from waymark.storage.memories import Memory
 # write path (agent_writes, edit, store, draft: 33 ms of its whole process's imports).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from waymark.curation.agent_writes import Held
@@ -67,10 +67,20 @@ def _register_writes(commands: Any, common: argparse.ArgumentParser) -> None:
         example='waymark edit 01JD... --replace "port 8080" "port 8443" --add "Since v2."',
     )
     p.add_argument("id", help="the active memory to edit")
-    p.add_argument("--add", action=_Op, metavar="TEXT", help="append TEXT on a line of its own")
-    p.add_argument("--remove", action=_Op, metavar="TEXT", help="delete TEXT (exactly once)")
+    _edit_operations(p)
+
+
+def _edit_operations(p: Any) -> None:
+    """--add, --remove, --replace: argparse's custom action, which keeps their order. A
+    recorded registration (`cli.quick`) is told it cannot parse them."""
+    if getattr(p, "quick", False):
+        p.register("action", "edit-operation", None)
+        return
+    op = _op_action()
+    p.add_argument("--add", action=op, metavar="TEXT", help="append TEXT on a line of its own")
+    p.add_argument("--remove", action=op, metavar="TEXT", help="delete TEXT (exactly once)")
     p.add_argument(
-        "--replace", action=_Op, nargs=2, metavar=("OLD", "NEW"), help="OLD (exactly once) -> NEW"
+        "--replace", action=op, nargs=2, metavar=("OLD", "NEW"), help="OLD (exactly once) -> NEW"
     )
 
 
@@ -163,19 +173,23 @@ def _register_retiring(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", default="related", choices=links.KINDS)
 
 
-class _Op(argparse.Action):
-    """--add / --remove / --replace, kept in the order given on the command line."""
+def _op_action() -> type:
+    """The argparse action of --add / --remove / --replace, kept in the order given."""
+    import argparse
 
-    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
-        ops = getattr(namespace, "ops", None) or []
-        kind = self.dest
-        if kind == "add":
-            ops.append({"op": "add", "text": values})
-        elif kind == "remove":
-            ops.append({"op": "remove", "old": values})
-        else:
-            ops.append({"op": "replace", "old": values[0], "text": values[1]})
-        namespace.ops = ops
+    class Op(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+            ops = getattr(namespace, "ops", None) or []
+            kind = self.dest
+            if kind == "add":
+                ops.append({"op": "add", "text": values})
+            elif kind == "remove":
+                ops.append({"op": "remove", "old": values})
+            else:
+                ops.append({"op": "replace", "old": values[0], "text": values[1]})
+            namespace.ops = ops
+
+    return Op
 
 
 def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-
 from waymark.cli.common import Context, add_command, bounded, emit
 from waymark.errors import InvalidArgument
 from waymark.memories import observations
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

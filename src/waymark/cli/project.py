@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from waymark.cli.common import Context, add_command, emit
@@ -17,6 +16,7 @@ from waymark.projects.resolve import resolve
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

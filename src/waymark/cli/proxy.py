@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from waymark.base import origins
@@ -11,6 +10,7 @@ from waymark.errors import InvalidArgument
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 TOKEN_FILE = "proxy.token"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ from waymark.recall import ranked as recall
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

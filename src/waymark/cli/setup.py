@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 from waymark import settings
 from waymark.base import jsonlite as json  # `import json` costs a command ~2 ms
 from waymark.cli.common import Context, add_command, bounded, emit
@@ -11,6 +9,7 @@ from waymark.errors import InvalidArgument, UsageError
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

@@ -238,7 +238,7 @@ def registered() -> list[tuple[str, str, str]]:
     """(name, module, help) of every command, as the modules register them now."""
     import importlib
 
-    from waymark.cli.common import Parser
+    from waymark.cli.parsers import Parser
 
     common = Parser(add_help=False)
     rows = []

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-
 from waymark.cli.common import Context, add_command, emit
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
@@ -10,6 +9,7 @@ from waymark.cli.common import Context, add_command, bounded, emit
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 RUNNING_FILE = "ui.json"  # {pid, host, port} of the dashboard that runs now
