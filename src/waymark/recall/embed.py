@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections import namedtuple
 
 from waymark import home
 from waymark.base.text import mend
@@ -23,26 +22,36 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-# `max_tokens`: what the model was trained to read (longer texts are cut there); `hub`:
-# fastembed 0.9's cache folder for it, `legacy` an older fastembed's ("" when none). A named
-# tuple, not a dataclass: `dataclasses` cost `waymark status` ~5 ms of its whole process.
-_Fields = namedtuple("_Fields", "choice name dim max_tokens model_file hub legacy size")
-
-
-class Model(_Fields):
+class Model:
     """An embedding model Waymark can run: `choice` is its value of the `recall.model`
     setting, `id` the name each of its vectors is stored under (`vectors.model`: vectors of
-    two models are never compared), `name` fastembed's, `files` what a model folder holds."""
+    two models are never compared), `name` fastembed's, `files` what a model folder holds;
+    `max_tokens` what the model was trained to read (longer texts are cut there), `hub`
+    fastembed 0.9's cache folder for it, `legacy` an older fastembed's ("" when none).
 
-    __slots__ = ()
-    choice: str
-    name: str
-    dim: int
-    max_tokens: int
-    model_file: str
-    hub: str
-    legacy: str
-    size: str
+    A plain class: a dataclass (~5 ms) or a namedtuple (~4 ms, its `eval`) would cost
+    `waymark status` that much of its whole process."""
+
+    __slots__ = ("choice", "name", "dim", "max_tokens", "model_file", "hub", "legacy", "size")
+
+    def __init__(
+        self, choice: str, name: str, dim: int, max_tokens: int, model_file: str, hub: str,
+        legacy: str, size: str,
+    ) -> None:  # fmt: skip
+        self.choice, self.name, self.dim, self.max_tokens = choice, name, dim, max_tokens
+        self.model_file, self.hub, self.legacy, self.size = model_file, hub, legacy, size
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, field) for field in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Model) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Model({self.choice!r}, {self.name!r})"
 
     @property
     def id(self) -> str:
