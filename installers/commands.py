@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from waymark.base import launch
 
-from .wiring import HOOK_SIGNATURE, is_waymark_hook  # noqa: F401 (the commands' own test)
+from .wiring import is_waymark_hook  # noqa: F401 (the commands' own test)
 
 CLAUDE = "claude-code"
 CODEX = "codex"

@@ -7,7 +7,6 @@ Light on purpose (no TOML or JSON editor, no subprocess): `waymark status` impor
 from __future__ import annotations
 
 import os
-import re
 
 from waymark.base import jsonlite as json
 from waymark.errors import WaymarkError
@@ -21,17 +20,33 @@ if TYPE_CHECKING:
 
 # A hook handler is Waymark's when its command runs one of Waymark's hook modules: today's
 # `-c "from waymark.hooks.<module> import main;main()"`, or the `-m waymark.hooks.<module>` of
-# installs before it (so upgrading and uninstalling still find those).
-HOOK_SIGNATURE = re.compile(r"(^|\s)(-m\s+|-c\s+[\"']?from\s+)waymark\.hooks\.[A-Za-z_]+(\s|$)")
+# installs before it (so upgrading and uninstalling still find those). Read word by word, not
+# with a pattern: `re` would cost `waymark status` ~3 ms of its process.
+_PREFIX = "waymark.hooks."
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 def is_waymark_hook(handler: object) -> bool:
     """A command handler running one of Waymark's hook modules."""
-    return (
-        isinstance(handler, dict)
-        and isinstance(handler.get("command"), str)
-        and HOOK_SIGNATURE.search(handler["command"]) is not None
-    )
+    command = handler.get("command") if isinstance(handler, dict) else None
+    return isinstance(command, str) and runs_hook_module(command)
+
+
+def runs_hook_module(command: str) -> bool:
+    """Whether `command` has `-m waymark.hooks.NAME` or `-c [quote]from waymark.hooks.NAME`,
+    NAME of letters and underscores, each a word of its own."""
+    words = command.split()
+    for i, word in enumerate(words):
+        if word == "-m":
+            module = words[i + 1] if i + 1 < len(words) else ""
+        elif word == "-c" and i + 2 < len(words) and words[i + 1] in ("from", '"from', "'from"):
+            module = words[i + 2]
+        else:
+            continue
+        name = module[len(_PREFIX) :] if module.startswith(_PREFIX) else ""
+        if name and _LETTERS.issuperset(name):
+            return True
+    return False
 
 
 def hook_status() -> list[dict[str, Any]]:

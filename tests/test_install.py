@@ -725,3 +725,27 @@ def test_doctor_says_how_claude_codes_prompt_hook_reaches_waymark(repo, home, mo
     assert main(["install", "--client", "claude-code"]) == 0
     said = route()
     assert said["status"] == "ok" and "mcp_tool" in said["detail"]
+
+
+def test_a_waymark_hook_is_known_by_its_command_word_by_word_as_the_pattern_knew_it():
+    import re
+
+    pattern = re.compile(r"(^|\s)(-m\s+|-c\s+[\"']?from\s+)waymark\.hooks\.[A-Za-z_]+(\s|$)")
+    commands_seen = [
+        h["command"]
+        for client in ("claude-code", "codex") for windows in (False, True)
+        for _, group in commands.hook_groups("/opt/w env/bin/python", client, windows=windows)
+        for h in group["hooks"] if "command" in h
+    ]  # fmt: skip
+    commands_seen += [
+        "python -m waymark.hooks.stop codex", "python3 -I -m waymark.hooks.session_start",
+        "python -c 'from waymark.hooks.stop import main;main()'", "python -m waymark.hooks.",
+        "python -m waymark.hooks.st0p", "python -m waymark.hooks.stop2 x", "-m waymark.hook.stop",
+        "python -c \"\"from waymark.hooks.stop\"", "python -c from waymark.hooks.stop\"",
+        "python -m", "python -c", "python -c from", "echo waymark.hooks.stop",
+        "python  -m\twaymark.hooks.pre_tool_use", "x-m waymark.hooks.stop", "",
+    ]  # fmt: skip
+    assert len(commands_seen) > 20
+    for command in commands_seen:
+        said = commands.is_waymark_hook({"command": command})
+        assert said == (pattern.search(command) is not None), command
