@@ -62,9 +62,8 @@ def test_a_model_dir_is_loaded_offline(loads, tmp_path, monkeypatch):
 
 
 def test_semantic_available_names_missing_packages(monkeypatch):
-    real = embed.importlib.util.find_spec
-    monkeypatch.setattr(embed.importlib.util, "find_spec",
-                        lambda name: None if name == "fastembed" else real(name))  # fmt: skip
+    real = embed._installed
+    monkeypatch.setattr(embed, "_installed", lambda name: name != "fastembed" and real(name))
     ok, why = embed.semantic_available()
     assert not ok and why.startswith("fastembed not installed")
     assert embed.load_embedder(allow_download=True) is None

@@ -8,9 +8,7 @@ or the MCP server), never in a per-prompt hook.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import threading
 
 from waymark import home
 from waymark.base.text import mend
@@ -18,6 +16,7 @@ from waymark.errors import Int8Unavailable, ModelUnavailable
 
 TYPE_CHECKING = False  # typing costs a command's process ~3 ms
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable
     from typing import Any
 
@@ -154,7 +153,7 @@ def semantic_available(spec: Model = ENGLISH) -> tuple[bool, str]:
 
     Cheap: looks for packages and files, imports nothing.
     """
-    absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
+    absent = [name for name in PACKAGES if not _installed(name)]
     if absent:
         return False, (
             f"{', '.join(absent)} not installed; install waymark-agent-memory[semantic] for semantic recall"
@@ -175,6 +174,15 @@ def semantic_available(spec: Model = ENGLISH) -> tuple[bool, str]:
             f"into {cache_dir()}"
         )
     return True, f"{spec.name} from {os.path.dirname(cached)}"
+
+
+def _installed(package: str) -> bool:
+    """Whether a top-level package can be imported, without importing it. The path finder
+    itself: `importlib.util` (contextlib, functools) would cost `waymark status` ~2 ms."""
+    import sys
+    from importlib.machinery import PathFinder
+
+    return package in sys.modules or PathFinder.find_spec(package) is not None
 
 
 def cached_model(spec: Model = ENGLISH) -> str | None:
@@ -213,6 +221,8 @@ class Embedder:
         self.dim = spec.dim
         # One inference at a time per model (one thread each), but a query through the copy
         # never waits behind a batch of documents: the server indexes while hooks ask.
+        import threading  # here: `waymark status` reads this module and embeds nothing
+
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()
         self._loading = threading.Lock()
@@ -448,7 +458,7 @@ def last_reason() -> str:
 
 def _only_missing_download() -> bool:
     """True when the packages are there and only the default model's download is missing."""
-    return model_dir() is None and all(importlib.util.find_spec(p) for p in PACKAGES)
+    return model_dir() is None and all(_installed(p) for p in PACKAGES)
 
 
 PROBE_TIMEOUT_S = 3.0
