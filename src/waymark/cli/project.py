@@ -7,7 +7,7 @@ import os
 from waymark.cli.common import Context, add_command, emit
 from waymark.errors import InvalidArgument, NotFound
 from waymark.health import status
-from waymark.projects import capture, instructions
+from waymark.projects import capture
 
 # `manage` (the `project` commands' listing, rebinding and removal) is imported where used:
 # `waymark status` skips its ~10 ms.
@@ -340,6 +340,8 @@ def _set_capture(args: argparse.Namespace, ctx: Context, enabled: bool) -> int:
     project = ctx.project()
     files: dict[str, str] = {}
     if args.instructions:
+        from waymark.projects import instructions
+
         if not project.files:
             raise InvalidArgument("--instructions needs a project directory")
         files = {
