@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 
 from waymark.cli.parsers import Parser
-from waymark.cli.table import COMMANDS, MODULES
+from waymark.cli.table import COMMANDS, MODULE_OF, MODULES
 
 TYPE_CHECKING = False  # typing costs every command ~3 ms
 if TYPE_CHECKING:
     from typing import Any
-
-MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 
 class VersionAction(argparse.Action):

@@ -13,14 +13,13 @@ same namespace on every command's example and a corpus of command lines.
 
 from __future__ import annotations
 
-from waymark.cli.table import COMMANDS
+from waymark.cli.table import MODULE_OF
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-MODULE_OF = {name: module for name, module, _ in COMMANDS}
 _PLAIN_ACTIONS = ("store", "store_true", "store_false", "append")
 
 

@@ -233,6 +233,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
+# Which module registers each command: what `waymark COMMAND` imports, and nothing else.
+MODULE_OF = {name: module for name, module, _ in COMMANDS}
+
 
 def registered() -> list[tuple[str, str, str]]:
     """(name, module, help) of every command, as the modules register them now."""
