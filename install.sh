@@ -131,7 +131,7 @@ launcher="$prefix/bin/waymark"
 case "$prefix" in
     *[[:space:]]*) ;;
     *) if [ "${#prefix}" -le 110 ]; then
-           printf '#!%s -I\nimport sys\nfrom waymark.cli import main\nsys.exit(main())\n' \
+           printf '#!%s -I\nfrom waymark.cli import entry\nentry()\n' \
                "$prefix/bin/python" >"$launcher.new" && chmod 755 "$launcher.new" &&
                mv -f "$launcher.new" "$launcher" || die "could not write $launcher"
        fi ;;

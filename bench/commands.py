@@ -71,8 +71,8 @@ def main() -> None:
         waymark = [str(SCRIPT)]
         if args.launcher == "install":  # what install.sh writes in place of pip's script
             launcher = root / "waymark"
-            launcher.write_text(f"#!{sys.executable} -I\nimport sys\nfrom waymark.cli import "
-                                "main\nsys.exit(main())\n", encoding="utf-8")  # fmt: skip
+            launcher.write_text(f"#!{sys.executable} -I\nfrom waymark.cli import entry\nentry()\n",
+                                encoding="utf-8")  # fmt: skip
             launcher.chmod(0o755)
             waymark = [str(launcher)]
         for setup in (["enable"], ["checkpoint", "create", "--objective", "Ship the importer"],

@@ -59,7 +59,7 @@ def make_sandbox(root) -> dict:
     bin_dir = root / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "waymark").write_text(
-        f"#!{sys.executable} -I\nimport sys\nfrom waymark.cli import main\nsys.exit(main())\n",
+        f"#!{sys.executable} -I\nfrom waymark.cli import entry\nentry()\n",
         encoding="utf-8",
     )
     (bin_dir / "waymark").chmod(0o755)

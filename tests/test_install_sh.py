@@ -68,9 +68,7 @@ def test_install_sh_installs_connects_both_clients_and_refuses_loudly(tmp_path):
     assert "database" in first.stdout and "schema" in first.stdout  # `waymark status` ran
     assert (home / ".local" / "bin" / "waymark").resolve() == (prefix / "bin" / "waymark")
     launcher = (prefix / "bin" / "waymark").read_text(encoding="utf-8")
-    assert (
-        launcher == f"#!{python} -I\nimport sys\nfrom waymark.cli import main\nsys.exit(main())\n"
-    )
+    assert launcher == f"#!{python} -I\nfrom waymark.cli import entry\nentry()\n"
     said = run([str(home / ".local" / "bin" / "waymark"), "--version"], env, home)
     assert said.returncode == 0 and said.stdout.startswith("waymark ")
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))

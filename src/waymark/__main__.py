@@ -4,7 +4,9 @@ import sys
 
 if sys.argv[1:] == ["mcp"]:  # how clients start the server: first answers before the CLI loads
     from waymark.server.front import main
-else:
-    from waymark.cli import main
 
-sys.exit(main())
+    sys.exit(main())
+else:
+    from waymark.cli import entry
+
+    entry()

@@ -35,7 +35,7 @@ KINDS = (
     "failure_fix", "import", "consolidation", "feedback", "summary", "insight", "agent",
     "flagged", "conflict", "share", "skill", "backfill",
 )  # fmt: skip
-STATUSES = ("pending", "approved", "rejected")
+STATUSES = rows.STATUSES
 REASON_MAX = 500
 NOTE_MAX = 500
 # The memory fields a proposal may carry (what `make_draft` takes).

@@ -26,6 +26,7 @@ from waymark.projects.client_files import (
     claude_memory_dir,
     codex_home,
     codex_memory_dir,
+    memory_folder,
 )
 from waymark.projects.resolve import Project
 
@@ -33,7 +34,6 @@ TYPE_CHECKING = False  # typing costs a command's process ~3 ms
 if TYPE_CHECKING:
     from typing import Any
 
-SOURCES = ("claude-memory", "codex-memories")
 CLAUDE_TYPES = {
     "user": "preference", "feedback": "preference", "project": "fact", "reference": "fact",
 }  # fmt: skip
@@ -152,16 +152,7 @@ def _archive_gone(
 
 
 def source_folder(source: str, project: Project) -> str | None:
-    if source == "claude-memory":
-        return claude_memory_dir(project.files or project.root)
-    return codex_memory_dir()
-
-
-def imported(conn: Any, project: Project) -> dict[str, int]:
-    """How many active memories of the project came from each native source."""
-    from waymark.storage.memories import count_active_by_key_prefix
-
-    return {s: count_active_by_key_prefix(conn, project.id, s + ":") for s in SOURCES}
+    return memory_folder(source, project.files or project.root)
 
 
 def _read(path: str) -> str:

@@ -12,9 +12,9 @@ from waymark.curation import candidates
 from waymark.health import fired
 from waymark.packets import sessions
 from waymark.projects.resolve import Project
-from waymark.storage import checkpoints, memories
 from waymark.storage.connection import Connection
 from waymark.storage.memories import team_authors
+from waymark.storage.overview import project_counts
 
 TYPE_CHECKING = False  # typing costs a command's process ~3 ms
 if TYPE_CHECKING:
@@ -24,12 +24,12 @@ SESSIONS_CHARTED = 30
 
 
 def overview(conn: Connection, project: Project) -> dict[str, Any]:
-    counts = memories.count_by_status_and_type(conn, project.id)
+    counts = project_counts(conn, project.id)
     return {
-        "memories": counts,
-        "active": sum(counts.get("active", {}).values()),
-        "checkpoints": checkpoints.count_by_status(conn, project.id),
-        "review": candidates.counts(conn, project.id),
+        "memories": counts["memories"],
+        "active": sum(counts["memories"].get("active", {}).values()),
+        "checkpoints": counts["checkpoints"],
+        "review": {s: counts["candidates"].get(s, 0) for s in candidates.STATUSES},
         "waiting_since": candidates.waiting_since(conn, project),
         "tokens": sessions.tokens_over_time(conn, project, limit=SESSIONS_CHARTED),
         # a client's runs only: Waymark's own test runs (doctor) are not the client's

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 
 from waymark import home
+from waymark.projects.client_files import MEMORY_SOURCES, memory_folder
 from waymark.projects.resolve import Project
 from waymark.recall import embed
-from waymark.storage import checkpoints, memories, vectors
+from waymark.storage import checkpoints, overview
 from waymark.storage import connection as db
+from waymark.storage.candidates import STATUSES as CANDIDATE_STATUSES
 from waymark.storage.connection import Connection
 
 TYPE_CHECKING = False  # typing costs a command's process ~3 ms
@@ -24,7 +26,7 @@ def store_report(conn: Connection) -> dict[str, Any]:
         "database": path,
         "database_bytes": os.path.getsize(path) if os.path.exists(path) else 0,
         "schema_version": db.schema_version(conn),
-        "global_memories": memories.count_active_global(conn),
+        "global_memories": overview.global_active(conn),
     }
 
 
@@ -46,10 +48,12 @@ def _semantic_said(
 
 def report(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
     # ann and quantize only where there is something to say: `waymark status` without a model
-    # or vectors skips their ~17 ms of imports.
+    # or vectors skips their ~17 ms of imports; the candidates' and imports' modules only
+    # when there are some to show (~1 ms).
     spec = embed.chosen(conn)
     available, note = embed.semantic_available(spec)
-    by_model = vectors.count_embedded(conn, project.id)
+    counts = overview.project_counts(conn, project.id, MEMORY_SOURCES)
+    by_model = counts["embedded"]
     embedded = by_model.pop(spec.id, 0)
     path = home.db_path()
     return {
@@ -58,9 +62,9 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
         "database": path,
         "database_bytes": os.path.getsize(path) if os.path.exists(path) else 0,
         "schema_version": db.schema_version(conn),
-        "memories": memories.count_by_status_and_type(conn, project.id),
-        "global_memories": memories.count_active_global(conn),
-        "checkpoints": checkpoints.count_by_status(conn, project.id),
+        "memories": counts["memories"],
+        "global_memories": counts["global"],
+        "checkpoints": counts["checkpoints"],
         "semantic": {
             "available": available,
             "model": note,
@@ -77,8 +81,8 @@ def report(conn: Connection, project: Project, session_id: str | None = None) ->
             ]
         },
         "capture": capture_policy(conn, project, session_id),
-        "imported": _imported(conn, project),
-        "candidates": waiting(conn, project),
+        "imported": _imported(counts["imported"], project),
+        "candidates": waiting(conn, project, counts["candidates"]),
     }
 
 
@@ -97,24 +101,29 @@ def _search_note(conn: Connection, spec: embed.Model) -> str:
 SHOWN_WAITING = 5
 
 
-def waiting(conn: Connection, project: Project) -> dict[str, Any]:
+def waiting(
+    conn: Connection, project: Project, by_status: dict[str, int] | None = None
+) -> dict[str, Any]:
     """The review queue: counts by status, and the newest few waiting (id, kind, title)."""
+    if by_status is None:
+        by_status = overview.project_counts(conn, project.id)["candidates"]
+    counts = {status: by_status.get(status, 0) for status in CANDIDATE_STATUSES}
+    if not counts["pending"]:
+        return {**counts, "waiting": []}
     from waymark.curation import candidates
 
     shown = candidates.pending(conn, project, limit=SHOWN_WAITING)
     return {
-        **candidates.counts(conn, project.id),
+        **counts,
         "waiting": [{k: c[k] for k in ("id", "kind", "action", "title", "reason")} for c in shown],
     }
 
 
-def _imported(conn: Connection, project: Project) -> dict[str, Any]:
+def _imported(counts: dict[str, int], project: Project) -> dict[str, Any]:
     """What came from the clients' own memory, and from where."""
-    from waymark.data import client_memory
-
-    counts = client_memory.imported(conn, project)
+    root = project.files or project.root
     return {
-        source: {"memories": n, "folder": client_memory.source_folder(source, project)}
+        source: {"memories": n, "folder": memory_folder(source, root)}
         for source, n in counts.items()
     }
 

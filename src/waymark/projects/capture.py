@@ -11,7 +11,6 @@ from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
 from waymark.storage.projects import get_capture, put_capture
-from waymark.storage.sessions import session_capture
 from waymark.storage.settings import get_setting
 
 TYPE_CHECKING = False  # typing costs a hook process ~3 ms
@@ -27,7 +26,7 @@ MODES = ("on", "confirm", "read-only", "off")
 def policy(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
     """Whether hooks speak here (`enabled`), whether they record (`records`), the `mode`
     (on, read-only, off) and why. A session's own mode wins over the project's."""
-    session_mode = session_capture(conn, session_id) if session_id else None
+    session_mode = _session_mode(conn, session_id)
     if session_mode is not None:
         return _mode(session_mode, "this session was switched to it (`waymark capture`)")
     chosen = get_capture(conn, project.id)
@@ -48,6 +47,15 @@ def policy(conn: Connection, project: Project, session_id: str | None = None) ->
 
 EVENT_KEYS = ("cwd", "session_id", "client", "name")
 EVENT_ERROR = f"event must carry {', '.join(EVENT_KEYS)} as strings"
+
+
+def _session_mode(conn: Connection, session_id: str | None) -> str | None:
+    if not session_id:
+        return None
+    # here, not at the top: `waymark status` (no session) skips the module's ~0.4 ms
+    from waymark.storage.sessions import session_capture
+
+    return session_capture(conn, session_id)
 
 
 def requested_event(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -96,7 +104,7 @@ def agent_write(conn: Connection, project: Project, session_id: str | None) -> b
     nothing enabled) still takes the agent's explicit writes, as it always did."""
     from waymark.errors import CaptureRefused
 
-    chosen = session_capture(conn, session_id) if session_id else None
+    chosen = _session_mode(conn, session_id)
     if chosen is None:
         stored = get_capture(conn, project.id)
         chosen = stored[0] if stored else None

@@ -45,6 +45,16 @@ def codex_memory_dir() -> str:
     return os.path.join(codex_home(), "memories")
 
 
+# The clients' own memory, as `waymark import --from` names it; its memories are keyed
+# `source:...`.
+MEMORY_SOURCES = ("claude-memory", "codex-memories")
+
+
+def memory_folder(source: str, root: str | None) -> str | None:
+    """Where `source` keeps its memory for the project at `root`."""
+    return claude_memory_dir(root) if source == "claude-memory" else codex_memory_dir()
+
+
 _PUNCT = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\t\r\n"})
 MIN_STATED = 16  # shorter texts match by accident
 

@@ -20,6 +20,7 @@ COLUMNS = (
     "session_id", "created_at", "updated_at",
 )  # fmt: skip
 _JSON = ("fields", "sources", "evidence")
+STATUSES = ("pending", "approved", "rejected")  # waiting, and the two a review decides
 
 
 def _row(values: Any) -> dict[str, Any]:

@@ -120,16 +120,6 @@ def revisions(conn: Connection, checkpoint_id: str) -> list[tuple[Any, ...]]:
     ]
 
 
-def count_by_status(conn: Connection, project_id: str) -> dict[str, int]:
-    return {
-        str(s): int(n)
-        for s, n in conn.execute(
-            "SELECT status, count(*) FROM checkpoints WHERE project_id = ? GROUP BY status",
-            (project_id,),
-        )
-    }
-
-
 # Handoff markers.
 
 

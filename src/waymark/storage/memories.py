@@ -414,34 +414,6 @@ def _browsed(
     return " AND ".join(where), params
 
 
-def count_by_status_and_type(conn: Connection, project_id: str) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = {}
-    for status, type_, n in conn.execute(
-        "SELECT status, type, count(*) FROM memories WHERE project_id = ?"
-        " GROUP BY status, type ORDER BY status, type",
-        (project_id,),
-    ):
-        counts.setdefault(status, {})[type_] = n
-    return counts
-
-
-def count_active_global(conn: Connection) -> int:
-    row: Any = conn.execute(
-        "SELECT count(*) FROM memories WHERE project_id IS NULL AND status = 'active'"
-    ).fetchone()
-    return int(row[0])
-
-
-def count_active_by_key_prefix(conn: Connection, project_id: str, prefix: str) -> int:
-    """Active memories of the project whose key starts with `prefix` (memories_by_key)."""
-    row: Any = conn.execute(
-        "SELECT count(*) FROM memories WHERE project_id = ? AND key >= ? AND key < ?"
-        " AND status = 'active'",
-        (project_id, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
-    ).fetchone()
-    return int(row[0])
-
-
 def active_keys_with_prefix(
     conn: Connection, project_id: str, prefix: str
 ) -> list[tuple[str, str, str | None]]:

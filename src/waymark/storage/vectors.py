@@ -125,16 +125,6 @@ def get_vectors(
     return rows
 
 
-def count_embedded(conn: Connection, project_id: str) -> dict[str, int]:
-    """How many of the project's active memories have a vector, by model."""
-    found = conn.execute(
-        "SELECT v.model, count(*) FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid"
-        " WHERE m.project_id = ? AND m.status = 'active' GROUP BY v.model",
-        (project_id,),
-    ).fetchall()
-    return {str(model): int(str(n)) for model, n in found}
-
-
 def load_extension(conn: Connection, path: str) -> bool:
     """Load the SQLite extension at `path` (sqlite-vec); False when it will not load."""
     try:
