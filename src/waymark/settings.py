@@ -38,6 +38,9 @@ DEFAULTS: dict[str, Any] = {
     "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
     "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
+    # A claimed task's lease (agents at once): the holder's hooks renew it as it works; past
+    # it, with no renewal, the task is anyone's to claim, its checkpoint intact.
+    "task.lease_minutes": 15,
     # The code map's refresh at SessionStart (an existing map only): past this many
     # milliseconds the hook stops and `waymark map refresh` finishes in the background.
     "map.refresh_ms": 150.0,
@@ -82,6 +85,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "packet.failure_tokens": (50, 1000),
     "packet.subagent_tokens": (50, 4000),
     "checkpoint.budget_tokens": (100, 8000),
+    "task.lease_minutes": (1, 1440),
     "map.refresh_ms": (0, 5000),  # 0: never wait, refresh in the background
     "retention.archive_after_days": (1, 3650),
     "retention.salience_floor": (0.01, 1),
@@ -106,6 +110,7 @@ HELP: dict[str, str] = {
     "packet.subagent": "a subagent's packet: small (next action, rules) or none",
     "packet.subagent_tokens": "a subagent packet's budget, in tokens",
     "checkpoint.budget_tokens": "a checkpoint's size limit, in tokens",
+    "task.lease_minutes": "a claimed task stays its agent's this long after its last sign of work",
     "map.refresh_ms": "how long SessionStart refreshes the code map before the background takes over",
     "map.server_builds_first": "the MCP server builds a project's first code map in the background",
     "retention.schedule": "when the retention sweep runs by itself: off, daily or weekly",

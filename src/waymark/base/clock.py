@@ -27,6 +27,12 @@ def ago(days: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
 
 
+def later(seconds: float) -> str:
+    """UTC time `seconds` after now, in `now()`'s form."""
+    t = time.time() + seconds
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
 def compact() -> str:
     """UTC time now as `20261130T041502Z`, for file names."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

@@ -62,10 +62,13 @@ class Checkpoint(record("_Checkpoint", "id project_id status revision created_at
         return handoff.render(self.revision.body, status=self.status)
 
 
-# Who is saving: actor, client and session, kept on each revision.
-# Who saved a revision, from which session, on which branch (each None when not known).
+# Who saved a revision, from which session, on which branch (each None when not known); the
+# agent (a subagent's id) and its type, when a hook knows them. A session that saves holds
+# the task it saves (`tasks`): another session's live claim is a conflict.
 Origin = record(
-    "Origin", "actor client session_id git_branch", defaults=("agent", None, None, None)
+    "Origin",
+    "actor client session_id git_branch agent agent_type",
+    defaults=("agent", None, None, None, None, None),
 )
 AGENT = Origin()
 
@@ -76,27 +79,54 @@ def create(
     fields: dict[str, Any],
     origin: Origin = AGENT,
     budget: int = BUDGET_TOKENS,
+    *,
+    parent_id: str | None = None,
+    open_task: bool = False,
 ) -> Checkpoint:
+    """A new task, held by the saving session (when there is one) unless `open_task`; a
+    subtask of `parent_id`. A session already working on an active task (its own, or one no
+    other session holds) revises or finishes that one first: a second would hide it."""
     body, _ = _prepare(project, fields, {})
     if not body.get("objective"):
         raise InvalidArgument("a new checkpoint needs an objective")
     checkpoint_id = clock.new_id()
     with db.write(conn):
-        current = rows.active_checkpoint_id(conn, project.id)
-        if current is not None:  # a second create would hide it from every packet
-            active_now = get(conn, project, current)
-            raise Conflict(
-                f"checkpoint {current} is active ({active_now.revision.body.get('objective')!r}, "
-                f"revision {active_now.revision.id}): revise it, or complete or abandon it "
-                "before creating another",
-                id=current,
-                current_revision=active_now.revision.id,
-            )
         stamp = clock.now()
-        rows.insert_checkpoint(conn, checkpoint_id, project.id, stamp)
+        if parent_id is not None:
+            parent_id = get(conn, project, parent_id).id
+            _refuse_finished(get(conn, project, parent_id))
+        elif not open_task:
+            _refuse_second(conn, project, origin, stamp)
+        rows.insert_checkpoint(conn, checkpoint_id, project.id, stamp, parent_id)
         named = body.get("relevant_files", [])
         _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget, named)
+        if origin.session_id and not open_task:
+            from waymark.handoff import tasks
+
+            tasks.take_for(conn, project, checkpoint_id, origin, stamp)
     return get(conn, project, checkpoint_id)
+
+
+def _refuse_second(conn: Connection, project: Project, origin: Origin, stamp: str) -> None:
+    current = rows.active_checkpoint_id(conn, project.id, origin.session_id, stamp)
+    if current is not None:  # a second create would hide it from every packet
+        active_now = get(conn, project, current)
+        raise Conflict(
+            f"checkpoint {current} is active ({active_now.revision.body.get('objective')!r}, "
+            f"revision {active_now.revision.id}): revise it, or complete or abandon it "
+            "before creating another",
+            id=current,
+            current_revision=active_now.revision.id,
+        )
+
+
+def _refuse_finished(parent: Checkpoint) -> None:
+    if parent.status != "active":
+        raise Conflict(
+            f"checkpoint {parent.id} is {parent.status}: a subtask needs an active task",
+            id=parent.id,
+            status=parent.status,
+        )
 
 
 def revise(
@@ -109,17 +139,17 @@ def revise(
     *,
     operation: str = "revise",
     budget: int = BUDGET_TOKENS,
+    to_session: str | None = None,
 ) -> Checkpoint:
-    """A new revision from the current one: given fields replace, absent ones carry over."""
-    status = {
-        "revise": "active",
-        "record_lesson": "active",
-        "complete": "completed",
-        "abandon": "abandoned",
-    }[operation]
+    """A new revision from the current one: given fields replace, absent ones carry over.
+    `assign` gives the task to `to_session` (`tasks.assign`)."""
+    status = OPERATIONS[operation]
     with db.write(conn):
         current = _current(conn, project, checkpoint_id, expected_revision_id)
         checkpoint_id = current.id  # the full id, when a prefix was given
+        from waymark.handoff import tasks
+
+        tasks.check_holder(conn, project, current, origin, operation)
         if operation == "record_lesson":
             lessons = fields.get("lessons")
             if not lessons or set(fields) - {"lessons"}:
@@ -128,6 +158,7 @@ def revise(
             fields = {"lessons": current.revision.body.get("lessons", []) + lesson["lessons"]}
         body, _ = _prepare(project, fields, current.revision.body)
         if operation == "revise" and body == current.revision.body:
+            tasks.after_save(conn, project, checkpoint_id, origin, operation)  # still its
             return current  # nothing changed: no revision, and no handoff either
         named = body.get("relevant_files", []) if "relevant_files" in fields else []
         _write(
@@ -143,7 +174,16 @@ def revise(
             named,
         )
         rows.set_checkpoint_status(conn, checkpoint_id, status)
+        tasks.after_save(conn, project, checkpoint_id, origin, operation, to_session)
     return get(conn, project, checkpoint_id)
+
+
+# What each operation leaves the checkpoint as. `release` and `assign` hand a task to
+# whoever takes it next, or to a named session (`tasks`).
+OPERATIONS = {
+    "revise": "active", "record_lesson": "active", "release": "active", "assign": "active",
+    "complete": "completed", "abandon": "abandoned",
+}  # fmt: skip
 
 
 def _prepare(
@@ -330,9 +370,11 @@ def get(conn: Connection, project: Project, checkpoint_id: str) -> Checkpoint:
     return Checkpoint(row[0], row[1], row[2], _revision(rev), row[4], row[5])
 
 
-def active(conn: Connection, project: Project) -> Checkpoint | None:
-    """The most recently updated active checkpoint of the project."""
-    checkpoint_id = rows.active_checkpoint_id(conn, project.id)
+def active(conn: Connection, project: Project, session_id: str | None = None) -> Checkpoint | None:
+    """The active checkpoint `session_id` works on: one it holds, else the most recently
+    updated one no other session holds (`storage.checkpoints.active_checkpoint_id`); without
+    a session, the most recently updated active checkpoint."""
+    checkpoint_id = rows.active_checkpoint_id(conn, project.id, session_id, clock.now())
     return get(conn, project, checkpoint_id) if checkpoint_id else None
 
 

@@ -107,6 +107,8 @@ def record_tool(
             _note_tried(conn, project, command or "", opened)
         if passed:
             _note_fix(conn, session_id, stamp, passed)
+        if command is not None and failed is not None:
+            _note_done_run(conn, session_id, command, failed, stamp)
         if tool_name:
             sessions.add_step(conn, session_id, stamp, tool_name[:60], target, outcome)
         if failed and (command or tool_name):
@@ -118,6 +120,23 @@ def record_tool(
         with db.write(conn):  # its own transaction: a failed proposal loses no ledger write
             propose_lesson(conn, project.id, session_id, earlier_failures(conn, project, command))
     return True
+
+
+def _note_done_run(
+    conn: Connection, session_id: str, command: str, failed: bool, stamp: str
+) -> None:
+    """A command a task the session holds names in its definition of done (the same command,
+    in one spelling): that check's last run (`tasks.done_state`)."""
+    from waymark.base.shell import normal
+    from waymark.storage import tasks
+
+    said = normal(command)
+    for task_id, body in tasks.done_commands(conn, session_id):
+        for item in json.loads(body).get("done_when", []):
+            wanted = item.get("command")
+            if wanted and normal(wanted) == said:
+                tasks.put_check(conn, task_id, wanted, "fail" if failed else "pass", stamp,
+                                session_id)  # fmt: skip
 
 
 def _record_failure(

@@ -1,7 +1,8 @@
 """The content of a checkpoint revision: normalising a model's natural call, and rendering.
 
 A revision holds objective, progress, decisions (each with its why), failed approaches (each
-with why it failed), blockers, tests run, evidence, next action, relevant files and lessons.
+with why it failed), blockers, tests run, evidence, next action, relevant files, lessons and
+the task's definition of done (commands that must pass, files, behaviour).
 Plain strings are accepted where a list of one is meant, and where an object is meant its
 main field is filled from the string, so a model's natural call works.
 """
@@ -24,11 +25,12 @@ LIST_FIELDS = (
     "evidence",
     "relevant_files",
     "lessons",
+    "done_when",
 )
 TEXT_FIELDS = ("objective", "next_action")
 # The operations that hand the work off: they satisfy the Stop rule and clear the markers
 # (a lesson alone does not; neither does a revise that changes nothing, which is not written).
-HANDOFFS = ("create", "revise", "complete", "abandon")
+HANDOFFS = ("create", "revise", "complete", "abandon", "release", "assign")
 FIELDS = TEXT_FIELDS + LIST_FIELDS
 TEST_RESULTS = ("pass", "fail", "not_run")
 MAX_ITEMS = 50
@@ -45,6 +47,8 @@ SHAPES: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         "correction",
         ("correction",),
     ),
+    # Any one of them; a plain string is a command that must pass.
+    "done_when": (("command", "file", "behaviour"), "command", ()),
 }
 
 
@@ -104,6 +108,8 @@ def _list(name: str, value: Any) -> list[Any]:
         missing = [k for k in required if not entry.get(k)]
         if missing:
             raise InvalidArgument(f"each item of {name} needs {', '.join(missing)}")
+        if not entry:
+            raise InvalidArgument(f"each item of {name} needs one of {', '.join(keys)}")
         if name == "tests":
             entry["result"] = entry.get("result", "not_run").lower().replace("-", "_")
             if entry["result"] not in TEST_RESULTS:
@@ -148,12 +154,20 @@ def render(body: dict[str, Any], *, status: str = "active") -> str:
         ),
         ("Relevant files", body.get("relevant_files", []), lambda x: x),
         ("Lessons", body.get("lessons", []), render_lesson),
+        ("Done when", body.get("done_when", []), render_done),
     ]
     for title, items, fmt in sections:
         if items:
             lines.append(f"{title}:")
             lines.extend(f"- {fmt(item)}" for item in items)
     return "\n".join(lines)
+
+
+def render_done(item: dict[str, str]) -> str:
+    said = [f"`{item['command']}` passes"] if item.get("command") else []
+    said += [f"{item['file']} is in place"] if item.get("file") else []
+    said += [item["behaviour"]] if item.get("behaviour") else []
+    return "; ".join(said)
 
 
 def render_lesson(lesson: dict[str, str]) -> str:

@@ -16,12 +16,15 @@ REVISION_COLUMNS = (
 )
 
 
-def insert_checkpoint(conn: Connection, checkpoint_id: str, project_id: str, stamp: str) -> None:
-    """A new active checkpoint; its first revision follows in the same transaction."""
+def insert_checkpoint(
+    conn: Connection, checkpoint_id: str, project_id: str, stamp: str, parent_id: str | None = None
+) -> None:
+    """A new active checkpoint (a subtask of `parent_id`); its first revision follows in the
+    same transaction."""
     conn.execute(
         "INSERT INTO checkpoints (id, project_id, status, current_revision, created_at,"
-        " updated_at) VALUES (?, ?, 'active', '', ?, ?)",
-        (checkpoint_id, project_id, stamp, stamp),
+        " updated_at, parent_id) VALUES (?, ?, 'active', '', ?, ?, ?)",
+        (checkpoint_id, project_id, stamp, stamp, parent_id),
     )
 
 
@@ -74,12 +77,24 @@ def checkpoint_ids_starting(conn: Connection, project_id: str, prefix: str) -> l
     ]
 
 
-def active_checkpoint_id(conn: Connection, project_id: str) -> str | None:
-    """The most recently updated active checkpoint of the project."""
+# The active checkpoint a session works on: one it holds, else the most recently updated
+# one no other session holds (open, or its lease passed at ?3), a task before a subtask.
+# Without a session (?2 NULL): the most recently updated active checkpoint.
+_FOR_SESSION = (
+    " c.project_id = ?1 AND c.status = 'active' AND (?2 IS NULL OR c.holder_session IS NULL"
+    " OR c.holder_session = ?2 OR c.lease_until <= ?3)"
+    " ORDER BY (?2 IS NOT NULL AND c.holder_session IS ?2) DESC,"
+    " (?2 IS NOT NULL AND c.parent_id IS NULL) DESC, c.updated_at DESC, c.id DESC LIMIT 1"
+)
+
+
+def active_checkpoint_id(
+    conn: Connection, project_id: str, session: str | None = None, stamp: str = ""
+) -> str | None:
+    """The active checkpoint `session` works on (at `stamp`), or the most recently updated
+    active one without a session."""
     row = conn.execute(
-        "SELECT id FROM checkpoints WHERE project_id = ? AND status = 'active'"
-        " ORDER BY updated_at DESC, id DESC LIMIT 1",
-        (project_id,),
+        "SELECT c.id FROM checkpoints c WHERE" + _FOR_SESSION, (project_id, session, stamp)
     ).fetchone()
     return None if row is None else str(row[0])
 
@@ -193,13 +208,15 @@ def count_revisions(conn: Connection, checkpoint_id: str) -> int:
     return int(row[0])
 
 
-def active_revision(conn: Connection, project_id: str) -> tuple[str, str] | None:
-    """(revision id, body JSON) of the project's active checkpoint, in one lookup."""
+def active_revision(
+    conn: Connection, project_id: str, session: str | None = None, stamp: str = ""
+) -> tuple[str, str] | None:
+    """(revision id, body JSON) of the active checkpoint `session` works on
+    (`active_checkpoint_id`), in one lookup."""
     row = conn.execute(
         "SELECT r.id, r.body FROM checkpoints c JOIN checkpoint_revisions r"
-        " ON r.id = c.current_revision WHERE c.project_id = ? AND c.status = 'active'"
-        " ORDER BY c.updated_at DESC, c.id DESC LIMIT 1",
-        (project_id,),
+        " ON r.id = c.current_revision WHERE" + _FOR_SESSION,
+        (project_id, session, stamp),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]))
 

@@ -1030,6 +1030,38 @@ M050_FTS_INSERT_DIRECT = """
 DROP TRIGGER memories_fts_insert;
 """
 
+# Tasks: a checkpoint that an agent can claim. The holder is a client session (its
+# subagents work for it; `holder_agent` names one of them, or ''); NULL: open for the
+# taking. The lease is renewed by the holder's hooks; once `lease_until` has passed, anyone
+# may claim the task, its checkpoint intact. A claim notes where the work started: the base
+# commit, the branch and the working tree. `parent_id`: a subtask's task. `tree`: the
+# working tree a session started in (a worktree's own top), which tells sessions of one
+# project apart.
+M051_TASKS = """
+ALTER TABLE checkpoints ADD COLUMN parent_id TEXT REFERENCES checkpoints(id);
+ALTER TABLE checkpoints ADD COLUMN holder_session TEXT;
+ALTER TABLE checkpoints ADD COLUMN holder_agent TEXT;
+ALTER TABLE checkpoints ADD COLUMN holder_about TEXT;
+ALTER TABLE checkpoints ADD COLUMN claimed_at TEXT;
+ALTER TABLE checkpoints ADD COLUMN lease_until TEXT;
+ALTER TABLE checkpoints ADD COLUMN base_commit TEXT;
+ALTER TABLE checkpoints ADD COLUMN branch TEXT;
+ALTER TABLE checkpoints ADD COLUMN worktree TEXT;
+CREATE INDEX checkpoints_by_holder ON checkpoints (holder_session) WHERE holder_session IS NOT NULL;
+CREATE INDEX checkpoints_by_parent ON checkpoints (parent_id) WHERE parent_id IS NOT NULL;
+ALTER TABLE sessions ADD COLUMN tree TEXT;
+-- The last run of each command a task's definition of done names, by its holder's session:
+-- whether it passed, and when (Stop compares it with the session's last edit).
+CREATE TABLE task_checks (
+    checkpoint_id  TEXT NOT NULL REFERENCES checkpoints(id),
+    command        TEXT NOT NULL,
+    result         TEXT NOT NULL CHECK (result IN ('pass', 'fail')),
+    at             TEXT NOT NULL,
+    session_id     TEXT,
+    PRIMARY KEY (checkpoint_id, command)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1081,6 +1113,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m048_receipt_text", M048_RECEIPT_TEXT),
     ("m049_cleared", M049_CLEARED),
     ("m050_fts_insert_direct", M050_FTS_INSERT_DIRECT),
+    ("m051_tasks", M051_TASKS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

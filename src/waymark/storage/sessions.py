@@ -36,14 +36,14 @@ def insert_session(
 def get_session(conn: Connection, session_id: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT git_dirty_seen, last_shell_at, last_change_at, asked_for, handed_off_at,"
-        " started_at FROM sessions WHERE id = ?",
+        " started_at, tree FROM sessions WHERE id = ?",
         (session_id,),
     ).fetchone()
     if row is None:
         return None
     names = (
         "git_dirty_seen", "last_shell_at", "last_change_at", "asked_for", "handed_off_at",
-        "started_at",
+        "started_at", "tree",
     )  # fmt: skip
     return dict(zip(names, row, strict=True))
 

@@ -1,0 +1,326 @@
+"""Tasks for agents working at once: a checkpoint that a session claims.
+
+A task is an active checkpoint. A client session holds it (its subagents work for it; a
+claim may name which one) on a lease its hooks renew while it works; the session that
+creates a task, or revises one nobody else holds, holds it. Claiming is one conditional
+write: of two sessions racing for a task one wins and the other is told who holds it and
+since when. A lease that passes (the agent died, the session ended without a handoff) makes
+the task anyone's again, its checkpoint intact. Handing a task on is explicit and leaves a
+revision: `release` (with a handoff, to whoever takes it next) or `assign` (to a named
+session). Finishing (complete, abandon) lets the claim go. A task may be split into
+subtasks with claims of their own; completing it waits for its subtasks. Its definition of
+done (`done_when`: commands that must pass, files, behaviour) is checked against the last
+runs of those commands by its holder (`ledger.record_tool` keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+
+from waymark.base import clock
+from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
+from waymark.errors import Conflict, InvalidArgument
+from waymark.handoff import checkpoints
+from waymark.storage import connection as db
+from waymark.storage import sessions
+from waymark.storage import tasks as rows
+from waymark.storage.events import log_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from waymark.handoff.checkpoints import Checkpoint, Origin
+    from waymark.projects.resolve import Project
+    from waymark.storage.connection import Connection
+
+LEASE_SETTING = "task.lease_minutes"
+BOARD_LIMIT = 50
+
+
+def lease_until(conn: Connection) -> str:
+    from waymark import settings
+
+    return clock.later(60 * float(settings.get(conn, LEASE_SETTING)))
+
+
+def about(origin: Origin) -> str:
+    """What a claim says of its holder: client, agent id and type, machine (JSON text)."""
+    said = {"client": origin.client, "agent": origin.agent, "agent_type": origin.agent_type,
+            "machine": os.uname().nodename if hasattr(os, "uname") else None}  # fmt: skip
+    return json.dumps({k: v for k, v in said.items() if v}, sort_keys=True)
+
+
+def where(project: Project) -> tuple[str | None, str | None, str | None]:
+    """Where work on the project starts from here: the base commit, branch, working tree."""
+    if not project.files:
+        return None, None, None
+    from waymark.projects.locate import git_branch, git_head
+
+    return git_head(project.files), git_branch(project.files), project.files
+
+
+def claim_view(conn: Connection, checkpoint_id: str, stamp: str | None = None) -> dict[str, Any]:
+    """The task's claim: {state: open|held|lapsed, session, agent, client, agent_type,
+    machine, since, lease_until, base_commit, branch, worktree, parent}."""
+    found = rows.claim_of(conn, checkpoint_id)
+    if found is None:
+        return {"state": "open"}
+    session, agent, said, since, until, base, branch, tree, parent = found
+    view: dict[str, Any] = {"parent": parent} if parent else {}
+    if session is None:
+        return {"state": "open", **view}
+    now = stamp or clock.now()
+    view |= {"state": "held" if until and until > now else "lapsed", "session": session,
+             "since": since, "lease_until": until, "base_commit": base, "branch": branch,
+             "worktree": tree}  # fmt: skip
+    view |= {"agent": agent} if agent else {}
+    view |= json.loads(said) if said else {}
+    return view
+
+
+def who(view: dict[str, Any]) -> str:
+    """A claim's holder in a few words: `claude-code session 1a2b3c4d (reviewer)`."""
+    kind = view.get("agent_type")
+    return (f"{view.get('client') or 'a'} session {str(view.get('session'))[:8]}"
+            + (f" ({kind})" if kind else ""))  # fmt: skip
+
+
+def _held_elsewhere(view: dict[str, Any], session: str | None) -> bool:
+    return view["state"] == "held" and view.get("session") != session
+
+
+def _taken(checkpoint_id: str, view: dict[str, Any]) -> Conflict:
+    return Conflict(
+        f"task {checkpoint_id} is held by {who(view)} since {view.get('since')} (lease until "
+        f"{view.get('lease_until')}); pick another task, or wait for its handoff",
+        id=checkpoint_id,
+        holder=view.get("session"),
+        since=view.get("since"),
+        lease_until=view.get("lease_until"),
+    )
+
+
+def take_for(
+    conn: Connection, project: Project, checkpoint_id: str, origin: Origin, stamp: str
+) -> None:
+    """Inside the caller's transaction: the task is `origin`'s session's (claimed, or its
+    lease renewed), or a conflict naming who holds it."""
+    assert origin.session_id
+    taken = rows.take(conn, checkpoint_id, origin.session_id, origin.agent or "", about(origin),
+                      stamp, lease_until(conn), where(project))  # fmt: skip
+    if not taken:
+        raise _taken(checkpoint_id, claim_view(conn, checkpoint_id, stamp))
+
+
+def check_holder(
+    conn: Connection, project: Project, current: Checkpoint, origin: Origin, operation: str
+) -> None:
+    """Before a revision of `current`: complete waits for the subtasks; another session's
+    live claim refuses a save, and only the holder releases."""
+    if operation == "complete":
+        left = [c for c, status in rows.children(conn, current.id) if status == "active"]
+        if left:
+            raise Conflict(
+                f"task {current.id} has {len(left)} subtask(s) still active ({', '.join(left)}): "
+                "complete or abandon them first",
+                id=current.id,
+                subtasks=left,
+            )
+    if not origin.session_id or operation == "assign":
+        return  # a person at the command line; an assignment checks for itself
+    view = claim_view(conn, current.id)
+    if _held_elsewhere(view, origin.session_id):
+        raise _taken(current.id, view)
+    if operation == "release" and view.get("session") != origin.session_id:
+        raise Conflict(
+            f"task {current.id} is not held by this session: there is nothing to release",
+            id=current.id,
+        )
+
+
+def after_save(
+    conn: Connection,
+    project: Project,
+    checkpoint_id: str,
+    origin: Origin,
+    operation: str,
+    to_session: str | None = None,
+) -> None:
+    """After a revision: finishing or releasing lets the claim go; assigning gives it to
+    `to_session`; saving holds it (claimed, or renewed)."""
+    stamp = clock.now()
+    if operation in ("complete", "abandon", "release"):
+        held = rows.claim_of(conn, checkpoint_id)
+        rows.let_go(conn, checkpoint_id)
+        if held and held[0]:
+            log_event(conn, "task.released", project_id=project.id, actor=origin.actor,
+                      session_id=origin.session_id, checkpoint=checkpoint_id,
+                      holder=held[0], why=operation)  # fmt: skip
+    elif operation == "assign" and to_session:
+        rows.let_go(conn, checkpoint_id)
+        found = sessions.get_session(conn, to_session)
+        tree = found.get("tree") if found else None
+        rows.take(conn, checkpoint_id, to_session, "", json.dumps({"assigned_by": origin.session_id
+                  or origin.actor}), stamp, lease_until(conn), (None, None, tree))  # fmt: skip
+        log_event(conn, "task.assigned", project_id=project.id, actor=origin.actor,
+                  session_id=origin.session_id, checkpoint=checkpoint_id, to=to_session)  # fmt: skip
+    elif origin.session_id and operation in ("revise", "record_lesson"):
+        before = rows.claim_of(conn, checkpoint_id)
+        take_for(conn, project, checkpoint_id, origin, stamp)
+        if not before or before[0] != origin.session_id:
+            _claimed_event(conn, project, checkpoint_id, origin)
+
+
+def _claimed_event(conn: Connection, project: Project, checkpoint_id: str, origin: Origin) -> None:
+    log_event(conn, "task.claimed", project_id=project.id, actor=origin.actor,
+              session_id=origin.session_id, checkpoint=checkpoint_id)  # fmt: skip
+
+
+def claim(conn: Connection, project: Project, checkpoint_id: str, origin: Origin) -> Checkpoint:
+    """Take the task for `origin`'s session: it is open, its lease passed, or it is this
+    session's already; else a conflict naming who holds it and since when."""
+    if not origin.session_id:
+        raise InvalidArgument(
+            "a claim is a session's: give the session id (`--session`), or claim through the "
+            "agent's tools"
+        )
+    with db.write(conn):
+        task = checkpoints.get(conn, project, checkpoint_id)
+        if task.status != "active":
+            raise Conflict(f"task {task.id} is {task.status}", id=task.id, status=task.status)
+        before = rows.claim_of(conn, task.id)
+        take_for(conn, project, task.id, origin, clock.now())
+        if not before or before[0] != origin.session_id:
+            _claimed_event(conn, project, task.id, origin)
+    return checkpoints.get(conn, project, task.id)
+
+
+def release(
+    conn: Connection,
+    project: Project,
+    checkpoint_id: str,
+    expected_revision_id: str,
+    fields: dict[str, Any],
+    origin: Origin,
+    budget: int = checkpoints.BUDGET_TOKENS,
+) -> Checkpoint:
+    """Hand the task on to whoever takes it next: a revision with the handoff (`fields`),
+    and the claim let go."""
+    return checkpoints.revise(conn, project, checkpoint_id, expected_revision_id, fields,
+                              origin, operation="release", budget=budget)  # fmt: skip
+
+
+def assign(
+    conn: Connection,
+    project: Project,
+    checkpoint_id: str,
+    to_session: str,
+    expected_revision_id: str,
+    fields: dict[str, Any],
+    origin: Origin,
+    budget: int = checkpoints.BUDGET_TOKENS,
+) -> Checkpoint:
+    """Give the task to the session `to_session`: a revision with the handoff, and the claim
+    that session's (the next packet it gets starts from it). Refused while a third session
+    holds it."""
+    to_session = to_session.strip()
+    if not to_session:
+        raise InvalidArgument("assign needs the session to give the task to")
+    view = claim_view(conn, checkpoints.get(conn, project, checkpoint_id).id)
+    if view["state"] == "held" and view.get("session") not in (origin.session_id, to_session):
+        raise _taken(checkpoint_id, view)
+    return checkpoints.revise(conn, project, checkpoint_id, expected_revision_id, fields,
+                              origin, operation="assign", budget=budget,
+                              to_session=to_session)  # fmt: skip
+
+
+def split(
+    conn: Connection,
+    project: Project,
+    parent_id: str,
+    parts: list[dict[str, Any]],
+    origin: Origin,
+    budget: int = checkpoints.BUDGET_TOKENS,
+) -> list[Checkpoint]:
+    """Subtasks of the task, open for the taking (each with its own claim later); the task
+    completes only after them."""
+    if not parts:
+        raise InvalidArgument("split needs at least one subtask (each with an objective)")
+    return [checkpoints.create(conn, project, part, origin, budget, parent_id=parent_id,
+                               open_task=True) for part in parts]  # fmt: skip
+
+
+def done_state(conn: Connection, project: Project, task: Checkpoint) -> dict[str, Any]:
+    """The task's definition of done, item by item: a command passed since its holder's last
+    edit (`passed`), failed, ran only before that edit (`stale`) or never (`not_run`); a file
+    present or missing; behaviour stated (`to_confirm`); and each subtask's status. `met`
+    when every command passed, every file is present and every subtask is finished."""
+    view = claim_view(conn, task.id)
+    holder = view.get("session")
+    session = sessions.get_session(conn, holder) if holder else None
+    last_edit = str(session.get("last_change_at") or "") if session else ""
+    ran = rows.checks(conn, task.id)
+    root = view.get("worktree") or project.files
+    items: list[dict[str, Any]] = []
+    for item in task.revision.body.get("done_when", []):
+        if item.get("command"):
+            result = ran.get(item["command"])
+            state = ("not_run" if result is None else "failed" if result[0] == "fail"
+                     else "stale" if result[1] < last_edit else "passed")  # fmt: skip
+            items.append({"command": item["command"], "state": state,
+                          "at": result[1] if result else None})  # fmt: skip
+        if item.get("file"):
+            present = bool(root) and os.path.exists(os.path.join(str(root), item["file"]))
+            items.append({"file": item["file"], "state": "present" if present else "missing"})
+        if item.get("behaviour"):
+            items.append({"behaviour": item["behaviour"], "state": "to_confirm"})
+    subtasks = [{"id": c, "status": s} for c, s in rows.children(conn, task.id)]
+    met = all(i["state"] in ("passed", "present", "to_confirm") for i in items) and all(
+        s["status"] != "active" for s in subtasks
+    )
+    return {"items": items, "subtasks": subtasks, "met": met}
+
+
+def unmet_commands(state: dict[str, Any]) -> list[str]:
+    """The done commands that have not passed since the last edit."""
+    return [i["command"] for i in state["items"] if i.get("command") and i["state"] != "passed"]
+
+
+def board(conn: Connection, project: Project) -> list[dict[str, Any]]:
+    """The project's active tasks, the most recently changed first: id, objective, next
+    action, parent, the claim (`claim_view`) and its lease's age, the definition of done's
+    state."""
+    stamp = clock.now()
+    out = []
+    for row in rows.board(conn, project.id, BOARD_LIMIT):
+        task = checkpoints.get(conn, project, str(row[0]))
+        view = claim_view(conn, task.id, stamp)
+        body = task.revision.body
+        out.append({
+            "id": task.id, "objective": body.get("objective"),
+            "next_action": body.get("next_action"), "revision": task.revision.id,
+            "updated_at": task.updated_at, "claim": view,
+            "relevant_files": body.get("relevant_files", []),
+            "done": done_state(conn, project, task),
+        })  # fmt: skip
+    return out
+
+
+def renew(conn: Connection, session_id: str) -> int:
+    """The session shows signs of work (a hook ran): its live claims' leases run on."""
+    from waymark.storage.connection import write
+
+    with write(conn):
+        return rows.renew(conn, session_id, clock.now(), lease_until(conn))
+
+
+def lapse(conn: Connection, project: Project, session_id: str) -> list[str]:
+    """The session ended: the tasks it held are anyone's to claim (their checkpoints and the
+    record of who had them stay)."""
+    with db.write(conn):
+        held = rows.lapse(conn, session_id, clock.now())
+        for task_id in held:
+            log_event(conn, "task.lapsed", project_id=project.id, actor="hook",
+                      session_id=session_id, checkpoint=task_id)  # fmt: skip
+    return held

@@ -1,0 +1,180 @@
+"""SQL for claims on checkpoints: who holds a task, since when, until when its lease runs,
+and where the work started (m051). Plain functions inside the caller's transaction.
+
+A claim is one conditional UPDATE: of two agents racing for one task, SQLite's single
+writer lets one statement through first, and the second finds the task held.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from waymark.storage.connection import Connection
+
+# A task's claim as read back: the holder's session and agent, what it said of itself (JSON
+# text), when it claimed, its lease, the base commit, branch and working tree, the parent.
+CLAIM_COLUMNS = (
+    "holder_session", "holder_agent", "holder_about", "claimed_at", "lease_until",
+    "base_commit", "branch", "worktree", "parent_id",
+)  # fmt: skip
+
+
+def take(
+    conn: Connection,
+    checkpoint_id: str,
+    session: str,
+    agent: str,
+    about: str,
+    stamp: str,
+    lease_until: str,
+    where: tuple[str | None, str | None, str | None],
+) -> bool:
+    """Claim the active task when it is open, its lease has passed (at `stamp`), or its
+    holder is this session already (a renewal that may name another agent); False when
+    another session holds it. A new holder's claim starts now; where the work started
+    (`where`: base commit, branch, working tree) is kept from the first claim of a holder."""
+    base, branch, tree = where
+    conn.execute(
+        "UPDATE checkpoints SET"
+        " claimed_at = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN claimed_at"
+        " ELSE ?5 END,"
+        " base_commit = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN base_commit"
+        " ELSE ?7 END,"
+        " branch = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN branch ELSE ?8 END,"
+        " worktree = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN worktree"
+        " ELSE ?9 END,"
+        " holder_session = ?2, holder_agent = ?3, holder_about = ?4, lease_until = ?6"
+        " WHERE id = ?1 AND status = 'active'"
+        " AND (holder_session IS NULL OR holder_session = ?2 OR lease_until <= ?5)",
+        (checkpoint_id, session, agent, about, stamp, lease_until, base, branch, tree),
+    )
+    return bool(conn.changes())
+
+
+def claim_of(conn: Connection, checkpoint_id: str) -> tuple[Any, ...] | None:
+    """CLAIM_COLUMNS of the checkpoint, or None when there is no such checkpoint."""
+    row = conn.execute(
+        f"SELECT {', '.join(CLAIM_COLUMNS)} FROM checkpoints WHERE id = ?", (checkpoint_id,)
+    ).fetchone()
+    return None if row is None else tuple(row)
+
+
+def let_go(conn: Connection, checkpoint_id: str) -> None:
+    """The task is open again (its holder released or finished it); where it started goes
+    with the claim."""
+    conn.execute(
+        "UPDATE checkpoints SET holder_session = NULL, holder_agent = NULL, holder_about = NULL,"
+        " claimed_at = NULL, lease_until = NULL, base_commit = NULL, branch = NULL,"
+        " worktree = NULL WHERE id = ?",
+        (checkpoint_id,),
+    )
+
+
+def renew(conn: Connection, session: str, stamp: str, lease_until: str) -> int:
+    """Extend the leases of the session's live claims (a lapsed one stays lapsed: another
+    agent may have seen it open). How many were renewed."""
+    conn.execute(
+        "UPDATE checkpoints SET lease_until = ?3 WHERE holder_session = ?1 AND status = 'active'"
+        " AND lease_until > ?2 AND lease_until < ?3",
+        (session, stamp, lease_until),
+    )
+    return int(conn.changes())
+
+
+def lapse(conn: Connection, session: str, stamp: str) -> list[str]:
+    """The session ended: its claims' leases end now (the tasks keep their holder, to say
+    who had them, and are claimable). The ids of the tasks it held."""
+    held = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM checkpoints WHERE holder_session = ? AND status = 'active'"
+            " AND lease_until > ?",
+            (session, stamp),
+        )
+    ]
+    if held:
+        conn.execute(
+            "UPDATE checkpoints SET lease_until = ? WHERE holder_session = ? AND status = 'active'"
+            " AND lease_until > ?",
+            (stamp, session, stamp),
+        )
+    return held
+
+
+def held_by(conn: Connection, project_id: str, session: str) -> list[str]:
+    """The project's active tasks this session holds (lapsed or not), newest claim first."""
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM checkpoints WHERE holder_session = ? AND project_id = ?"
+            " AND status = 'active' ORDER BY claimed_at DESC, id DESC",
+            (session, project_id),
+        )
+    ]
+
+
+def board(conn: Connection, project_id: str, limit: int) -> list[tuple[Any, ...]]:
+    """The project's active tasks, each (id, updated_at, *CLAIM_COLUMNS), the most recently
+    changed first."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            f"SELECT id, updated_at, {', '.join(CLAIM_COLUMNS)} FROM checkpoints"
+            " WHERE project_id = ? AND status = 'active' ORDER BY updated_at DESC, id DESC"
+            " LIMIT ?",
+            (project_id, limit),
+        )
+    ]
+
+
+def children(conn: Connection, parent_id: str) -> list[tuple[str, str]]:
+    """(id, status) of the task's subtasks, oldest first."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            "SELECT id, status FROM checkpoints WHERE parent_id = ? ORDER BY created_at, id",
+            (parent_id,),
+        )
+    ]
+
+
+def set_parent(conn: Connection, checkpoint_id: str, parent_id: str) -> None:
+    conn.execute("UPDATE checkpoints SET parent_id = ? WHERE id = ?", (parent_id, checkpoint_id))
+
+
+def done_commands(conn: Connection, session: str) -> list[tuple[str, str]]:
+    """(task id, current revision body as JSON text) of the active tasks the session holds
+    whose definition of done names something: what a command it runs may satisfy."""
+    return [
+        (str(r[0]), str(r[1]))
+        for r in conn.execute(
+            "SELECT c.id, r.body FROM checkpoints c JOIN checkpoint_revisions r"
+            " ON r.id = c.current_revision WHERE c.holder_session = ? AND c.status = 'active'"
+            " AND r.body LIKE '%\"done_when\"%'",
+            (session,),
+        )
+    ]
+
+
+def put_check(
+    conn: Connection, checkpoint_id: str, command: str, result: str, stamp: str, session: str
+) -> None:
+    """The latest run of one of the task's done commands."""
+    conn.execute(
+        "INSERT OR REPLACE INTO task_checks (checkpoint_id, command, result, at, session_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (checkpoint_id, command, result, stamp, session),
+    )
+
+
+def checks(conn: Connection, checkpoint_id: str) -> dict[str, tuple[str, str, str | None]]:
+    """{command: (result, at, session)} of the task's done commands that ran."""
+    return {
+        str(c): (str(r), str(a), None if s is None else str(s))
+        for c, r, a, s in conn.execute(
+            "SELECT command, result, at, session_id FROM task_checks WHERE checkpoint_id = ?",
+            (checkpoint_id,),
+        )
+    }

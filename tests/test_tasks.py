@@ -1,0 +1,214 @@
+"""Agents at once: tasks that a session claims, leases, handing on, subtasks and the
+definition of done, on a real store (and real processes racing for one task)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from waymark.errors import Conflict, InvalidArgument
+from waymark.handoff import checkpoints, ledger, tasks
+
+A = checkpoints.Origin(actor="agent", client="claude-code", session_id="session-a")
+B = checkpoints.Origin(actor="agent", client="codex", session_id="session-b")
+C = checkpoints.Origin(actor="agent", client="claude-code", session_id="session-c")
+PERSON = checkpoints.Origin(actor="user", client="cli")
+
+
+def new(conn, project, objective, origin=A, **kw):
+    return checkpoints.create(conn, project, {"objective": objective}, origin, **kw)
+
+
+def revise(conn, project, task, origin, **fields):
+    current = checkpoints.get(conn, project, task.id)
+    return checkpoints.revise(conn, project, task.id, current.revision.id, fields, origin)
+
+
+def test_a_session_holds_what_it_creates_and_another_is_told_who_and_since(conn, project):
+    task = new(conn, project, "Ship the importer")
+    claim = tasks.claim_view(conn, task.id)
+    assert claim["state"] == "held" and claim["session"] == "session-a"
+    assert claim["client"] == "claude-code" and claim["base_commit"] and claim["branch"] == "main"
+    with pytest.raises(Conflict) as taken:
+        revise(conn, project, task, B, progress=["took it over"])
+    assert taken.value.details["holder"] == "session-a"
+    assert taken.value.details["since"] == claim["since"]
+    assert "held by claude-code session session-" in str(taken.value)
+    with pytest.raises(Conflict):
+        tasks.claim(conn, project, task.id, B)
+    # B works on a task of its own beside A's; A creating a second one of its own is refused
+    other = new(conn, project, "Fix the flaky login test", B)
+    assert tasks.claim_view(conn, other.id)["session"] == "session-b"
+    with pytest.raises(Conflict, match="is active"):
+        new(conn, project, "A second task of A's")
+    # each session is shown its own task; without a session, the newest
+    assert checkpoints.active(conn, project, "session-a").id == task.id
+    assert checkpoints.active(conn, project, "session-b").id == other.id
+    assert checkpoints.active(conn, project).id == other.id
+
+
+def test_one_agent_alone_works_as_before(conn, project):
+    """No session (a person at the command line): one active checkpoint, no claims."""
+    task = new(conn, project, "Add retry to payments", PERSON)
+    assert tasks.claim_view(conn, task.id)["state"] == "open"
+    with pytest.raises(Conflict, match="is active"):
+        new(conn, project, "Another", PERSON)
+    # the next agent session picks it up by saving to it, and holds it from then on
+    assert checkpoints.active(conn, project, "session-a").id == task.id
+    saved = revise(conn, project, task, A, next_action="wire backoff into charge()")
+    assert tasks.claim_view(conn, saved.id)["session"] == "session-a"
+
+
+def test_a_lapsed_lease_or_an_ended_session_frees_the_task_with_its_checkpoint(conn, project):
+    task = revise(conn, project, new(conn, project, "Port the parser"), A, progress=["lexer"])
+    assert tasks.lapse(conn, project, "session-a") == [task.id]
+    view = tasks.claim_view(conn, task.id)
+    assert view["state"] == "lapsed" and view["session"] == "session-a"  # who had it stays
+    assert checkpoints.active(conn, project, "session-b").id == task.id
+    taken = tasks.claim(conn, project, task.id, B)
+    assert taken.revision.id == task.revision.id  # its checkpoint intact
+    assert taken.revision.body["progress"] == ["lexer"]
+    assert tasks.claim_view(conn, task.id)["session"] == "session-b"
+    # a lease that ran out with nobody saying so: the same
+    conn.execute("UPDATE checkpoints SET lease_until = '2000-01-01T00:00:00.000Z'")
+    assert tasks.renew(conn, "session-b") == 0  # a lapsed lease is not renewed behind a claim
+    tasks.claim(conn, project, task.id, C)
+    assert tasks.claim_view(conn, task.id)["session"] == "session-c"
+
+
+def test_renewing_moves_only_live_leases_on(conn, project):
+    task = new(conn, project, "Profile the hot path")
+    conn.execute("UPDATE checkpoints SET lease_until = ?", (_soon(),))
+    before = tasks.claim_view(conn, task.id)["lease_until"]
+    assert tasks.renew(conn, "session-a") == 1
+    assert tasks.claim_view(conn, task.id)["lease_until"] > before
+
+
+def _soon() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 30))
+
+
+def test_release_and_assign_hand_on_with_a_revision(conn, project):
+    task = new(conn, project, "Move the queue to Redis")
+    released = tasks.release(conn, project, task.id, task.revision.id,
+                             {"next_action": "benchmark the consumer"}, A)  # fmt: skip
+    assert released.revision.operation == "release"
+    assert tasks.claim_view(conn, task.id)["state"] == "open"
+    # the next session's task starts from that revision
+    picked = checkpoints.active(conn, project, "session-b")
+    assert picked.revision.id == released.revision.id
+    assert picked.revision.body["next_action"] == "benchmark the consumer"
+    with pytest.raises(Conflict, match="nothing to release"):
+        tasks.release(conn, project, task.id, released.revision.id, {}, B)
+    given = tasks.assign(conn, project, task.id, "session-c", released.revision.id,
+                         {"progress": ["consumer measured"]}, A)  # fmt: skip
+    assert given.revision.operation == "assign"
+    assert tasks.claim_view(conn, task.id)["session"] == "session-c"
+    with pytest.raises(Conflict):  # a third session cannot save it, nor take it by assigning
+        revise(conn, project, task, B, progress=["mine now"])
+    with pytest.raises(Conflict):
+        tasks.assign(conn, project, task.id, "session-b", given.revision.id, {}, B)
+    revise(conn, project, task, C, progress=["consumer measured", "producer next"])
+
+
+def test_subtasks_are_open_and_the_task_completes_after_them(conn, project):
+    task = new(conn, project, "Release 2.0")
+    parts = tasks.split(conn, project, task.id,
+                        [{"objective": "Write the changelog"}, {"objective": "Tag it"}], A)  # fmt: skip
+    assert [tasks.claim_view(conn, p.id) for p in parts] == [
+        {"state": "open", "parent": task.id},
+        {"state": "open", "parent": task.id},
+    ]
+    tasks.claim(conn, project, parts[0].id, B)
+    with pytest.raises(Conflict, match="subtask"):
+        checkpoints.revise(conn, project, task.id, task.revision.id, {}, A, operation="complete")
+    state = tasks.done_state(conn, project, task)
+    assert [s["status"] for s in state["subtasks"]] == ["active", "active"] and not state["met"]
+    for part, who in ((parts[0], B), (parts[1], C)):
+        current = checkpoints.get(conn, project, part.id)
+        checkpoints.revise(conn, project, part.id, current.revision.id, {}, who,
+                           operation="complete")  # fmt: skip
+    done = checkpoints.revise(conn, project, task.id, task.revision.id, {}, A,
+                              operation="complete")  # fmt: skip
+    assert done.status == "completed" and tasks.claim_view(conn, task.id)["state"] == "open"
+
+
+def test_the_definition_of_done_follows_the_holders_runs_and_edits(conn, project, repo):
+    task = checkpoints.create(conn, project, {
+        "objective": "Add retries", "done_when": ["pytest -q", {"file": "src/pkg/core.py"},
+                                                  {"behaviour": "a failed charge is retried"},
+                                                  {"file": "docs/retries.md"}],
+    }, A)  # fmt: skip
+    assert "`pytest -q` passes" in task.render()
+    state = tasks.done_state(conn, project, task)
+    assert [i["state"] for i in state["items"]] == ["not_run", "present", "to_confirm", "missing"]
+    record = {"cwd": str(repo)}
+    ledger.record_tool(conn, project, "session-a", "claude-code", paths=[str(repo / "src/pkg/core.py")],
+                       tool_name="Edit", **record)  # fmt: skip
+    ledger.record_tool(conn, project, "session-a", "claude-code", command="pytest  -q",
+                       failed=True, exit_code=1, tool_name="Bash", **record)  # fmt: skip
+    assert tasks.done_state(conn, project, task)["items"][0]["state"] == "failed"
+    ledger.record_tool(conn, project, "session-a", "claude-code", command="pytest -q",
+                       failed=False, exit_code=0, tool_name="Bash", **record)  # fmt: skip
+    assert tasks.done_state(conn, project, task)["items"][0]["state"] == "passed"
+    time.sleep(0.01)
+    ledger.record_tool(conn, project, "session-a", "claude-code", paths=[str(repo / "src/pkg/core.py")],
+                       tool_name="Edit", **record)  # fmt: skip
+    state = tasks.done_state(conn, project, task)
+    assert state["items"][0]["state"] == "stale" and tasks.unmet_commands(state) == ["pytest -q"]
+    # another session's passing run is not the holder's check
+    ledger.record_tool(conn, project, "session-b", "codex", command="pytest -q", failed=False,
+                       exit_code=0, tool_name="Bash", **record)  # fmt: skip
+    assert tasks.done_state(conn, project, task)["items"][0]["state"] == "stale"
+
+
+def test_a_done_item_needs_something_to_check(conn, project):
+    with pytest.raises(InvalidArgument, match="one of command, file, behaviour"):
+        checkpoints.create(conn, project, {"objective": "x", "done_when": [{"command": ""}]}, A)
+
+
+RACER = """
+import json, os, sys, time
+from waymark.errors import Conflict
+from waymark.handoff import checkpoints, tasks
+from waymark.projects.resolve import resolve
+from waymark.storage import connection as db
+conn = db.connect()
+project = resolve(conn, sys.argv[1])
+origin = checkpoints.Origin(actor="agent", client="codex", session_id=sys.argv[2])
+while not os.path.exists(sys.argv[4]):
+    time.sleep(0.001)
+try:
+    tasks.claim(conn, project, sys.argv[3], origin)
+    print(json.dumps({"won": True}))
+except Conflict as exc:
+    print(json.dumps({"won": False, "holder": exc.details["holder"]}))
+"""
+
+
+def test_of_racing_processes_exactly_one_claims_and_the_others_learn_who(conn, project, repo,
+                                                                       tmp_path):  # fmt: skip
+    task = new(conn, project, "The one task", PERSON)
+    go = tmp_path / "go"
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(repo), f"racer-{i}", task.id, str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )  # fmt: skip
+        for i in range(4)
+    ]
+    time.sleep(0.5)  # every racer opened the store and waits
+    go.write_text("")
+    told = [json.loads(r.communicate(timeout=60)[0]) for r in racers]
+    winners = [i for i, t in enumerate(told) if t["won"]]
+    assert len(winners) == 1, told
+    holder = tasks.claim_view(conn, task.id)["session"]
+    assert holder == f"racer-{winners[0]}"
+    assert all(t["holder"] == holder for t in told if not t["won"])
