@@ -212,3 +212,50 @@ def test_of_racing_processes_exactly_one_claims_and_the_others_learn_who(conn, p
     holder = tasks.claim_view(conn, task.id)["session"]
     assert holder == f"racer-{winners[0]}"
     assert all(t["holder"] == holder for t in told if not t["won"])
+
+
+def waymark(repo, *argv):
+    done = subprocess.run([sys.executable, "-m", "waymark", *argv, "--json"], cwd=repo,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return done.returncode, json.loads(done.stdout) if done.stdout else None, done.stderr
+
+
+def test_the_board_and_claims_from_the_command_line(enabled, repo):
+    code, lead, _ = waymark(repo, "checkpoint", "create", "--objective", "Release 2.0",
+                            "--session", "S-lead", "--done-cmd", "pytest -q",
+                            "--done-file", "CHANGELOG.md")  # fmt: skip
+    assert code == 0
+    code, login, _ = waymark(repo, "checkpoint", "create", "--objective", "Fix flaky login",
+                             "--open")  # fmt: skip
+    assert code == 0
+    code, board, _ = waymark(repo, "task")
+    assert [(t["objective"], t["claim"]["state"]) for t in board["tasks"]] == [
+        ("Fix flaky login", "open"),
+        ("Release 2.0", "held"),
+    ]
+    assert board["tasks"][1]["claim"]["session"] == "S-lead"
+    assert [i["state"] for i in board["tasks"][1]["done"]["items"]] == ["not_run", "missing"]
+    assert waymark(repo, "task", "claim", login["id"][:12], "--session", "S-two")[0] == 0
+    code, refused, _ = waymark(repo, "task", "claim", login["id"], "--session", "S-three")
+    assert code == 1 and refused["code"] == "conflict"
+    assert refused["details"]["holder"] == "S-two"
+    code, said, _ = waymark(repo, "task", "claim", login["id"])  # no session: whose claim?
+    assert code == 1 and said["code"] == "invalid_argument" and "--session" in said["message"]
+    code, parts, _ = waymark(repo, "task", "split", lead["id"], "--objective", "Write the changelog",
+                             "--objective", "Tag it", "--session", "S-lead")  # fmt: skip
+    assert [p["revision"]["body"]["objective"] for p in parts["subtasks"]] == [
+        "Write the changelog",
+        "Tag it",
+    ]
+    code, released, _ = waymark(repo, "task", "release", login["id"], "--session", "S-two",
+                                "--next-action", "rerun the login test 20 times")  # fmt: skip
+    assert code == 0 and released["claim"]["state"] == "open"
+    assert released["revision"]["operation"] == "release"
+    code, given, _ = waymark(repo, "task", "assign", login["id"], "--to", "S-four")
+    assert code == 0 and given["claim"]["session"] == "S-four"
+    code, done, _ = waymark(repo, "task", "done", lead["id"])
+    assert done["met"] is False and len(done["subtasks"]) == 2
+    text = subprocess.run([sys.executable, "-m", "waymark", "task"], cwd=repo,
+                          capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    assert "held by session S-four, given by user since" in text and "(subtask of " in text
+    assert "Release 2.0; done 0/2" in text

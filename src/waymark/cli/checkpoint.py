@@ -49,6 +49,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument(flag, dest=dest, action="append", metavar=meta.get(flag, "TEXT"),
                        help="repeatable; on revise, the whole list: give every item to keep"
                        + (" (e.g. --test 'pytest -q=pass')" if flag == "--test" else ""))  # fmt: skip
+    for flag, key, what in (("--done-cmd", "command", "a command that must pass"),
+                            ("--done-file", "file", "a file that must be in place"),
+                            ("--done", "behaviour", "behaviour that must hold")):  # fmt: skip
+        p.add_argument(flag, dest=f"done_{key}", action="append", metavar="TEXT",
+                       help=f"the definition of done: {what} (repeatable; on revise, with the "
+                       "other --done flags, the whole list)")  # fmt: skip
+    p.add_argument("--open", action="store_true",
+                   help="create: a task open for any agent to take, beside the active one")  # fmt: skip
+    p.add_argument("--parent", help="create: a subtask of this task")
+    p.add_argument("--session", help="the client session saving: it holds the task it saves")
     p.add_argument("--fields", help="a JSON object of fields (or - for stdin), merged with flags")
     p.add_argument("--kind", choices=tuple(checkpoints.EVENT_TYPES), help="record_event")
     p.add_argument("--summary", help="record_event")
@@ -85,6 +95,10 @@ def _fields(args: argparse.Namespace) -> dict[str, Any]:
                 fields[name] = [_item(name, value) for value in fields[name]]
     if args.tests:
         fields["tests"] = [_test(t) for t in args.tests]
+    done = [{key: value} for key in ("command", "file", "behaviour")
+            for value in getattr(args, f"done_{key}") or []]  # fmt: skip
+    if done:
+        fields["done_when"] = done
     return fields
 
 
@@ -131,7 +145,8 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.projects.locate import git_branch
 
     branch = git_branch(project.files) if project.files else None
-    origin = checkpoints.Origin(actor="user", client="cli", git_branch=branch)
+    origin = checkpoints.Origin(actor="agent" if args.session else "user", client="cli",
+                                session_id=args.session, git_branch=branch)  # fmt: skip
     budget = settings.get(conn, "checkpoint.budget_tokens")
     if args.operation == "record_event":
         if not (args.kind and args.summary and args.source_key):
@@ -156,12 +171,13 @@ def cmd_checkpoint(args: argparse.Namespace, ctx: Context) -> int:
         emit(result, ctx.as_json, said)
         return 0
     if args.operation == "create":
-        saved = checkpoints.create(conn, project, _fields(args), origin, budget)
+        saved = checkpoints.create(conn, project, _fields(args), origin, budget,
+                                   parent_id=args.parent, open_task=args.open)  # fmt: skip
     else:
         current = (
             checkpoints.get(conn, project, args.checkpoint_id)
             if args.checkpoint_id
-            else checkpoints.active(conn, project)
+            else checkpoints.active(conn, project, args.session)
         )
         if current is None:
             raise NotFound("no active checkpoint here; create one first (or give --id)")

@@ -41,6 +41,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
     ("handoff", (
         ("checkpoint", "show or save the handoff of the current task"),
+        ("task", "the tasks agents work on at once; claim, release, assign, split"),
         ("output", "a tool output Waymark trimmed for the model, whole and redacted"),
     )),
     ("curation", (

@@ -13,8 +13,8 @@ Generated from the modules' own registrations, never written by hand:
 from __future__ import annotations
 
 # The modules, in the order `waymark --help` lists their commands.
-MODULES = ("memory", "observe", "recall", "checkpoint", "curation", "codemap", "dbt", "project",
-           "data", "team", "setup", "ui", "proxy")  # fmt: skip
+MODULES = ("memory", "observe", "recall", "checkpoint", "task", "curation", "codemap", "dbt",
+           "project", "data", "team", "setup", "ui", "proxy")  # fmt: skip
 
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
@@ -58,6 +58,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "checkpoint",
         "checkpoint",
         "show or save the handoff of the current task (what the MCP tool does)",
+    ),
+    (
+        "task",
+        "task",
+        "the tasks agents work on at once: the board (open, held by whom, lease, definition of done), and claim, release, assign or split one",
     ),
     (
         "candidates",

@@ -81,9 +81,11 @@ def claim_view(conn: Connection, checkpoint_id: str, stamp: str | None = None) -
 
 def who(view: dict[str, Any]) -> str:
     """A claim's holder in a few words: `claude-code session 1a2b3c4d (reviewer)`."""
-    kind = view.get("agent_type")
-    return (f"{view.get('client') or 'a'} session {str(view.get('session'))[:8]}"
-            + (f" ({kind})" if kind else ""))  # fmt: skip
+    said = f"session {str(view.get('session'))[:8]}"
+    said = f"{view['client']} {said}" if view.get("client") else said
+    said += f" ({view['agent_type']})" if view.get("agent_type") else ""
+    by = view.get("assigned_by")
+    return said + (f", given by {str(by)[:8]}" if by else "")
 
 
 def _held_elsewhere(view: dict[str, Any], session: str | None) -> bool:
