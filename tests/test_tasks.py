@@ -259,3 +259,70 @@ def test_the_board_and_claims_from_the_command_line(enabled, repo):
                           capture_output=True, text=True, timeout=60).stdout  # fmt: skip
     assert "held by session S-four, given by user since" in text and "(subtask of " in text
     assert "Release 2.0; done 0/2" in text
+
+
+def worktree(repo, name):
+    from conftest import git_env
+
+    tree = repo.parent / name
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", name, str(tree)],
+                   check=True, env=git_env(repo.parent))  # fmt: skip
+    return tree
+
+
+def test_agents_in_two_worktrees_claim_through_their_mcp_servers(enabled, repo):
+    """Each worktree's session starts (a real SessionStart hook), each MCP server knows its
+    own session by its working tree, and their saves claim as those sessions."""
+    from conftest import call_tool
+    from test_hooks import hook, payload
+
+    trees = {"one": worktree(repo, "one"), "two": worktree(repo, "two")}
+    for name, tree in trees.items():
+        started = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(tree),
+                                               session_id=f"session-{name}"))  # fmt: skip
+        assert started.returncode == 0, started.stderr
+
+    def call(name, args):
+        result = call_tool(trees[name], "checkpoint", args)
+        text = result.content[0].text  # the SDK prefixes "Error executing tool NAME: "
+        return result.is_error, (json.loads(text[text.index("{") :]) if result.is_error
+                                 else result.structured_content)  # fmt: skip
+
+    failed, made = call("one", {"operation": "create", "objective": "Move the queue",
+                                "done_when": ["pytest -q", {"file": "docs/queue.md"}]})  # fmt: skip
+    assert not failed
+    task = made["checkpoint"]
+    assert task["revision"]["body"]["done_when"] == [{"command": "pytest -q"},
+                                                     {"file": "docs/queue.md"}]  # fmt: skip
+    view = tasks.claim_view(_conn(), task["id"])
+    assert view["session"] == "session-one" and view["branch"] == "one"
+    assert view["worktree"] == str(trees["one"])
+    failed, refused = call("two", {"operation": "revise", "checkpoint_id": task["id"],
+                                   "expected_revision_id": task["revision"]["id"],
+                                   "progress": ["took it"]})  # fmt: skip
+    assert failed and refused["error"]["code"] == "conflict"
+    assert refused["error"]["details"]["holder"] == "session-one"
+    # two makes a subtask of it, open for the taking, and claims it
+    failed, sub = call("two", {"operation": "subtask", "checkpoint_id": task["id"],
+                               "objective": "Write docs/queue.md"})  # fmt: skip
+    assert not failed
+    assert tasks.claim_view(_conn(), sub["checkpoint"]["id"])["state"] == "open"
+    failed, _ = call("two", {"operation": "claim", "checkpoint_id": sub["checkpoint"]["id"]})
+    assert not failed
+    assert tasks.claim_view(_conn(), sub["checkpoint"]["id"])["session"] == "session-two"
+    failed, released = call("two", {"operation": "release",
+                                    "checkpoint_id": sub["checkpoint"]["id"],
+                                    "expected_revision_id": sub["saved_revision_id"],
+                                    "next_action": "write the consumer section"})  # fmt: skip
+    assert not failed and released["checkpoint"]["revision"]["operation"] == "release"
+    failed, given = call("one", {"operation": "assign", "checkpoint_id": sub["checkpoint"]["id"],
+                                 "expected_revision_id": released["saved_revision_id"],
+                                 "to": "session-two"})  # fmt: skip
+    assert not failed
+    assert tasks.claim_view(_conn(), sub["checkpoint"]["id"])["session"] == "session-two"
+
+
+def _conn():
+    from waymark.storage import connection as db
+
+    return db.connect()

@@ -46,6 +46,7 @@ def ensure_session(
             head,
             dirty,
             stored_name(branch) if branch else None,
+            project.tree,
         )
 
 

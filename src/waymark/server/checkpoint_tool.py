@@ -14,7 +14,18 @@ from waymark.server.results import CheckpointSaved
 from waymark.server.state import WRITES, ProjectArg, log, state_of, tool_errors
 
 Items = str | dict[str, Any] | list[str | dict[str, Any]] | None
-Operation = Literal["create", "revise", "complete", "abandon", "record_lesson", "record_event"]
+Operation = Literal[
+    "create",
+    "revise",
+    "complete",
+    "abandon",
+    "record_lesson",
+    "record_event",
+    "claim",
+    "release",
+    "assign",
+    "subtask",
+]
 EventKind = Literal["decision", "failure", "tool_outcome"]
 
 
@@ -37,6 +48,10 @@ def checkpoint(
         Items,
         Field(description="[{trigger, mistaken_assumption, correction, prevention}]"),
     ] = None,
+    done_when: Annotated[Items, Field(description="[{command|file|behaviour}]")] = None,
+    to: str | None = None,  # assign: the session that gets the task
+    # claim, release (with a handoff), assign and subtask (a new one under checkpoint_id):
+    # tasks of agents at once (`handoff.tasks`), in the enum only: the definitions' budget
     kind: EventKind | None = None,
     summary: str | None = None,
     source_key: str | None = None,
@@ -68,13 +83,32 @@ def checkpoint(
         elif not checkpoint_id:
             raise InvalidArgument(f"{operation} needs checkpoint_id")
         else:
-            saved = checkpoints.revise(conn, proj, checkpoint_id, expected_revision_id or "",
-                                       fields, origin, operation=operation)  # fmt: skip
+            saved = _on_task(conn, proj, operation, checkpoint_id, expected_revision_id or "",
+                             fields, origin, to)  # fmt: skip
         _refresh_map(conn, proj)
         held = checkpoints.team_hold(proj, saved)
         told = {"checkpoint": saved.to_dict(), "saved_revision_id": saved.revision.id,
                 "tokens": saved.revision.tokens}  # fmt: skip
         return cast(CheckpointSaved, told | ({"team": held} if held else {}))
+
+
+def _on_task(
+    conn: Any, proj: Any, operation: str, checkpoint_id: str, expected: str,
+    fields: dict[str, Any], origin: checkpoints.Origin, to: str | None,
+) -> checkpoints.Checkpoint:  # fmt: skip
+    """Every operation on an existing checkpoint: a revision, or a claim's change."""
+    from waymark.handoff import tasks
+
+    if operation == "claim":
+        return tasks.claim(conn, proj, checkpoint_id, origin)
+    if operation == "release":
+        return tasks.release(conn, proj, checkpoint_id, expected, fields, origin)
+    if operation == "assign":
+        return tasks.assign(conn, proj, checkpoint_id, to or "", expected, fields, origin)
+    if operation == "subtask":
+        return tasks.split(conn, proj, checkpoint_id, [fields], origin)[0]
+    return checkpoints.revise(conn, proj, checkpoint_id, expected, fields, origin,
+                              operation=operation)  # fmt: skip
 
 
 def _refresh_map(conn: Any, proj: Any) -> None:

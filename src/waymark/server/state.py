@@ -64,7 +64,8 @@ class State(Host):
     def session_for(self, conn: Connection, project: Project) -> str | None:
         """The client session this server serves in `project`, when it is known: the one
         session of the project that opened (its SessionStart) around this server's start
-        and is still open. Several such sessions: unknown, never a guess."""
+        and is still open; of several, the one in this server's working tree (agents in
+        worktrees of one repository). Still several: unknown, never a guess."""
         if project.id in self._sessions:
             return self._sessions[project.id]
         from waymark.base.clock import second
@@ -72,9 +73,11 @@ class State(Host):
 
         since = second(self.started - SESSION_WINDOW_S)
         found = open_sessions_since(conn, project.id, since)
+        if len(found) > 1:
+            found = [s for s in found if s[1] == project.tree]
         if len(found) == 1:
-            self._sessions[project.id] = found[0]
-            return found[0]
+            self._sessions[project.id] = found[0][0]
+            return found[0][0]
         return None
 
     def queues_writes(self, conn: Connection, project: Project) -> bool:

@@ -24,12 +24,13 @@ def insert_session(
     head: str | None,
     dirty: str | None,
     branch: str | None = None,
+    tree: str | None = None,
 ) -> None:
     """The session's row, unless another delivery already wrote it."""
     conn.execute(
         "INSERT OR IGNORE INTO sessions (id, client, project_id, started_at, git_head_start,"
-        " git_dirty_seen, git_branch_start) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (session_id, client, project_id, stamp, head, dirty, branch),
+        " git_dirty_seen, git_branch_start, tree) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_id, client, project_id, stamp, head, dirty, branch, tree),
     )
 
 
@@ -164,12 +165,15 @@ def recent_sessions(
     ]
 
 
-def open_sessions_since(conn: Connection, project_id: str, since: str) -> list[str]:
-    """Ids of the project's sessions that started at or after `since` and have not ended."""
+def open_sessions_since(
+    conn: Connection, project_id: str, since: str
+) -> list[tuple[str, str | None]]:
+    """(id, working tree) of the project's sessions that started at or after `since` and have
+    not ended."""
     return [
-        str(row[0])
+        (str(row[0]), None if row[1] is None else str(row[1]))
         for row in conn.execute(
-            "SELECT id FROM sessions WHERE project_id = ? AND ended_at IS NULL"
+            "SELECT id, tree FROM sessions WHERE project_id = ? AND ended_at IS NULL"
             " AND started_at >= ? ORDER BY started_at",
             (project_id, since),
         )
