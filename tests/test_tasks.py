@@ -66,7 +66,7 @@ def test_one_agent_alone_works_as_before(conn, project):
 
 def test_a_lapsed_lease_or_an_ended_session_frees_the_task_with_its_checkpoint(conn, project):
     task = revise(conn, project, new(conn, project, "Port the parser"), A, progress=["lexer"])
-    assert tasks.lapse(conn, project, "session-a") == [task.id]
+    ledger.end_session(conn, project, "session-a", "prompt_input_exit", None)
     view = tasks.claim_view(conn, task.id)
     assert view["state"] == "lapsed" and view["session"] == "session-a"  # who had it stays
     assert checkpoints.active(conn, project, "session-b").id == task.id
@@ -76,17 +76,24 @@ def test_a_lapsed_lease_or_an_ended_session_frees_the_task_with_its_checkpoint(c
     assert tasks.claim_view(conn, task.id)["session"] == "session-b"
     # a lease that ran out with nobody saying so: the same
     conn.execute("UPDATE checkpoints SET lease_until = '2000-01-01T00:00:00.000Z'")
-    assert tasks.renew(conn, "session-b") == 0  # a lapsed lease is not renewed behind a claim
+    ledger.renew_claims(conn, "session-b")  # a lapsed lease is not renewed behind a claim
+    assert tasks.claim_view(conn, task.id)["state"] == "lapsed"
     tasks.claim(conn, project, task.id, C)
     assert tasks.claim_view(conn, task.id)["session"] == "session-c"
 
 
-def test_renewing_moves_only_live_leases_on(conn, project):
+def test_signs_of_work_renew_a_lease_running_out(conn, project, repo):
     task = new(conn, project, "Profile the hot path")
+    fresh = tasks.claim_view(conn, task.id)["lease_until"]
+    ledger.renew_claims(conn, "session-a")  # most of the lease is left: nothing written
+    assert tasks.claim_view(conn, task.id)["lease_until"] == fresh
     conn.execute("UPDATE checkpoints SET lease_until = ?", (_soon(),))
-    before = tasks.claim_view(conn, task.id)["lease_until"]
-    assert tasks.renew(conn, "session-a") == 1
-    assert tasks.claim_view(conn, task.id)["lease_until"] > before
+    ledger.renew_claims(conn, "session-a")  # a prompt
+    assert tasks.claim_view(conn, task.id)["lease_until"] > fresh
+    conn.execute("UPDATE checkpoints SET lease_until = ?", (_soon(),))
+    ledger.record_tool(conn, project, "session-a", "claude-code", command="ls", failed=False,
+                       tool_name="Bash", cwd=str(repo))  # a tool call  # fmt: skip
+    assert tasks.claim_view(conn, task.id)["lease_until"] > fresh
 
 
 def _soon() -> str:
@@ -326,3 +333,59 @@ def _conn():
     from waymark.storage import connection as db
 
     return db.connect()
+
+
+def test_what_each_agent_is_told_through_its_hooks(enabled, repo):
+    """Two sessions in two worktrees, every step a real hook process: the second is told
+    what the first holds and is changing, is warned before editing the same file (never
+    blocked), the first's Stop names its unmet definition of done, and when the first
+    session ends its task is open for the next."""
+    from test_hooks import context_of, hook, payload
+    from test_pre_tool_use import before_edit, context, edited, passed
+
+    one, two = worktree(repo, "one"), worktree(repo, "two")
+
+    def start(tree, session):
+        return hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(tree),
+                                            session_id=session))  # fmt: skip
+
+    alone = start(one, "session-one")
+    assert alone.returncode == 0
+    assert "Agents at work" not in alone.stdout.decode()  # one agent alone: as before
+    conn = _conn()
+    project = __import__("waymark.projects.resolve", fromlist=["resolve"]).resolve(conn, str(one))
+    origin = checkpoints.Origin(actor="agent", client="claude-code", session_id="session-one")
+    task = checkpoints.create(conn, project, {"objective": "Rewrite the core loop",
+                                              "done_when": ["pytest -q"]}, origin)  # fmt: skip
+    checkpoints.create(conn, project, {"objective": "Document the API"}, PERSON, open_task=True)
+    assert edited(one, "src/pkg/core.py", "session-one").returncode == 0
+
+    told = context_of(start(two, "session-two"))
+    assert "## Agents at work" in told
+    assert f'claude-code session session- holds {task.id} "Rewrite the core loop" on one' in told
+    assert "changing src/pkg/core.py" in told
+    # the open task is shown as the one to take up, and says it is nobody's yet
+    assert "Objective: Document the API" in told.split("## Agents at work")[0]
+    assert "the active checkpoint above is open: claim it" in told
+
+    warned = context(before_edit(two, "src/pkg/core.py", session="session-two"))
+    assert "Another agent is on this" in warned
+    assert "src/pkg/core.py is being changed by claude-code session session-" in warned
+    assert f"which holds task {task.id}" in warned and "on branch one" in warned
+    assert (
+        "permissionDecision"
+        not in before_edit(two, "src/pkg/core.py", session="session-three").stdout.decode()
+    )
+
+    stop = hook("Stop", payload("claude-code", "Stop", cwd=str(one), session_id="session-one"))
+    reason = json.loads(stop.stdout)["reason"]
+    assert "definition of done is not met: `pytest -q`" in reason
+    passed(one, "pytest -q", "session-one")
+    assert tasks.done_state(conn, project, task)["items"][0]["state"] == "passed"
+
+    ended = hook("SessionEnd", payload("claude-code", "SessionEnd", cwd=str(one),
+                                       session_id="session-one"))  # fmt: skip
+    assert ended.returncode == 0
+    assert tasks.claim_view(conn, task.id)["state"] == "lapsed"
+    later = context_of(start(two, "session-four"))
+    assert f'open for the taking: {task.id} "Rewrite the core loop"' in later

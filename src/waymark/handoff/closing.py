@@ -56,7 +56,7 @@ def session_ended(
     ledger.mark_if_unsaved(
         conn, project, session_id, client, "ended with changes and no checkpoint"
     )
-    ledger.end_session(conn, session_id, reason, head(project.files))
+    ledger.end_session(conn, project, session_id, reason, head(project.files))
     if cwd is not None:
         try:
             _extras_later(cwd, session_id, last_message)

@@ -43,9 +43,10 @@ def facts(conn: Connection, project: Project, session_id: str) -> list[dict[str,
         m = rows.get_memory(conn, memory_id)
         if m is not None:
             out.append({"kind": m.type, "key": m.id, "text": f"{m.title} (id {m.id})"})
+    from waymark.base.clock import now
     from waymark.storage import checkpoints
 
-    found = checkpoints.active_revision(conn, project.id)
+    found = checkpoints.active_revision(conn, project.id, session_id, now())
     body = json.loads(found[1]) if found and found[1] else {}
     for kind in ("objective", "next_action"):
         text = body.get(kind)

@@ -110,6 +110,7 @@ def record_tool(
             _note_fix(conn, session_id, stamp, passed)
         if command is not None and failed is not None:
             _note_done_run(conn, session_id, command, failed, stamp)
+        _renew(conn, session_id, stamp)
         if tool_name:
             sessions.add_step(conn, session_id, stamp, tool_name[:60], target, outcome)
         if failed and (command or tool_name):
@@ -403,13 +404,52 @@ def mark_handoff_needed(conn: Connection, project: Project, session_id: str, why
         log_event(conn, "handoff.marked", project_id=project.id, session_id=session_id, why=why)
 
 
-def end_session(conn: Connection, session_id: str, reason: str, head: str | None) -> None:
-    """Close the session's row: when, why (at most 40 characters) and at which HEAD."""
+def end_session(
+    conn: Connection, project: Project, session_id: str, reason: str, head: str | None
+) -> None:
+    """Close the session's row: when, why (at most 40 characters) and at which HEAD. The
+    tasks it held are anyone's to claim from now (their checkpoints, and who had them, stay)."""
+    from waymark.storage import tasks
+
     if not reason.replace("_", "").replace("-", "").isalnum():  # not a client's plain word
         from waymark.base import redact
 
         reason = redact.scrub_cut(reason, 40)[0]
     with db.write(conn):
+        stamp = clock.now()
         sessions.update_session(
-            conn, session_id, ended_at=clock.now(), end_reason=reason[:40], git_head_end=head
+            conn, session_id, ended_at=stamp, end_reason=reason[:40], git_head_end=head
         )
+        for task_id in tasks.lapse(conn, session_id, stamp):
+            from waymark.storage.events import log_event
+
+            log_event(conn, "task.lapsed", project_id=project.id, session_id=session_id,
+                      actor="hook", checkpoint=task_id)  # fmt: skip
+
+
+LEASE_SETTING = "task.lease_minutes"
+
+
+def lease_seconds(conn: Connection) -> float:
+    from waymark import settings
+
+    return 60 * float(settings.get(conn, LEASE_SETTING))
+
+
+def renew_claims(conn: Connection, session_id: str) -> None:
+    """A sign of work (a prompt): the session's live claims run on. Written only when less
+    than half a lease is left, so most prompts write nothing."""
+    from waymark.storage import tasks
+
+    stamp, lease = clock.now(), lease_seconds(conn)
+    if tasks.renewal_due(conn, session_id, stamp, clock.later(lease / 2)):
+        with db.write(conn):
+            tasks.renew(conn, session_id, stamp, clock.later(lease), clock.later(lease / 2))
+
+
+def _renew(conn: Connection, session_id: str, stamp: str) -> None:
+    """Inside the ledger's write: a tool call is a sign of work (`renew_claims`)."""
+    from waymark.storage import tasks
+
+    lease = lease_seconds(conn)
+    tasks.renew(conn, session_id, stamp, clock.later(lease), clock.later(lease / 2))

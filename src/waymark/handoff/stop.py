@@ -48,7 +48,7 @@ def reason(conn: Connection, project: Project, session_id: str) -> str:
     from waymark.handoff.checkpoints import active
 
     files = sessions.files_changed(conn, session_id, 6)
-    current = active(conn, project)
+    current = active(conn, project, session_id)
     how = (
         f'operation "revise" with checkpoint_id "{current.id}" and expected_revision_id '
         f'"{current.revision.id}"'
@@ -61,4 +61,23 @@ def reason(conn: Connection, project: Project, session_id: str) -> str:
         "line each: objective; progress (what is done); decisions (and why); "
         "failed_approaches (and why they failed); tests (command and pass/fail); next_action "
         "(the exact next step); relevant_files (the files changed). Then stop."
-    )
+    ) + _not_done(conn, project, session_id)
+
+
+def _not_done(conn: Connection, project: Project, session_id: str) -> str:
+    """The done commands of the session's tasks that have not passed since its last edit."""
+    from waymark.storage.tasks import held_by
+
+    held = held_by(conn, project.id, session_id)
+    if not held:
+        return ""
+    from waymark.handoff import checkpoints, tasks
+
+    unmet = []
+    for task_id in held:
+        state = tasks.done_state(conn, project, checkpoints.get(conn, project, task_id))
+        unmet += [f"`{c}`" for c in tasks.unmet_commands(state) if f"`{c}`" not in unmet]
+    if not unmet:
+        return ""
+    return (f" Your task's definition of done is not met: {', '.join(unmet)} has not passed "
+            "since your last edit; run it, or record in tests that it was not run.")  # fmt: skip

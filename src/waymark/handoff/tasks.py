@@ -34,14 +34,13 @@ if TYPE_CHECKING:
     from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 
-LEASE_SETTING = "task.lease_minutes"
 BOARD_LIMIT = 50
 
 
 def lease_until(conn: Connection) -> str:
-    from waymark import settings
+    from waymark.handoff.ledger import lease_seconds
 
-    return clock.later(60 * float(settings.get(conn, LEASE_SETTING)))
+    return clock.later(lease_seconds(conn))
 
 
 def about(origin: Origin) -> str:
@@ -307,22 +306,3 @@ def board(conn: Connection, project: Project) -> list[dict[str, Any]]:
             "done": done_state(conn, project, task),
         })  # fmt: skip
     return out
-
-
-def renew(conn: Connection, session_id: str) -> int:
-    """The session shows signs of work (a hook ran): its live claims' leases run on."""
-    from waymark.storage.connection import write
-
-    with write(conn):
-        return rows.renew(conn, session_id, clock.now(), lease_until(conn))
-
-
-def lapse(conn: Connection, project: Project, session_id: str) -> list[str]:
-    """The session ended: the tasks it held are anyone's to claim (their checkpoints and the
-    record of who had them stay)."""
-    with db.write(conn):
-        held = rows.lapse(conn, session_id, clock.now())
-        for task_id in held:
-            log_event(conn, "task.lapsed", project_id=project.id, actor="hook",
-                      session_id=session_id, checkpoint=task_id)  # fmt: skip
-    return held

@@ -21,15 +21,16 @@ if TYPE_CHECKING:
 
 
 def checkpoint_section(
-    conn: Connection, project: Project, *, files: bool = False
+    conn: Connection, project: Project, *, files: bool = False, session_id: str | None = None
 ) -> dict[str, Any] | None:
-    """The active checkpoint with its lessons (historical ones marked) and evidence state;
-    with `files`, its relevant files too (what the packet's code map part starts from)."""
+    """The active checkpoint (the one `session_id` works on: its own, else one no other
+    session holds) with its lessons (historical ones marked) and evidence state; with
+    `files`, its relevant files too (what the packet's code map part starts from)."""
     from waymark.handoff import (
         checkpoints,  # hashes evidence files: only the callers that show it pay
     )
 
-    current = checkpoints.active(conn, project)
+    current = checkpoints.active(conn, project, session_id)
     if current is None:
         return None
     fresh = checkpoints.freshness(current, project.files)

@@ -68,6 +68,7 @@ def prompt_packet(
     writable = record and not read_only(conn)  # read-only: its memory, unrecorded
     if writable:
         ledger.ensure_session(conn, project, session_id, client)
+        ledger.renew_claims(conn, session_id)
     ask = Asked(conn, project, client, prompt, neighbours, agent,
                 seen=sessions.injected(conn, session_id),
                 named=pathnames.normalise(project, pathnames.mentioned(prompt)))  # fmt: skip

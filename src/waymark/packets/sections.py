@@ -20,14 +20,16 @@ if TYPE_CHECKING:
 Checkpoint = record("Checkpoint", "id lines next_action lessons lesson_notes files", defaults=((),))
 
 
-def checkpoint(conn: Connection, project: Project, branch: str | None = None) -> Checkpoint:
+def checkpoint(
+    conn: Connection, project: Project, branch: str | None = None, session_id: str | None = None
+) -> Checkpoint:
     """The active checkpoint's id and lines (next action first; one saved on another branch
     than `branch`, the one checked out now, says so), and its lessons with their receipts'
     notes (which checkpoint each came from)."""
     from waymark.handoff.checkpoints import past_lessons
     from waymark.packets.briefing import checkpoint_section
 
-    section = checkpoint_section(conn, project, files=True)
+    section = checkpoint_section(conn, project, files=True, session_id=session_id)
     if section is None:
         past = past_lessons(conn, project, branch=branch)
         return Checkpoint(None, [], [], [_past(x) for x in past], _past_notes(past))

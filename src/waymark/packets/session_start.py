@@ -234,7 +234,7 @@ class Start:
 
         self.conn, self.project, self.session_id, self.full = conn, project, session_id, full
         self.head, self.dirty, self.branch = head, dirty, branch
-        self.checkpoint = sections.checkpoint(conn, project, branch)
+        self.checkpoint = sections.checkpoint(conn, project, branch, session_id)
         self.rules = sections.rules(conn, project, client=client)
 
 
@@ -267,6 +267,14 @@ def _checkpoint(start: Start) -> Section:
     lines, checkpoint_id = start.checkpoint.lines, start.checkpoint.id
     return Section("Active checkpoint", lines, 650, 0,
                    [(checkpoint_id, "active checkpoint")] * len(lines))  # fmt: skip
+
+
+def _agents(start: Start) -> Section:
+    """The other agents at work here, and the tasks open for the taking (`handoff.tasks`)."""
+    from waymark.packets.agents import at_work
+
+    lines = at_work(start.conn, start.project, start.session_id, start.checkpoint.id)
+    return Section("Agents at work", lines, 220, 0, [(None, "agents at work")] * len(lines))
 
 
 def _lessons(start: Start) -> Section:
@@ -321,9 +329,9 @@ def _code(start: Start) -> Section:
 
 # The packet's sections, in the order the model reads them: at a session's start (startup,
 # clear) and after a compaction. A new section is a function above and a line here.
-FULL = (_project, _handoffs, _checkpoint, _lessons, _rules, _decisions, _recent, _repository,
-        _code)  # fmt: skip
-COMPACT = (_project, _handoffs, _checkpoint, _lessons, _rules, _relied_on, _so_far)
+FULL = (_project, _handoffs, _checkpoint, _agents, _lessons, _rules, _decisions, _recent,
+        _repository, _code)  # fmt: skip
+COMPACT = (_project, _handoffs, _checkpoint, _agents, _lessons, _rules, _relied_on, _so_far)
 
 
 def code_section(
@@ -377,7 +385,7 @@ def subagent_packet(
 
     if settings.get(conn, "packet.subagent") != "small":
         return None
-    checkpoint = sections.checkpoint(conn, project)
+    checkpoint = sections.checkpoint(conn, project, session_id=session_id)  # its lead's task
     nxt = checkpoint.next_action
     rules = sections.rules(conn, project, _agent_name(agent_type), client)
     parts = [

@@ -75,7 +75,8 @@ def tool_packet(
     naming = _warnings_naming(conn, project, command) if command else []
     ask = _guard(project, rel, command, cwd, scoped, naming) if guarded else None
     fresh = [m for m in scoped if m.id not in seen]
-    approaches = [a for a in _failed_approaches(conn, project, rel) if a[0] not in seen]
+    approaches = [a for a in _failed_approaches(conn, project, session_id, rel)
+                  if a[0] not in seen]  # fmt: skip
     failures: list[tuple[str, str]] = []
     if command:
         failures = [f for f in _failures(conn, project, command) if f[0] not in seen]
@@ -84,7 +85,8 @@ def tool_packet(
     impact = [d for d in _dependents(conn, project, edited) if d[0] not in seen]
     skills = [m for m in _skills(conn, project, command, rel) if m.id not in seen]
     models = [d for d in _dbt(conn, project, edited) if d[0] not in seen]
-    if not (fresh or approaches or failures or warnings or impact or skills or models):
+    others = [o for o in _other_agents(conn, project, session_id, edited) if o[0] not in seen]
+    if not (fresh or approaches or failures or warnings or impact or skills or models or others):
         return None, ask  # the common case: nothing new, nothing more imported or written
     from waymark import settings
     from waymark.packets.render import render
@@ -92,7 +94,7 @@ def tool_packet(
     from waymark.storage.outcomes import reverted_among
 
     found = Found(skills=skills, failures=failures, fresh=fresh, approaches=approaches,
-                  warnings=warnings, impact=impact, models=models,
+                  warnings=warnings, impact=impact, models=models, others=others,
                   reverted=reverted_among(conn, project.id, [m.id for m in fresh]),
                   one_file=len(rel) == 1)  # fmt: skip
     parts = [section(found) for section in SECTIONS]
@@ -111,7 +113,9 @@ def tool_packet(
             session_id,
             [m.id for m in fresh + warnings + skills if m.id in text],
             receipt=(project.id, "PreToolUse", "tool", text, parts),
-            others=[k for k, line in approaches + failures + impact + models if line in text],
+            others=[
+                k for k, line in approaches + failures + impact + models + others if line in text
+            ],  # fmt: skip
             new_session=None if sessions.session_exists(conn, session_id) else client,
             agent_id=agent_id,
         )
@@ -130,12 +134,20 @@ class Found:
         self.warnings: list[Memory] = parts["warnings"]
         self.impact: list[tuple[str, str]] = parts["impact"]
         self.models: list[tuple[str, str]] = parts["models"]
+        self.others: list[tuple[str, str]] = parts["others"]
         self.reverted: set[str] = parts["reverted"]
         self.one_file: bool = parts["one_file"]
 
 
 # Titles and reasons name no command text or path: they are kept in the receipts, and a
 # command can hold a secret (each memory line carries its own target).
+
+
+def _another_agent(found: Found) -> Any:
+    from waymark.packets.render import Section
+
+    return Section("Another agent is on this", [o[1] for o in found.others], 160, 0,
+                   [(o[0], "another live agent's task is changing it") for o in found.others])  # fmt: skip
 
 
 def _skill(found: Found) -> Any:
@@ -190,7 +202,7 @@ def _lineage(found: Found) -> Any:
 
 # The packet's sections, in the order the model reads them; a new one is a function above,
 # a list in `Found` and a line here.
-SECTIONS = (_skill, _failed_before, _known, _warned, _depending, _lineage)
+SECTIONS = (_another_agent, _skill, _failed_before, _known, _warned, _depending, _lineage)
 
 SKILLS_READ = 50
 
@@ -249,12 +261,28 @@ def _scoped(
     return found[:FILE_MEMORIES]
 
 
-def _failed_approaches(conn: Connection, project: Project, rel: list[str]) -> list[tuple[str, str]]:
-    """(key, line) of the active checkpoint's failed approaches that name one of the files."""
+def _other_agents(
+    conn: Connection, project: Project, session_id: str, edited: list[str]
+) -> list[tuple[str, str]]:
+    """(key, line) for each file about to be changed that another live agent's task is
+    changing (`packets.agents`)."""
+    if not edited:
+        return []
+    from waymark.packets.agents import before_edit
+
+    return before_edit(conn, project, session_id, edited)
+
+
+def _failed_approaches(
+    conn: Connection, project: Project, session_id: str, rel: list[str]
+) -> list[tuple[str, str]]:
+    """(key, line) of the failed approaches of the active checkpoint the session works on
+    that name one of the files."""
     from waymark.base import jsonlite as json
+    from waymark.base.clock import now
     from waymark.storage import checkpoints
 
-    found = checkpoints.active_revision(conn, project.id)
+    found = checkpoints.active_revision(conn, project.id, session_id, now())
     if found is None:
         return []
     revision_id, body = found

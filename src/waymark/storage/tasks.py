@@ -72,15 +72,28 @@ def let_go(conn: Connection, checkpoint_id: str) -> None:
     )
 
 
-def renew(conn: Connection, session: str, stamp: str, lease_until: str) -> int:
-    """Extend the leases of the session's live claims (a lapsed one stays lapsed: another
-    agent may have seen it open). How many were renewed."""
+def renew(conn: Connection, session: str, stamp: str, lease_until: str, below: str) -> int:
+    """Extend to `lease_until` the session's live claims whose lease ends before `below` (a
+    lapsed one stays lapsed: another agent may have seen it open). How many were renewed."""
     conn.execute(
         "UPDATE checkpoints SET lease_until = ?3 WHERE holder_session = ?1 AND status = 'active'"
-        " AND lease_until > ?2 AND lease_until < ?3",
-        (session, stamp, lease_until),
+        " AND lease_until > ?2 AND lease_until < ?4",
+        (session, stamp, lease_until, below),
     )
     return int(conn.changes())
+
+
+def renewal_due(conn: Connection, session: str, stamp: str, below: str) -> bool:
+    """Whether a live claim of the session ends before `below` (read before a write is
+    taken: most signs of work renew nothing)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM checkpoints WHERE holder_session = ? AND status = 'active'"
+            " AND lease_until > ? AND lease_until < ? LIMIT 1",
+            (session, stamp, below),
+        ).fetchone()
+        is not None
+    )
 
 
 def lapse(conn: Connection, session: str, stamp: str) -> list[str]:
@@ -178,3 +191,34 @@ def checks(conn: Connection, checkpoint_id: str) -> dict[str, tuple[str, str, st
             (checkpoint_id,),
         )
     }
+
+
+def at_work(conn: Connection, project_id: str, stamp: str, limit: int) -> list[tuple[Any, ...]]:
+    """The project's active tasks as packets show them, each (id, holder_session,
+    holder_about, claimed_at, lease_until, branch, parent_id, current revision body as JSON
+    text), those held (lease live at `stamp`) first, then the most recently changed."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT c.id, c.holder_session, c.holder_about, c.claimed_at, c.lease_until,"
+            " c.branch, c.parent_id, r.body FROM checkpoints c JOIN checkpoint_revisions r"
+            " ON r.id = c.current_revision WHERE c.project_id = ? AND c.status = 'active'"
+            " ORDER BY coalesce(c.lease_until > ?, 0) DESC, c.updated_at DESC, c.id DESC LIMIT ?",
+            (project_id, stamp, limit),
+        )
+    ]
+
+
+def edited_since(conn: Connection, session: str, paths: list[str], since: str) -> list[str]:
+    """Which of `paths` the session edited at or after `since` (its ledger)."""
+    if not paths:
+        return []
+    marks = ", ".join("?" * len(paths))
+    return [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT DISTINCT path FROM session_ledger WHERE session_id = ? AND kind = 'edit'"
+            f" AND at >= ? AND path IN ({marks})",
+            (session, since, *paths),
+        )
+    ]
