@@ -26,7 +26,24 @@ if TYPE_CHECKING:
 LATE_S = 3.0
 
 
+# The tools a lead starts a subagent with: when one returns, what the subagent saved to the
+# task it was given is told to the lead at once (`packets.agents.from_subagents`).
+SUBAGENT_TOOLS = ("Agent", "Task")
+
+
 def handle(ctx: Context) -> str | None:
+    said = _handle(ctx)
+    event = ctx.event
+    lead = said is None and event.tool_name in SUBAGENT_TOOLS and not event.agent_id
+    if lead and ctx.capturing() and ctx.records:
+        from waymark.packets.agents import from_subagents
+
+        text = from_subagents(ctx.conn, event.session_id)
+        return context_output(NAME, text) if text else None
+    return said
+
+
+def _handle(ctx: Context) -> str | None:
     event = ctx.event
     if not event.tool_name:
         return None

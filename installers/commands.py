@@ -47,6 +47,8 @@ HOOKS = (
     HookSpec("PreCompact", "pre_compact", 10),
     HookSpec("PostCompact", "post_compact", 5),
     HookSpec("Stop", "stop", 10),
+    # A subagent that worked on a task its lead gave it: its lead hears what it saved.
+    HookSpec("SubagentStop", "subagent_stop", 5),
     HookSpec("SessionEnd", "session_end", 2),
 )
 CLAUDE_ONLY = {"PostToolUseFailure"}

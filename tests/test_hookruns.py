@@ -158,10 +158,11 @@ def test_self_test_fires_each_installed_hook_as_the_client_would(user_home, caps
     assert code == 0
     expected = {f"claude-code {e} self-test" for e in (
         "SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart", "PostToolUse",
-        "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SessionEnd")}  # fmt: skip
+        "PostToolUseFailure", "PreCompact", "PostCompact", "Stop", "SubagentStop",
+        "SessionEnd")}  # fmt: skip
     expected |= {f"codex {e} self-test" for e in (
         "SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart", "PostToolUse",
-        "PreCompact", "PostCompact", "Stop", "SessionEnd")}  # fmt: skip
+        "PreCompact", "PostCompact", "Stop", "SubagentStop", "SessionEnd")}  # fmt: skip
     assert set(found) == expected
     for said in found.values():
         assert said["status"] == "ok", said

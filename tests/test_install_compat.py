@@ -118,8 +118,9 @@ def test_the_mcp_server_an_old_install_registered_still_answers(old_install):
 
 
 def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_install, capsys):
-    """The old install predates PreToolUse and SubagentStart and ran hooks with `-m`: a re-run
-    adds those two, moves the old hooks to today's `-c` launch, and touches nothing else."""
+    """The old install predates PreToolUse, SubagentStart, PostCompact and SubagentStop and
+    ran hooks with `-m`: a re-run adds those, moves the old hooks to today's `-c` launch, and
+    touches nothing else."""
     before = {rel: (old_install / rel).read_bytes() for rel in FILES}
     old_claude = claude_commands(old_install)
     assert main(["install", "--json"]) == 0
@@ -131,7 +132,8 @@ def test_reinstalling_over_an_old_install_only_adds_the_hooks_added_since(old_in
         if str(old_install / rel) not in hooks:
             assert (old_install / rel).read_bytes() == before[rel]
     new_claude = claude_commands(old_install)
-    assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart", "PostCompact"}
+    assert set(new_claude) - set(old_claude) == {"PreToolUse", "SubagentStart", "PostCompact",
+                                                 "SubagentStop"}  # fmt: skip
     for event, command in old_claude.items():
         module = command.split("-m waymark.hooks.")[1].split()[0]
         assert new_claude[event] == command.replace(

@@ -389,3 +389,60 @@ def test_what_each_agent_is_told_through_its_hooks(enabled, repo):
     assert tasks.claim_view(conn, task.id)["state"] == "lapsed"
     later = context_of(start(two, "session-four"))
     assert f'open for the taking: {task.id} "Rewrite the core loop"' in later
+
+
+def test_a_subagents_decisions_reach_its_lead(enabled, repo):
+    """The lead gives a subtask to its next `reviewer` subagent (through its MCP server); the
+    subagent's SubagentStart takes it and is told it; what it saves reaches the lead when it
+    stops, once, in the Agent tool's result."""
+    from conftest import call_tool
+    from test_hooks import context_of, hook, payload
+
+    lead = "lead-session"
+    started = hook("SessionStart", payload("claude-code", "SessionStart", cwd=str(repo),
+                                           session_id=lead))  # fmt: skip
+    assert started.returncode == 0
+
+    def call(args):
+        result = call_tool(repo, "checkpoint", args)
+        assert not result.is_error, result.content
+        return result.structured_content
+
+    task = call({"operation": "create", "objective": "Harden the parser"})["checkpoint"]
+    sub = call({"operation": "subtask", "checkpoint_id": task["id"], "to": "subagent:reviewer",
+                "objective": "Review the error paths", "done_when": ["pytest -q"]})  # fmt: skip
+    sub_id = sub["checkpoint"]["id"]
+    assert tasks.claim_view(_conn(), sub_id)["agent"] == "type:reviewer"
+
+    def subagent(event, **extra):
+        data = payload("claude-code", event, cwd=str(repo), session_id=lead,
+                       agent_id="agent-7", agent_type="reviewer", **extra)  # fmt: skip
+        return hook(event, data)
+
+    told = context_of(subagent("SubagentStart"))
+    assert "## Your task, from your lead" in told and "Objective: Review the error paths" in told
+    assert f'checkpoint_id "{sub_id}"' in told and "Done when: `pytest -q` passes" in told
+    assert tasks.claim_view(_conn(), sub_id)["agent"] == "agent-7"
+    # the subagent saves what it decided (its tools are its lead session's)
+    current = tasks.claim_view(_conn(), sub_id)
+    saved = call({"operation": "revise", "checkpoint_id": sub_id,
+                  "expected_revision_id": sub["saved_revision_id"],
+                  "decisions": [{"decision": "Reject empty input early", "why": "it crashed"}],
+                  "lessons": [{"correction": "the lexer, not the parser, owns EOF"}]})  # fmt: skip
+    assert saved["checkpoint"]["revision"]["body"]["decisions"][0]["decision"]
+    assert current["session"] == lead
+    assert subagent("SubagentStop").returncode == 0
+    assert tasks.claim_view(_conn(), sub_id).get("agent") is None  # the lead's again
+
+    def agent_returned():
+        data = payload("claude-code", "PostToolUse-write", cwd=str(repo), session_id=lead)
+        data.update(tool_name="Agent", tool_input={"prompt": "review"},
+                    tool_response={"content": [{"type": "text", "text": "done"}]})  # fmt: skip
+        return hook("PostToolUse", data)
+
+    heard = context_of(agent_returned())
+    assert "## From your subagents" in heard
+    assert f"reviewer subagent on task {sub_id}" in heard
+    assert "decided: Reject empty input early (why: it crashed)" in heard
+    assert "lesson: the lexer, not the parser, owns EOF" in heard
+    assert agent_returned().stdout == b""  # told once

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 BOARD_LIMIT = 50
+SUBAGENT = "subagent:"  # assign's `to`: the next subagent of a type this session starts
 
 
 def lease_until(conn: Connection) -> str:
@@ -153,11 +154,20 @@ def after_save(
     stamp = clock.now()
     if operation in ("complete", "abandon", "release"):
         held = rows.claim_of(conn, checkpoint_id)
+        if held and held[0] and _is_subagent(held[1]):  # its lead hears of it
+            _report(conn, held[0], held[1], held[2], checkpoint_id, stamp)
         rows.let_go(conn, checkpoint_id)
         if held and held[0]:
             log_event(conn, "task.released", project_id=project.id, actor=origin.actor,
                       session_id=origin.session_id, checkpoint=checkpoint_id,
                       holder=held[0], why=operation)  # fmt: skip
+    elif operation == "assign" and to_session and to_session.startswith(SUBAGENT):
+        kind = to_session[len(SUBAGENT) :]
+        rows.let_go(conn, checkpoint_id)  # the lead's session holds it for that subagent
+        rows.take(conn, checkpoint_id, str(origin.session_id), rows.RESERVED + kind, "{}", stamp,
+                  lease_until(conn), where(project))  # fmt: skip
+        log_event(conn, "task.assigned", project_id=project.id, actor=origin.actor,
+                  session_id=origin.session_id, checkpoint=checkpoint_id, to=to_session)  # fmt: skip
     elif operation == "assign" and to_session:
         rows.let_go(conn, checkpoint_id)
         found = sessions.get_session(conn, to_session)
@@ -228,6 +238,14 @@ def assign(
     to_session = to_session.strip()
     if not to_session:
         raise InvalidArgument("assign needs the session to give the task to")
+    if to_session.startswith(SUBAGENT):
+        if not origin.session_id or not _valid_type(to_session[len(SUBAGENT) :]):
+            raise InvalidArgument(
+                "assign to `subagent:TYPE` gives the task to the next subagent of that type "
+                "this session starts: it needs the session (the agent's tools) and a type of "
+                "letters, digits, '-' and '_'"
+            )
+        to_session = to_session.strip()
     view = claim_view(conn, checkpoints.get(conn, project, checkpoint_id).id)
     if view["state"] == "held" and view.get("session") not in (origin.session_id, to_session):
         raise _taken(checkpoint_id, view)
@@ -306,3 +324,83 @@ def board(conn: Connection, project: Project) -> list[dict[str, Any]]:
             "done": done_state(conn, project, task),
         })  # fmt: skip
     return out
+
+
+def _valid_type(kind: str) -> bool:
+    return 0 < len(kind) <= 64 and all(c.isalnum() or c in "-_" for c in kind)
+
+
+def _is_subagent(agent: str | None) -> bool:
+    return bool(agent) and not str(agent).startswith(rows.RESERVED)
+
+
+def _report(
+    conn: Connection, session: str, agent_id: str, about: str | None, task_id: str, stamp: str
+) -> None:
+    """What the subagent saved to its task, for its lead's next packet: only a task it
+    revised after it took it."""
+    said = json.loads(about) if about else {}
+    from waymark.storage.checkpoints import current_revision_of
+
+    head = current_revision_of(conn, task_id)
+    if head is None or head[1] < str(said.get("bound_at") or ""):
+        return
+    rows.put_report(conn, (clock.new_id(), session, agent_id, said.get("agent_type"), task_id,
+                           head[0], stamp))  # fmt: skip
+
+
+def subagent_started(
+    conn: Connection, project: Project, session_id: str, agent_id: str, agent_type: str | None
+) -> Checkpoint | None:
+    """A subagent starts: the oldest task its lead's session holds for its type is now its
+    own (`assign` to `subagent:TYPE`), or None."""
+    if not agent_type or not _valid_type(agent_type):
+        return None
+    stamp = clock.now()
+    about = json.dumps({"agent_type": agent_type, "bound_at": stamp}, sort_keys=True)
+    with db.write(conn):
+        task_id = rows.bind(conn, session_id, agent_type, agent_id, about)
+    return checkpoints.get(conn, project, task_id) if task_id else None
+
+
+def subagent_stopped(conn: Connection, project: Project, session_id: str, agent_id: str) -> int:
+    """A subagent finished: what it saved to its task waits for its lead's next packet, and
+    the task is its lead's again. How many reports were made."""
+    stamp = clock.now()
+    made = 0
+    with db.write(conn):
+        for task_id, _, about in rows.bound_to(conn, session_id, agent_id):
+            before = len(rows.waiting_reports(conn, session_id))
+            _report(conn, session_id, agent_id, about, task_id, stamp)
+            made += len(rows.waiting_reports(conn, session_id)) - before
+            rows.back_to_lead(conn, task_id)
+    return made
+
+
+def reports(conn: Connection, session_id: str) -> tuple[list[str], list[str]]:
+    """(lines, report ids) of what the session's subagents saved to the tasks it gave them,
+    not shown yet: each task's status, decisions (and why), lessons, progress and next step."""
+    from waymark.handoff.revision import render_lesson
+    from waymark.packets.render import fence_text
+
+    lines, ids = [], []
+    for report_id, kind, task_id, status, body_text in rows.waiting_reports(conn, session_id):
+        body = json.loads(body_text)
+        ids.append(report_id)
+        lines.append(f"- {kind or 'a'} subagent on task {task_id} "
+                     f"\"{fence_text(str(body.get('objective') or ''))[:120]}\" ({status}):")  # fmt: skip
+        for d in body.get("decisions") or []:
+            why = f" (why: {d['why']})" if d.get("why") else ""
+            lines.append(f"  - decided: {fence_text(d['decision'] + why)[:300]}")
+        for lesson in body.get("lessons") or []:
+            lines.append(f"  - lesson: {fence_text(render_lesson(lesson))[:300]}")
+        for item in (body.get("progress") or [])[-3:]:
+            lines.append(f"  - done: {fence_text(str(item))[:200]}")
+        if body.get("next_action") and status == "active":
+            lines.append(f"  - next: {fence_text(body['next_action'])[:200]}")
+    return lines, ids
+
+
+def reports_shown(conn: Connection, report_ids: list[str]) -> None:
+    with db.write(conn):
+        rows.reports_shown(conn, report_ids, clock.now())

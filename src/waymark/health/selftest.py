@@ -52,6 +52,12 @@ def payload(client: str, event: str, cwd: str) -> dict[str, Any]:
         "PreCompact": {"trigger": "manual", "custom_instructions": ""},
         "PostCompact": {"trigger": "manual", "compact_summary": "waymark self-test"},
         "Stop": {"stop_hook_active": False, "last_assistant_message": ""},
+        "SubagentStop": {
+            "agent_id": "self-test",
+            "agent_type": "general-purpose",
+            "stop_hook_active": False,
+            "last_assistant_message": "",
+        },  # fmt: skip
         "SessionEnd": {"reason": "other"},
     }
     return {**base, **extras.get(event, {})}

@@ -119,3 +119,19 @@ def before_edit(
                 f"- {path} is being changed by {_holder(row[1], row[2])}, which holds task "
                 f"{row[0]} \"{_objective(row[7])}\"{where}: coordinate before editing it")))  # fmt: skip
     return out
+
+
+def from_subagents(conn: Connection, session_id: str) -> str | None:
+    """What the session's subagents saved to the tasks it gave them, not shown yet, as a
+    packet of its own (then marked shown): a lead learns what they decided."""
+    from waymark.storage.tasks import waiting_reports
+
+    if not waiting_reports(conn, session_id):  # the common case: one indexed read
+        return None
+    from waymark.handoff import tasks
+    from waymark.packets.render import Section, render
+
+    lines, ids = tasks.reports(conn, session_id)
+    text = render("subagents", [Section("From your subagents", lines, 500)], 600)
+    tasks.reports_shown(conn, ids)
+    return text or None

@@ -77,15 +77,22 @@ def prompt_packet(
     if sections_out is not None:
         sections_out.extend(parts)
     text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
+    reports = _from_subagents(conn, session_id) if writable else None
     if not text:
-        return None
+        return reports
     if writable:
         note_injected(
             conn, session_id, [m for m in ask.memories if m in text],
             receipt=(project.id, "UserPromptSubmit", "prompt", text, parts),
             others=[key for key, line in ask.others if line in text],
         )  # fmt: skip
-    return text
+    return text + ("\n\n" + reports if reports else "")
+
+
+def _from_subagents(conn: Connection, session_id: str) -> str | None:
+    from waymark.packets.agents import from_subagents
+
+    return from_subagents(conn, session_id)
 
 
 class Asked:

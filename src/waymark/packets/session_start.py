@@ -364,6 +364,25 @@ def _agent_name(agent_type: str | None) -> str | None:
         return None
 
 
+def _given_lines(task: Any) -> list[str]:
+    """A task a lead gave its subagent: what to do, when it is done, and how to save to it
+    (its decisions and lessons reach the lead when the subagent stops)."""
+    from waymark.handoff.revision import render_done
+    from waymark.packets.render import fence_text
+
+    body = task.revision.body
+    lines = [f"Objective: {fence_text(str(body.get('objective') or ''))}"]
+    if body.get("next_action"):
+        lines.append(f"Next action: {fence_text(body['next_action'])}")
+    lines += [f"Done when: {fence_text(render_done(d))}" for d in body.get("done_when") or []]
+    lines.append(
+        f"Save what you decide and learn to it with the `checkpoint` tool: operation "
+        f'"revise" (or "complete"), checkpoint_id "{task.id}", expected_revision_id '
+        f'"{task.revision.id}"; your lead reads it when you finish.'
+    )
+    return lines
+
+
 def subagent_packet(
     conn: Connection,
     project: Project,
@@ -373,9 +392,11 @@ def subagent_packet(
     *,
     agent_type: str | None = None,
     record: bool = True,
+    given: Any = None,
 ) -> str | None:
-    """A subagent's packet (`packet.subagent`): "small" is the active checkpoint's next
-    action and the rules (everyone's and those of its `agent_type`), within
+    """A subagent's packet (`packet.subagent`): "small" is the task its lead gave it
+    (`given`, a checkpoint: what to do and how to save to it) or else the active checkpoint's
+    next action, and the rules (everyone's and those of its `agent_type`), within
     `packet.subagent_tokens`; "none" is nothing. Recorded as that subagent's own (its
     context is not the parent's)."""
     from waymark import settings
@@ -388,12 +409,16 @@ def subagent_packet(
     checkpoint = sections.checkpoint(conn, project, session_id=session_id)  # its lead's task
     nxt = checkpoint.next_action
     rules = sections.rules(conn, project, _agent_name(agent_type), client)
+    mine = _given_lines(given) if given is not None else []
     parts = [
+        Section("Your task, from your lead", mine, 300, 0,
+                [(given.id if given else None, "a task its lead gave it")] * len(mine)),
         Section(
-            "Active checkpoint", nxt, 150, 0, [(checkpoint.id, "active checkpoint")] * len(nxt)
+            "Active checkpoint", [] if mine else nxt, 150, 0,
+            [(checkpoint.id, "active checkpoint")] * (0 if mine else len(nxt)),
         ),
         Section("Rules", rules[0], 400, rules[2], rules[1], rules[3]),
-    ]
+    ]  # fmt: skip
     text = render("subagent", parts, settings.get(conn, "packet.subagent_tokens"))
     if not text:
         return None

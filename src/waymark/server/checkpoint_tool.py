@@ -49,7 +49,7 @@ def checkpoint(
         Field(description="[{trigger, mistaken_assumption, correction, prevention}]"),
     ] = None,
     done_when: Annotated[Items, Field(description="[{command|file|behaviour}]")] = None,
-    to: str | None = None,  # assign: the session that gets the task
+    to: str | None = None,  # assign, subtask: a session, or "subagent:TYPE" (its next one)
     # claim, release (with a handoff), assign and subtask (a new one under checkpoint_id):
     # tasks of agents at once (`handoff.tasks`), in the enum only: the definitions' budget
     kind: EventKind | None = None,
@@ -105,8 +105,11 @@ def _on_task(
         return tasks.release(conn, proj, checkpoint_id, expected, fields, origin)
     if operation == "assign":
         return tasks.assign(conn, proj, checkpoint_id, to or "", expected, fields, origin)
-    if operation == "subtask":
-        return tasks.split(conn, proj, checkpoint_id, [fields], origin)[0]
+    if operation == "subtask":  # with `to`, given at once (e.g. "subagent:reviewer")
+        made = tasks.split(conn, proj, checkpoint_id, [fields], origin)[0]
+        if not to:
+            return made
+        return tasks.assign(conn, proj, made.id, to, made.revision.id, {}, origin)
     return checkpoints.revise(conn, proj, checkpoint_id, expected, fields, origin,
                               operation=operation)  # fmt: skip
 

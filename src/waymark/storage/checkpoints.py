@@ -247,3 +247,13 @@ def checkpoint_head(conn: Connection, checkpoint_id: str) -> tuple[str, str, int
         (checkpoint_id,),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
+
+
+def current_revision_of(conn: Connection, checkpoint_id: str) -> tuple[str, str] | None:
+    """(id, created_at) of the checkpoint's current revision."""
+    row = conn.execute(
+        "SELECT r.id, r.created_at FROM checkpoints c JOIN checkpoint_revisions r"
+        " ON r.id = c.current_revision WHERE c.id = ?",
+        (checkpoint_id,),
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))

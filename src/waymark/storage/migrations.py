@@ -1060,6 +1060,18 @@ CREATE TABLE task_checks (
     session_id     TEXT,
     PRIMARY KEY (checkpoint_id, command)
 ) WITHOUT ROWID;
+-- What a subagent saved to the task its lead gave it, for the lead's next packet (once).
+CREATE TABLE task_reports (
+    id             TEXT PRIMARY KEY,
+    session_id     TEXT NOT NULL,
+    agent_id       TEXT NOT NULL,
+    agent_type     TEXT,
+    checkpoint_id  TEXT NOT NULL REFERENCES checkpoints(id),
+    revision_id    TEXT NOT NULL,
+    at             TEXT NOT NULL,
+    shown_at       TEXT
+);
+CREATE INDEX task_reports_waiting ON task_reports (session_id) WHERE shown_at IS NULL;
 """
 
 MIGRATIONS: list[tuple[str, str]] = [

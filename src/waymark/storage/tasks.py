@@ -45,7 +45,11 @@ def take(
         " branch = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN branch ELSE ?8 END,"
         " worktree = CASE WHEN holder_session IS ?2 AND lease_until > ?5 THEN worktree"
         " ELSE ?9 END,"
-        " holder_session = ?2, holder_agent = ?3, holder_about = ?4, lease_until = ?6"
+        " holder_agent = CASE WHEN holder_session IS ?2 AND lease_until > ?5 AND ?3 = ''"
+        " THEN holder_agent ELSE ?3 END,"
+        " holder_about = CASE WHEN holder_session IS ?2 AND lease_until > ?5 AND ?3 = ''"
+        " THEN holder_about ELSE ?4 END,"
+        " holder_session = ?2, lease_until = ?6"
         " WHERE id = ?1 AND status = 'active'"
         " AND (holder_session IS NULL OR holder_session = ?2 OR lease_until <= ?5)",
         (checkpoint_id, session, agent, about, stamp, lease_until, base, branch, tree),
@@ -222,3 +226,76 @@ def edited_since(conn: Connection, session: str, paths: list[str], since: str) -
             (session, since, *paths),
         )
     ]
+
+
+# A task a lead's session holds for the next subagent of a type: `holder_agent` "type:NAME"
+# until that subagent starts and takes it (its agent id).
+RESERVED = "type:"
+
+
+def bind(conn: Connection, session: str, agent_type: str, agent_id: str, about: str) -> str | None:
+    """The oldest task the session holds for a subagent of `agent_type`, now this subagent's
+    (one statement per task: two subagents of one type never take the same one)."""
+    for (task_id,) in conn.execute(
+        "SELECT id FROM checkpoints WHERE holder_session = ? AND holder_agent = ?"
+        " AND status = 'active' ORDER BY created_at, id",
+        (session, RESERVED + agent_type),
+    ).fetchall():
+        conn.execute(
+            "UPDATE checkpoints SET holder_agent = ?, holder_about = ? WHERE id = ?"
+            " AND holder_agent = ?",
+            (agent_id, about, task_id, RESERVED + agent_type),
+        )
+        if conn.changes():
+            return str(task_id)
+    return None
+
+
+def bound_to(conn: Connection, session: str, agent_id: str) -> list[tuple[str, str, str | None]]:
+    """(id, current revision id, what the claim says of its holder) of the active tasks the
+    session's subagent `agent_id` holds."""
+    return [
+        (str(r[0]), str(r[1]), None if r[2] is None else str(r[2]))
+        for r in conn.execute(
+            "SELECT id, current_revision, holder_about FROM checkpoints WHERE holder_session = ?"
+            " AND holder_agent = ? AND status = 'active'",
+            (session, agent_id),
+        )
+    ]
+
+
+def back_to_lead(conn: Connection, checkpoint_id: str) -> None:
+    """The subagent finished: its task is its lead session's again."""
+    conn.execute(
+        "UPDATE checkpoints SET holder_agent = '', holder_about = NULL WHERE id = ?",
+        (checkpoint_id,),
+    )
+
+
+def put_report(conn: Connection, values: tuple[Any, ...]) -> None:
+    """(id, session_id, agent_id, agent_type, checkpoint_id, revision_id, at)."""
+    conn.execute(
+        "INSERT INTO task_reports (id, session_id, agent_id, agent_type, checkpoint_id,"
+        " revision_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        values,
+    )
+
+
+def waiting_reports(conn: Connection, session: str) -> list[tuple[Any, ...]]:
+    """The session's reports not shown yet, oldest first: (id, agent_type, checkpoint_id,
+    revision status, revision body as JSON text)."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT t.id, t.agent_type, t.checkpoint_id, r.status, r.body FROM task_reports t"
+            " JOIN checkpoint_revisions r ON r.id = t.revision_id"
+            " WHERE t.session_id = ? AND t.shown_at IS NULL ORDER BY t.at, t.id",
+            (session,),
+        )
+    ]
+
+
+def reports_shown(conn: Connection, report_ids: list[str], stamp: str) -> None:
+    conn.executemany(
+        "UPDATE task_reports SET shown_at = ? WHERE id = ?", [(stamp, i) for i in report_ids]
+    )
