@@ -1551,3 +1551,55 @@ def test_beside_a_running_mcp_server_the_dashboard_leaves_the_warm_socket_to_it(
         dashboard.stop()
     log = (home / "server.log").read_text(encoding="utf-8")
     assert "start pid=" in log and "holds the warm socket" not in log
+
+
+def test_the_board_of_tasks_and_opening_one_in_a_browser(dashboard, browser):
+    """Two agents' tasks on the Checkpoints page: who holds each, the lease, the branch, the
+    definition of done item by item; a person opens a task a dead agent held."""
+    lead = dashboard.cli("checkpoint", "create", "--objective", "Release 2.0", "--session",
+                         "5f0c2a91-lead", "--done-cmd", "pytest -q", "--done-file",
+                         "README.md", "--done", "the changelog names every change")  # fmt: skip
+    other = dashboard.cli("checkpoint", "create", "--objective", "Fix the flaky login test",
+                          "--open")  # fmt: skip
+    dashboard.cli("task", "claim", other["id"], "--session", "9d1e77b0-two")
+    dashboard.cli("task", "split", lead["id"], "--objective", "Tag the release", "--session",
+                  "5f0c2a91-lead")  # fmt: skip
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    page.goto(dashboard.link("/checkpoints"))
+    board = page.locator("table.board")
+    expect(board.get_by_role("link", name="Release 2.0")).to_be_visible()
+    expect(board.get_by_role("link", name="Tag the release")).to_be_visible()
+    row = board.locator("tr", has=page.get_by_role("link", name="Fix the flaky login test"))
+    expect(row).to_contain_text("held")
+    expect(row).to_contain_text("9d1e77b0")
+    lead_row = board.locator("tr", has=page.get_by_role("link", name="Release 2.0"))
+    expect(lead_row).to_contain_text("not run: pytest -q")
+    expect(lead_row).to_contain_text("present: README.md")
+    expect(lead_row).to_contain_text("to confirm: the changelog names every change")
+    expect(lead_row).to_contain_text("subtask")
+    _shot(page, "tasks")
+    row.get_by_role("button", name="Open it").click()
+    expect(page.get_by_role("status")).to_contain_text("is open for the taking")
+    row = page.locator(
+        "table.board tr", has=page.get_by_role("link", name="Fix the flaky login test")
+    )
+    expect(row).to_contain_text("open")
+    assert [t["claim"]["state"] for t in dashboard.cli("task")["tasks"]
+            if t["id"] == other["id"]] == ["open"]  # fmt: skip
+    _shot(page, "tasks-opened")
+
+
+def test_opening_a_task_needs_the_csrf_token(dashboard):
+    task = dashboard.cli("checkpoint", "create", "--objective", "Port it", "--session", "s-1")
+    client = dashboard.client()
+    page = client.get("/checkpoints").text
+    assert "Tasks at work" in page and "Port it" in page
+    form = {"project": task["project_id"], "id": task["id"], "revision": task["revision"]["id"]}
+    refused = client.post("/checkpoints", data={**form, "csrf": "0" * 64},
+                          headers={"origin": dashboard.base})  # fmt: skip
+    assert refused.status_code == 403
+    done = client.post("/checkpoints", data={**form, "csrf": _csrf(page)},
+                       headers={"origin": dashboard.base})  # fmt: skip
+    assert done.status_code == 303 and "is%20open%20for%20the%20taking" in done.headers["location"]

@@ -45,6 +45,7 @@ def build(host: str, port: int, *, token: str | None = None) -> Any:
             Route("/memories/{memory_id}/{change}", pages.change, methods=["POST"]),
             Route("/search", pages.search),
             Route("/checkpoints", pages.checkpoints),
+            Route("/checkpoints", pages.release, methods=["POST"]),
             Route("/checkpoints/{checkpoint_id}", pages.checkpoint),
             Route("/review", pages.review),
             Route("/review", pages.decide, methods=["POST"]),

@@ -200,17 +200,52 @@ class ViewPages(Pages):
                            prompt=prompt or "", error=problem)  # fmt: skip
 
     def checkpoints(self, request: Any) -> Any:
-        from waymark.handoff import checkpoints
+        """The board of tasks agents work on at once (who holds each, its lease, its
+        definition of done), then every checkpoint."""
+        from waymark.handoff import checkpoints, tasks
+
+        query = request.query_params
+        with Store() as opened:
+            try:
+                projects, project = opened.projects(query.get("project"))
+                listed = (checkpoints.listing(opened.conn, project, limit=PAGE)
+                          if project is not None else [])  # fmt: skip
+                board = tasks.board(opened.conn, project) if project is not None else []
+            except WaymarkError as exc:
+                return self.failed(request, exc)
+            from waymark.base import clock
+
+            return self.render(request, "checkpoints.html", projects=projects,
+                               project=project, listed=listed, board=board, now=clock.now(),
+                               said=query.get("said"), error=query.get("error"))  # fmt: skip
+
+    async def release(self, request: Any) -> Any:
+        form = await read_form(request)
+        if form is None:
+            return forbidden()
+        return await run_sync(self._release, form)
+
+    def _release(self, form: dict[str, str]) -> Any:
+        """A person opens a task for the taking (its holder died, or should stop): a
+        release revision, as `waymark task release` without a session."""
+        from urllib.parse import quote
+
+        from waymark.handoff import checkpoints, tasks
+        from waymark.web.common import see_other
 
         with Store() as opened:
             try:
-                projects, project = opened.projects(request.query_params.get("project"))
-                listed = (checkpoints.listing(opened.conn, project, limit=PAGE)
-                          if project is not None else [])  # fmt: skip
+                _, project = opened.projects(form.get("project"))
+                if project is None:
+                    raise WaymarkError("no project here")
+                origin = checkpoints.Origin(actor="user", client="dashboard")
+                done = tasks.release(opened.conn, project, form.get("id", ""),
+                                     form.get("revision", ""), {}, origin)  # fmt: skip
             except WaymarkError as exc:
-                return self.failed(request, exc)
-            return self.render(request, "checkpoints.html", projects=projects,
-                               project=project, listed=listed)  # fmt: skip
+                return see_other(f"/checkpoints?project={quote(form.get('project', ''))}&error="
+                                  + quote(exc.message))  # fmt: skip
+        said = f"task {done.id} is open for the taking (revision {done.revision.id})"
+        return see_other(f"/checkpoints?project={project.id}&said={quote(said)}")
 
     def checkpoint(self, request: Any) -> Any:
         from waymark.handoff import checkpoints
