@@ -441,8 +441,12 @@ def renew_claims(conn: Connection, session_id: str) -> None:
     than half a lease is left, so most prompts write nothing."""
     from waymark.storage import tasks
 
-    stamp, lease = clock.now(), lease_seconds(conn)
-    if tasks.renewal_due(conn, session_id, stamp, clock.later(lease / 2)):
+    stamp = clock.now()
+    ends = tasks.lease_ends(conn, session_id, stamp)
+    if ends is None:
+        return  # the session holds nothing: one indexed read, no setting read
+    lease = lease_seconds(conn)
+    if ends < clock.later(lease / 2):
         with db.write(conn):
             tasks.renew(conn, session_id, stamp, clock.later(lease), clock.later(lease / 2))
 

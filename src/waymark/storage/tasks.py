@@ -87,17 +87,15 @@ def renew(conn: Connection, session: str, stamp: str, lease_until: str, below: s
     return int(conn.changes())
 
 
-def renewal_due(conn: Connection, session: str, stamp: str, below: str) -> bool:
-    """Whether a live claim of the session ends before `below` (read before a write is
-    taken: most signs of work renew nothing)."""
-    return (
-        conn.execute(
-            "SELECT 1 FROM checkpoints WHERE holder_session = ? AND status = 'active'"
-            " AND lease_until > ? AND lease_until < ? LIMIT 1",
-            (session, stamp, below),
-        ).fetchone()
-        is not None
-    )
+def lease_ends(conn: Connection, session: str, stamp: str) -> str | None:
+    """When the session's first live claim (at `stamp`) ends, or None when it holds none
+    (read before a write is taken: most signs of work renew nothing)."""
+    row = conn.execute(
+        "SELECT min(lease_until) FROM checkpoints WHERE holder_session = ? AND status = 'active'"
+        " AND lease_until > ?",
+        (session, stamp),
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def lapse(conn: Connection, session: str, stamp: str) -> list[str]:
