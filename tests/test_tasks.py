@@ -87,13 +87,14 @@ def test_signs_of_work_renew_a_lease_running_out(conn, project, repo):
     fresh = tasks.claim_view(conn, task.id)["lease_until"]
     ledger.renew_claims(conn, "session-a")  # most of the lease is left: nothing written
     assert tasks.claim_view(conn, task.id)["lease_until"] == fresh
-    conn.execute("UPDATE checkpoints SET lease_until = ?", (_soon(),))
+    soon = _soon()
+    conn.execute("UPDATE checkpoints SET lease_until = ?", (soon,))
     ledger.renew_claims(conn, "session-a")  # a prompt
-    assert tasks.claim_view(conn, task.id)["lease_until"] > fresh
-    conn.execute("UPDATE checkpoints SET lease_until = ?", (_soon(),))
+    assert tasks.claim_view(conn, task.id)["lease_until"] >= fresh > soon
+    conn.execute("UPDATE checkpoints SET lease_until = ?", (soon,))
     ledger.record_tool(conn, project, "session-a", "claude-code", command="ls", failed=False,
                        tool_name="Bash", cwd=str(repo))  # a tool call  # fmt: skip
-    assert tasks.claim_view(conn, task.id)["lease_until"] > fresh
+    assert tasks.claim_view(conn, task.id)["lease_until"] >= fresh > soon
 
 
 def _soon() -> str:
@@ -446,3 +447,12 @@ def test_a_subagents_decisions_reach_its_lead(enabled, repo):
     assert "decided: Reject empty input early (why: it crashed)" in heard
     assert "lesson: the lexer, not the parser, owns EOF" in heard
     assert agent_returned().stdout == b""  # told once
+
+
+def test_the_holder_releases_without_naming_the_revision(conn, project):
+    task = new(conn, project, "Move the queue")
+    released = tasks.release(conn, project, task.id, "", {"next_action": "measure it"}, A)
+    assert released.revision.operation == "release"
+    taken = tasks.claim(conn, project, task.id, B)
+    with pytest.raises(InvalidArgument, match="expected_revision_id is required"):
+        tasks.release(conn, project, taken.id, "", {}, A)  # not A's: the revision is needed

@@ -217,7 +217,12 @@ def release(
     budget: int = checkpoints.BUDGET_TOKENS,
 ) -> Checkpoint:
     """Hand the task on to whoever takes it next: a revision with the handoff (`fields`),
-    and the claim let go."""
+    and the claim let go. The session that holds it may leave `expected_revision_id` out:
+    its claim is what keeps others off it."""
+    if not expected_revision_id and origin.session_id:
+        task = checkpoints.get(conn, project, checkpoint_id)
+        if claim_view(conn, task.id).get("session") == origin.session_id:
+            expected_revision_id = task.revision.id
     return checkpoints.revise(conn, project, checkpoint_id, expected_revision_id, fields,
                               origin, operation="release", budget=budget)  # fmt: skip
 
