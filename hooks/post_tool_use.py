@@ -26,15 +26,14 @@ if TYPE_CHECKING:
 LATE_S = 3.0
 
 
-# The tools a lead starts a subagent with: when one returns, what the subagent saved to the
-# task it was given is told to the lead at once (`packets.agents.from_subagents`).
-SUBAGENT_TOOLS = ("Agent", "Task")
-
-
 def handle(ctx: Context) -> str | None:
+    """The call recorded; and, in a lead's own call (no `agent_id`), what its subagents saved
+    to the tasks it gave them since it last heard (`packets.agents.from_subagents`): after its
+    Agent call returns, or, as Claude Code runs subagents in the background, after whichever
+    call of the lead comes next. One indexed read when nothing waits."""
     said = _handle(ctx)
     event = ctx.event
-    lead = said is None and event.tool_name in SUBAGENT_TOOLS and not event.agent_id
+    lead = said is None and not event.agent_id and bool(event.tool_name)
     if lead and ctx.capturing() and ctx.records:
         from waymark.packets.agents import from_subagents
 

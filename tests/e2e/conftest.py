@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,8 @@ class Clients:
         from run_claude import run_claude
         from run_codex import run_codex
 
-        script = self.script(f"{client}-{len(list(self.tmp.iterdir()))}", turns)
+        # a name of its own: two sessions started at once must never share a script
+        script = self.script(f"{client}-{uuid.uuid4().hex}", turns)
         kw.setdefault("mcp_servers", self.mcp_servers())
         kw["env"] = {**self.env(), **kw.get("env", {})}
         runner = run_claude if client == "claude" else run_codex

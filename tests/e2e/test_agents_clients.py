@@ -1,0 +1,153 @@
+"""Agents at once in real Claude Code and Codex sessions (scripted stub model): two sessions
+in two worktrees of one repository race for one task, and a subagent's decision reaches its
+lead."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import uuid
+
+import pytest
+
+from waymark.handoff import checkpoints, tasks
+
+from .conftest import enabled_project, git_project, tool_texts
+
+PERSON = checkpoints.Origin(actor="user", client="cli")
+
+
+def two_worktrees(tmp_path):
+    """The repository in one run's project folder, and a worktree of it (branch `two`) in the
+    other's: the folders the harness runs each client in."""
+    one = git_project(tmp_path / "one" / "project", {"src/app.py": "def main():\n    return 1\n"})
+    two = tmp_path / "two" / "project"
+    two.parent.mkdir(parents=True)
+    subprocess.run(["git", "-C", str(one), "worktree", "add", "-q", "-b", "two", str(two)],
+                   check=True)  # fmt: skip
+    return one, two
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_two_sessions_in_two_worktrees_race_for_one_task(clients, client, monkeypatch, tmp_path):
+    one, two = two_worktrees(tmp_path)
+    conn, project = enabled_project(clients, monkeypatch, one)
+    tried = []
+    for attempt in range(3):  # a race that did not happen (see `race`) is run again, twice
+        task = checkpoints.create(conn, project, {"objective": f"Port the importer {attempt}"},
+                                  PERSON, open_task=True)  # fmt: skip
+        said, missed = race(clients, client, task.id, (one, two), tmp_path / f"ready{attempt}")
+        tried.append({"missed the barrier": missed, "said": said})
+        if not missed:
+            break
+    assert not missed, json.dumps(tried, indent=1)[:4000]
+    refused = {n for n, texts in said.items() if texts and "is held by" in texts[0]}
+    won = {n for n, texts in said.items() if texts and '"saved_revision_id"' in texts[0]}
+    # Each session's server knew its own session (by its worktree): one claim won, and the
+    # other session was told who holds the task and since when; never both.
+    assert len(won) == 1 and len(refused) == 1, json.dumps(tried, indent=1)[:4000]
+    claims = [c[0] for c in conn.execute(
+        "SELECT session_id FROM events WHERE op = 'task.claimed' AND detail LIKE ?",
+        (f"%{task.id}%",)).fetchall()]  # fmt: skip
+    assert len(claims) == 1
+    assert claims[0] in said[next(iter(refused))][0]  # the loser was told the winner's session
+    released = [r for r in checkpoints.revisions(conn, task.id) if r.operation == "release"]
+    assert [r.session_id for r in released] == claims  # only the holder handed it on
+    assert released[0].body["next_action"] == "run tests/test_zebra.py"
+    assert tasks.claim_view(conn, task.id)["state"] == "open"  # handed on, with its revision
+
+
+def race(clients, client, task_id, trees, ready):
+    """Two sessions at once, one per worktree, each: meet the other at a barrier (a shell
+    turn), claim the task, hold it 3 s, release it. ({session: its checkpoint tool results},
+    the sessions that never met the other at the barrier: their scripted turns went
+    elsewhere, so nothing raced)."""
+    ready.mkdir()
+
+    def script(name):
+        barrier = (f"touch {ready}/{name}; for i in $(seq 300); do [ -e {ready}/one ] && "
+                   f"[ -e {ready}/two ] && exit 0; sleep 0.1; done; touch {ready}/{name}.missed")  # fmt: skip
+        return [
+            {"shell": barrier},
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "claim", "checkpoint_id": task_id}},
+            {"shell": "sleep 3"},
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "release", "checkpoint_id": task_id,
+                       "next_action": "run tests/test_zebra.py"}},
+            {"text": "Done."},
+        ]  # fmt: skip
+
+    results: dict[str, object] = {}
+
+    def session(name, tree):
+        try:
+            results[name] = clients.run(client, script(name), run_dir=tree.parent,
+                                        hooks=clients.hooks(client))  # fmt: skip
+        except BaseException as exc:  # reported below, with the other session's
+            results[name] = exc
+
+    racers = [threading.Thread(target=session, args=(n, t))
+              for n, t in zip(("one", "two"), trees, strict=True)]  # fmt: skip
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(300)
+    assert all(not isinstance(r, BaseException) for r in results.values()), results
+    said = {name: [t for t in tool_texts(result) if "checkpoint" in t or "held by" in t]
+            for name, result in results.items()}  # fmt: skip
+    missed = sorted(n for n in ("one", "two") if not (ready / n).exists()
+                    or (ready / f"{n}.missed").exists())  # fmt: skip
+    return said, missed
+
+
+def test_a_subagents_decision_reaches_its_lead_in_claude_code(clients, monkeypatch, tmp_path):
+    """The lead gives a subtask to its next general-purpose subagent; the subagent is told it
+    and saves a decision to it; the lead's next request carries that decision."""
+    repo = git_project(tmp_path / "run" / "project", {"src/app.py": "def main():\n    return 1\n"})
+    conn, project = enabled_project(clients, monkeypatch, repo)
+    decision = "Reject empty input before the lexer runs"
+    # Claude Code runs the Agent tool in the background: the lead's next request and the
+    # subagent's first come in either order, and turns go to requests in arrival order. The
+    # lead's next turn is a pause (the subagent's first request comes while it waits); a run
+    # where the pause went to the subagent instead (so the lead took its turn) is run again,
+    # with a new lead session and task, at most twice.
+    tried = []
+    for attempt in range(3):
+        lead = str(uuid.uuid4())
+        origin = checkpoints.Origin(actor="agent", client="claude-code", session_id=lead)
+        parent = checkpoints.create(conn, project, {"objective": f"Harden the parser {attempt}"},
+                                    PERSON, open_task=True)  # fmt: skip
+        tasks.claim(conn, project, parent.id, origin)  # the lead's (an earlier one's lapsed)
+        sub = tasks.split(conn, project, parent.id, [{"objective": "Review the error paths"}],
+                          origin)[0]  # fmt: skip
+        given = tasks.assign(conn, project, sub.id, "subagent:general-purpose", sub.revision.id,
+                             {}, origin)  # fmt: skip
+        script = [
+            {"tool": "Agent", "input": {"description": "review",
+                                        "prompt": "Review the error paths.",
+                                        "subagent_type": "general-purpose"}},
+            {"shell": "sleep 3"},
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "revise", "checkpoint_id": sub.id,
+                       "expected_revision_id": given.revision.id,
+                       "decisions": [{"decision": decision, "why": "it crashed on EOF"}]}},
+            {"text": "Sub done."},
+            {"shell": "true"},
+            {"text": "Done."},
+        ]  # fmt: skip
+        result = clients.run("claude", script, run_dir=tmp_path / "run",
+                             hooks=clients.hooks("claude"), extra_args=["--session-id", lead])  # fmt: skip
+        bodies = [json.dumps(r["body"]) for r in result.main_requests]
+        tried.append(result.summary())
+        # the request answered with the revise was the subagent's (it was told its task)
+        if len(bodies) > 2 and "Your task, from your lead" in bodies[2]:
+            break
+    assert "Your task, from your lead" in bodies[2] and sub.id in bodies[2], tried
+    heard = [b for b in bodies if "From your subagents" in b]
+    assert heard and decision in heard[-1], json.dumps(tried, indent=1)
+    waiting = conn.execute("SELECT count(*) FROM task_reports WHERE session_id = ? AND"
+                           " shown_at IS NULL", (lead,)).fetchone()[0]  # fmt: skip
+    assert waiting == 0  # told once
+    assert tasks.claim_view(conn, sub.id)["session"] == lead  # the lead's again
