@@ -243,14 +243,13 @@ def assign(
     to_session = to_session.strip()
     if not to_session:
         raise InvalidArgument("assign needs the session to give the task to")
-    if to_session.startswith(SUBAGENT):
-        if not origin.session_id or not _valid_type(to_session[len(SUBAGENT) :]):
-            raise InvalidArgument(
-                "assign to `subagent:TYPE` gives the task to the next subagent of that type "
-                "this session starts: it needs the session (the agent's tools) and a type of "
-                "letters, digits, '-' and '_'"
-            )
-        to_session = to_session.strip()
+    kind = to_session[len(SUBAGENT) :] if to_session.startswith(SUBAGENT) else None
+    if kind is not None and not (origin.session_id and _valid_type(kind)):
+        raise InvalidArgument(
+            "assign to `subagent:TYPE` gives the task to the next subagent of that type this "
+            "session starts: it needs the session (the agent's tools) and a type of letters, "
+            "digits, '-' and '_'"
+        )
     view = claim_view(conn, checkpoints.get(conn, project, checkpoint_id).id)
     if view["state"] == "held" and view.get("session") not in (origin.session_id, to_session):
         raise _taken(checkpoint_id, view)

@@ -39,9 +39,11 @@ def recall_answer(
     agent: str | None,
     budget: int,
     said: dict[str, Any] | None = None,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     """The hits as views (`detail`), each priced, with RECHECK state below compact detail;
-    with `include_session`, the active checkpoint, pinned rules and the memories of `paths`;
+    with `include_session`, the active checkpoint (the one `session_id` works on), pinned
+    rules and the memories of `paths`;
     all within `budget` tokens (`fit_answer`), `said` (what the answer must say) first."""
     out: dict[str, Any] = {"project": project.to_dict(), "semantic": semantic, **(said or {})}
     checks = (
@@ -64,7 +66,7 @@ def recall_answer(
     session: dict[str, Any] = {}
     if include_session:
         session = {
-            "checkpoint": briefing.checkpoint_section(conn, project),
+            "checkpoint": briefing.checkpoint_section(conn, project, session_id=session_id),
             "rules": [
                 briefing.memory_view(m, "summary")
                 for m in briefing.pinned_rules(conn, project, 10, agent)
@@ -90,6 +92,7 @@ def asked_answer(
     paths: list[str],
     agent: str | None,
     budget: int,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     """The MCP recall tool's answer to an asked recall (`packets.asked`): `recall_answer` of
     its hits, saying how many fell below the relevance floor and, when meaning was not used,
@@ -101,6 +104,7 @@ def asked_answer(
     told = recall_answer(
         conn, project, got["hits"], semantic=semantic, detail=detail, explain=explain,
         include_session=include_session, paths=paths, agent=agent, budget=budget, said=said,
+        session_id=session_id,
     )  # fmt: skip
     if got["notes"]:
         keys = ("cite", "kind", "state", "snippet", "description")

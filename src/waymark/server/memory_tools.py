@@ -116,7 +116,7 @@ def recall_tool(
         return cast(Recalled, answer.asked_answer(
             conn, proj, got, semantic=near is not None, meaning=meaning, detail=detail,
             explain=explain, include_session=include_session, paths=_many(paths), agent=agent,
-            budget=token_budget,
+            budget=token_budget, session_id=state.session_for(conn, proj),
         ))  # fmt: skip
 
 
