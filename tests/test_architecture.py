@@ -187,6 +187,7 @@ def test_the_team_store_implements_the_seams_functions_by_name(name):
 
 # What only the team store has (a server's questions); everything else is the seam's names.
 TEAM_ONLY = {
+    "waymark.teamstore.tasks": ["holders"],  # the project's claims, for a sync to mirror
     "waymark.teamstore.connection": ["can_write", "driver", "server_version"],
     "waymark.teamstore.events": ["add_events"],  # other machines' events, once by event id
     # full text and pgvector; the server's lexeme counts; its vector index, grown with it

@@ -73,9 +73,16 @@ def test_an_upgrade_keeps_every_hook_command_and_codexs_trust(tmp_path, monkeypa
 
     install(["claude-code", "codex"])  # this release's install, over the previous one's
 
-    for path in files:
+    for path in (home / ".claude.json", config):
         assert path.read_bytes() == before[path], f"{path} changed on upgrade"
-    assert checks._codex_trust()["status"] == "ok"  # Codex still runs every Waymark hook
+    for path in (home / ".claude" / "settings.json", hooks_file):
+        old = json.loads(before[path])["hooks"]
+        new = json.loads(path.read_bytes())["hooks"]
+        assert {event: new[event] for event in old} == old, f"{path}: a hook command changed"
+        assert set(new) - set(old) == {"SubagentStop"}  # what this release adds (#48)
+    trust = checks._codex_trust()  # every hook trusted before still runs; the new one asks
+    assert trust["status"] == "warn" and "older command" not in trust["detail"]
+    assert "SubagentStop hook(s) are not trusted" in trust["detail"]
     commands = [h["command"] for groups in json.loads(before[hooks_file])["hooks"].values()
                 for g in groups for h in g["hooks"]]  # fmt: skip
     assert commands and all(sys.executable in c for c in commands)

@@ -7,7 +7,7 @@ from waymark import settings
 from waymark.base import clock
 from waymark.cli.common import Context, add_command, emit
 from waymark.errors import InvalidArgument
-from waymark.handoff import checkpoints, tasks
+from waymark.handoff import checkpoints, claims, tasks
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms
 if TYPE_CHECKING:
@@ -71,8 +71,10 @@ def cmd_task(args: argparse.Namespace, ctx: Context) -> int:
         state = tasks.done_state(conn, project, task)
         emit(state, ctx.as_json, _done_text(task.id, state))
         return 0
-    if args.operation == "claim":
-        saved = tasks.claim(conn, project, task.id, origin)
+    if args.operation == "claim":  # through the team store when the project is shared
+        from waymark.team import claims as team_claims
+
+        saved = team_claims.claim(conn, project, task.id, origin)
         said = f"task {saved.id} is held by session {origin.session_id}"
     elif args.operation == "release":
         saved = tasks.release(conn, project, task.id, expected, handoff, origin, budget)
@@ -102,7 +104,7 @@ def _line(task: dict[str, Any]) -> str:
         left = _minutes_between(clock.now(), claim.get("lease_until") or "")
         lease = f"lease {left} min left" if claim["state"] == "held" else "lease lapsed"
         since = str(claim.get("since") or "")[11:16]
-        held = f"{claim['state']} by {tasks.who(claim)} since {since} ({lease})"
+        held = f"{claim['state']} by {claims.who(claim)} since {since} ({lease})"
         if claim.get("branch"):
             held += f" on {claim['branch']}"
     items = task["done"]["items"]

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 PREFIX = "cand_"
-ACTIONS = ("add", "supersede", "archive", "share", "checkpoint")
+# claim: two holders of a task across machines (`team.claims`); approving gives it up here
+ACTIONS = ("add", "supersede", "archive", "share", "checkpoint", "claim")
 # What proposes: a command's repeated failure and fix, an import from a client's own memory,
 # a consolidation, feedback that a memory is stale or wrong, an opt-in session summary, an
 # insight from a pattern of errors, an agent's own write in the confirm capture mode, a write
@@ -77,7 +78,9 @@ def propose(
         raise InvalidArgument(f"a candidate cannot carry {', '.join(unknown)}")
     if action == "checkpoint" and not (fields.get("checkpoint") or {}).get("body"):
         raise InvalidArgument("a 'checkpoint' candidate carries the revision it puts on top")
-    if action not in ("archive", "share", "checkpoint") and not (
+    if action == "claim" and not (fields.get("checkpoint") or {}).get("holder"):
+        raise InvalidArgument("a 'claim' candidate names the task and the holder it gives up")
+    if action not in ("archive", "share", "checkpoint", "claim") and not (
         fields.get("type") and fields.get("content")
     ):
         raise InvalidArgument(f"an {action!r} candidate needs the memory's type and content")
@@ -463,6 +466,14 @@ def _carry_out(
         return store.get(conn, sources[0]), False, sources
     if action == "checkpoint":  # a team member's revision, put on top of ours
         return None, False, [_take_revision(conn, project, candidate, actor, client, session_id)]
+    if action == "claim":  # the team's holder keeps the task: this machine's session lets go
+        from waymark.storage import tasks as claims
+
+        given = candidate["fields"].get("checkpoint") or {}
+        held = claims.claim_of(conn, str(given.get("id")))
+        if held is not None and held[0] == given.get("holder"):
+            claims.let_go(conn, str(given["id"]))
+        return None, False, [str(given.get("id"))]
     if action == "archive":
         reason = f"approved candidate {candidate['id']}: {candidate['reason']}"
         for source in sources:

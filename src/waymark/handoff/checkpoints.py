@@ -15,6 +15,7 @@ from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.base.record import record
 from waymark.errors import Conflict, InvalidArgument, NotFound
 from waymark.handoff import revision as handoff
+from waymark.handoff.origin import Origin
 from waymark.memories import evidence
 from waymark.projects.resolve import Project
 from waymark.storage import checkpoints as rows
@@ -62,14 +63,6 @@ class Checkpoint(record("_Checkpoint", "id project_id status revision created_at
         return handoff.render(self.revision.body, status=self.status)
 
 
-# Who saved a revision, from which session, on which branch (each None when not known); the
-# agent (a subagent's id) and its type, when a hook knows them. A session that saves holds
-# the task it saves (`tasks`): another session's live claim is a conflict.
-Origin = record(
-    "Origin",
-    "actor client session_id git_branch agent agent_type",
-    defaults=("agent", None, None, None, None, None),
-)
 AGENT = Origin()
 
 
@@ -101,9 +94,9 @@ def create(
         named = body.get("relevant_files", [])
         _write(conn, project, checkpoint_id, 1, "create", "active", body, origin, budget, named)
         if origin.session_id and not open_task:
-            from waymark.handoff import tasks
+            from waymark.handoff import claims
 
-            tasks.take_for(conn, project, checkpoint_id, origin, stamp)
+            claims.take_for(conn, project, checkpoint_id, origin, stamp)
     return get(conn, project, checkpoint_id)
 
 
@@ -147,9 +140,9 @@ def revise(
     with db.write(conn):
         current = _current(conn, project, checkpoint_id, expected_revision_id)
         checkpoint_id = current.id  # the full id, when a prefix was given
-        from waymark.handoff import tasks
+        from waymark.handoff import claims
 
-        tasks.check_holder(conn, project, current, origin, operation)
+        claims.check_holder(conn, current.id, origin, operation)
         if operation == "record_lesson":
             lessons = fields.get("lessons")
             if not lessons or set(fields) - {"lessons"}:
@@ -158,7 +151,7 @@ def revise(
             fields = {"lessons": current.revision.body.get("lessons", []) + lesson["lessons"]}
         body, _ = _prepare(project, fields, current.revision.body)
         if operation == "revise" and body == current.revision.body:
-            tasks.after_save(conn, project, checkpoint_id, origin, operation)  # still its
+            claims.after_save(conn, project, checkpoint_id, origin, operation)  # still its
             return current  # nothing changed: no revision, and no handoff either
         named = body.get("relevant_files", []) if "relevant_files" in fields else []
         _write(
@@ -174,7 +167,7 @@ def revise(
             named,
         )
         rows.set_checkpoint_status(conn, checkpoint_id, status)
-        tasks.after_save(conn, project, checkpoint_id, origin, operation, to_session)
+        claims.after_save(conn, project, checkpoint_id, origin, operation, to_session)
     return get(conn, project, checkpoint_id)
 
 

@@ -21,10 +21,17 @@ from waymark.base import clock
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.errors import Conflict, InvalidArgument
 from waymark.handoff import checkpoints
+from waymark.handoff.claims import (
+    SUBAGENT,
+    claim_view,
+    claimed_event,
+    report_to_lead,
+    take_for,
+    taken,
+)
 from waymark.storage import connection as db
 from waymark.storage import sessions
 from waymark.storage import tasks as rows
-from waymark.storage.events import log_event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,157 +42,6 @@ if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
 BOARD_LIMIT = 50
-SUBAGENT = "subagent:"  # assign's `to`: the next subagent of a type this session starts
-
-
-def lease_until(conn: Connection) -> str:
-    from waymark.handoff.ledger import lease_seconds
-
-    return clock.later(lease_seconds(conn))
-
-
-def about(origin: Origin) -> str:
-    """What a claim says of its holder: client, agent id and type, machine (JSON text)."""
-    said = {"client": origin.client, "agent": origin.agent, "agent_type": origin.agent_type,
-            "machine": os.uname().nodename if hasattr(os, "uname") else None}  # fmt: skip
-    return json.dumps({k: v for k, v in said.items() if v}, sort_keys=True)
-
-
-def where(project: Project) -> tuple[str | None, str | None, str | None]:
-    """Where work on the project starts from here: the base commit, branch, working tree."""
-    if not project.files:
-        return None, None, None
-    from waymark.projects.locate import git_branch, git_head
-
-    return git_head(project.files), git_branch(project.files), project.files
-
-
-def claim_view(conn: Connection, checkpoint_id: str, stamp: str | None = None) -> dict[str, Any]:
-    """The task's claim: {state: open|held|lapsed, session, agent, client, agent_type,
-    machine, since, lease_until, base_commit, branch, worktree, parent}."""
-    found = rows.claim_of(conn, checkpoint_id)
-    if found is None:
-        return {"state": "open"}
-    session, agent, said, since, until, base, branch, tree, parent = found
-    view: dict[str, Any] = {"parent": parent} if parent else {}
-    if session is None:
-        return {"state": "open", **view}
-    now = stamp or clock.now()
-    view |= {"state": "held" if until and until > now else "lapsed", "session": session,
-             "since": since, "lease_until": until, "base_commit": base, "branch": branch,
-             "worktree": tree}  # fmt: skip
-    view |= {"agent": agent} if agent else {}
-    view |= json.loads(said) if said else {}
-    return view
-
-
-def who(view: dict[str, Any]) -> str:
-    """A claim's holder in a few words: `claude-code session 1a2b3c4d (reviewer)`."""
-    said = f"session {str(view.get('session'))[:8]}"
-    said = f"{view['client']} {said}" if view.get("client") else said
-    said += f" ({view['agent_type']})" if view.get("agent_type") else ""
-    by = view.get("assigned_by")
-    return said + (f", given by {str(by)[:8]}" if by else "")
-
-
-def _held_elsewhere(view: dict[str, Any], session: str | None) -> bool:
-    return view["state"] == "held" and view.get("session") != session
-
-
-def _taken(checkpoint_id: str, view: dict[str, Any]) -> Conflict:
-    return Conflict(
-        f"task {checkpoint_id} is held by {who(view)} since {view.get('since')} (lease until "
-        f"{view.get('lease_until')}); pick another task, or wait for its handoff",
-        id=checkpoint_id,
-        holder=view.get("session"),
-        since=view.get("since"),
-        lease_until=view.get("lease_until"),
-    )
-
-
-def take_for(
-    conn: Connection, project: Project, checkpoint_id: str, origin: Origin, stamp: str
-) -> None:
-    """Inside the caller's transaction: the task is `origin`'s session's (claimed, or its
-    lease renewed), or a conflict naming who holds it."""
-    assert origin.session_id
-    taken = rows.take(conn, checkpoint_id, origin.session_id, origin.agent or "", about(origin),
-                      stamp, lease_until(conn), where(project))  # fmt: skip
-    if not taken:
-        raise _taken(checkpoint_id, claim_view(conn, checkpoint_id, stamp))
-
-
-def check_holder(
-    conn: Connection, project: Project, current: Checkpoint, origin: Origin, operation: str
-) -> None:
-    """Before a revision of `current`: complete waits for the subtasks; another session's
-    live claim refuses a save, and only the holder releases."""
-    if operation == "complete":
-        left = [c for c, status in rows.children(conn, current.id) if status == "active"]
-        if left:
-            raise Conflict(
-                f"task {current.id} has {len(left)} subtask(s) still active ({', '.join(left)}): "
-                "complete or abandon them first",
-                id=current.id,
-                subtasks=left,
-            )
-    if not origin.session_id or operation == "assign":
-        return  # a person at the command line; an assignment checks for itself
-    view = claim_view(conn, current.id)
-    if _held_elsewhere(view, origin.session_id):
-        raise _taken(current.id, view)
-    if operation == "release" and view.get("session") != origin.session_id:
-        raise Conflict(
-            f"task {current.id} is not held by this session: there is nothing to release",
-            id=current.id,
-        )
-
-
-def after_save(
-    conn: Connection,
-    project: Project,
-    checkpoint_id: str,
-    origin: Origin,
-    operation: str,
-    to_session: str | None = None,
-) -> None:
-    """After a revision: finishing or releasing lets the claim go; assigning gives it to
-    `to_session`; saving holds it (claimed, or renewed)."""
-    stamp = clock.now()
-    if operation in ("complete", "abandon", "release"):
-        held = rows.claim_of(conn, checkpoint_id)
-        if held and held[0] and _is_subagent(held[1]):  # its lead hears of it
-            _report(conn, held[0], held[1], held[2], checkpoint_id, stamp)
-        rows.let_go(conn, checkpoint_id)
-        if held and held[0]:
-            log_event(conn, "task.released", project_id=project.id, actor=origin.actor,
-                      session_id=origin.session_id, checkpoint=checkpoint_id,
-                      holder=held[0], why=operation)  # fmt: skip
-    elif operation == "assign" and to_session and to_session.startswith(SUBAGENT):
-        kind = to_session[len(SUBAGENT) :]
-        rows.let_go(conn, checkpoint_id)  # the lead's session holds it for that subagent
-        rows.take(conn, checkpoint_id, str(origin.session_id), rows.RESERVED + kind, "{}", stamp,
-                  lease_until(conn), where(project))  # fmt: skip
-        log_event(conn, "task.assigned", project_id=project.id, actor=origin.actor,
-                  session_id=origin.session_id, checkpoint=checkpoint_id, to=to_session)  # fmt: skip
-    elif operation == "assign" and to_session:
-        rows.let_go(conn, checkpoint_id)
-        found = sessions.get_session(conn, to_session)
-        tree = found.get("tree") if found else None
-        rows.take(conn, checkpoint_id, to_session, "", json.dumps({"assigned_by": origin.session_id
-                  or origin.actor}), stamp, lease_until(conn), (None, None, tree))  # fmt: skip
-        log_event(conn, "task.assigned", project_id=project.id, actor=origin.actor,
-                  session_id=origin.session_id, checkpoint=checkpoint_id, to=to_session)  # fmt: skip
-    elif origin.session_id and operation in ("revise", "record_lesson"):
-        before = rows.claim_of(conn, checkpoint_id)
-        take_for(conn, project, checkpoint_id, origin, stamp)
-        if not before or before[0] != origin.session_id:
-            _claimed_event(conn, project, checkpoint_id, origin)
-
-
-def _claimed_event(conn: Connection, project: Project, checkpoint_id: str, origin: Origin) -> None:
-    log_event(conn, "task.claimed", project_id=project.id, actor=origin.actor,
-              session_id=origin.session_id, checkpoint=checkpoint_id)  # fmt: skip
 
 
 def claim(conn: Connection, project: Project, checkpoint_id: str, origin: Origin) -> Checkpoint:
@@ -203,7 +59,7 @@ def claim(conn: Connection, project: Project, checkpoint_id: str, origin: Origin
         before = rows.claim_of(conn, task.id)
         take_for(conn, project, task.id, origin, clock.now())
         if not before or before[0] != origin.session_id:
-            _claimed_event(conn, project, task.id, origin)
+            claimed_event(conn, project, task.id, origin)
     return checkpoints.get(conn, project, task.id)
 
 
@@ -252,7 +108,7 @@ def assign(
         )
     view = claim_view(conn, checkpoints.get(conn, project, checkpoint_id).id)
     if view["state"] == "held" and view.get("session") not in (origin.session_id, to_session):
-        raise _taken(checkpoint_id, view)
+        raise taken(checkpoint_id, view)
     return checkpoints.revise(conn, project, checkpoint_id, expected_revision_id, fields,
                               origin, operation="assign", budget=budget,
                               to_session=to_session)  # fmt: skip
@@ -334,25 +190,6 @@ def _valid_type(kind: str) -> bool:
     return 0 < len(kind) <= 64 and all(c.isalnum() or c in "-_" for c in kind)
 
 
-def _is_subagent(agent: str | None) -> bool:
-    return bool(agent) and not str(agent).startswith(rows.RESERVED)
-
-
-def _report(
-    conn: Connection, session: str, agent_id: str, about: str | None, task_id: str, stamp: str
-) -> None:
-    """What the subagent saved to its task, for its lead's next packet: only a task it
-    revised after it took it."""
-    said = json.loads(about) if about else {}
-    from waymark.storage.checkpoints import current_revision_of
-
-    head = current_revision_of(conn, task_id)
-    if head is None or head[1] < str(said.get("bound_at") or ""):
-        return
-    rows.put_report(conn, (clock.new_id(), session, agent_id, said.get("agent_type"), task_id,
-                           head[0], stamp))  # fmt: skip
-
-
 def subagent_started(
     conn: Connection, project: Project, session_id: str, agent_id: str, agent_type: str | None
 ) -> Checkpoint | None:
@@ -375,34 +212,10 @@ def subagent_stopped(conn: Connection, project: Project, session_id: str, agent_
     with db.write(conn):
         for task_id, _, about in rows.bound_to(conn, session_id, agent_id):
             before = len(rows.waiting_reports(conn, session_id))
-            _report(conn, session_id, agent_id, about, task_id, stamp)
+            report_to_lead(conn, session_id, agent_id, about, task_id, stamp)
             made += len(rows.waiting_reports(conn, session_id)) - before
             rows.back_to_lead(conn, task_id)
     return made
-
-
-def reports(conn: Connection, session_id: str) -> tuple[list[str], list[str]]:
-    """(lines, report ids) of what the session's subagents saved to the tasks it gave them,
-    not shown yet: each task's status, decisions (and why), lessons, progress and next step."""
-    from waymark.handoff.revision import render_lesson
-    from waymark.packets.render import fence_text
-
-    lines, ids = [], []
-    for report_id, kind, task_id, status, body_text in rows.waiting_reports(conn, session_id):
-        body = json.loads(body_text)
-        ids.append(report_id)
-        lines.append(f"- {kind or 'a'} subagent on task {task_id} "
-                     f"\"{fence_text(str(body.get('objective') or ''))[:120]}\" ({status}):")  # fmt: skip
-        for d in body.get("decisions") or []:
-            why = f" (why: {d['why']})" if d.get("why") else ""
-            lines.append(f"  - decided: {fence_text(d['decision'] + why)[:300]}")
-        for lesson in body.get("lessons") or []:
-            lines.append(f"  - lesson: {fence_text(render_lesson(lesson))[:300]}")
-        for item in (body.get("progress") or [])[-3:]:
-            lines.append(f"  - done: {fence_text(str(item))[:200]}")
-        if body.get("next_action") and status == "active":
-            lines.append(f"  - next: {fence_text(body['next_action'])[:200]}")
-    return lines, ids
 
 
 def reports_shown(conn: Connection, report_ids: list[str]) -> None:

@@ -131,7 +131,31 @@ def from_subagents(conn: Connection, session_id: str) -> str | None:
     from waymark.handoff import tasks
     from waymark.packets.render import Section, render
 
-    lines, ids = tasks.reports(conn, session_id)
+    lines, ids = _reported(conn, session_id)
     text = render("subagents", [Section("From your subagents", lines, 500)], 600)
     tasks.reports_shown(conn, ids)
     return text or None
+
+
+def _reported(conn: Connection, session_id: str) -> tuple[list[str], list[str]]:
+    """(lines, report ids) of what the session's subagents saved to the tasks it gave them,
+    not shown yet: each task's status, decisions (and why), lessons, progress and next step."""
+    from waymark.handoff.revision import render_lesson
+    from waymark.storage.tasks import waiting_reports
+
+    lines, ids = [], []
+    for report_id, kind, task_id, status, body_text in waiting_reports(conn, session_id):
+        body = json.loads(body_text)
+        ids.append(report_id)
+        lines.append(f"- {kind or 'a'} subagent on task {task_id} "
+                     f"\"{fence_text(str(body.get('objective') or ''))[:120]}\" ({status}):")  # fmt: skip
+        for d in body.get("decisions") or []:
+            why = f" (why: {d['why']})" if d.get("why") else ""
+            lines.append(f"  - decided: {fence_text(d['decision'] + why)[:300]}")
+        for lesson in body.get("lessons") or []:
+            lines.append(f"  - lesson: {fence_text(render_lesson(lesson))[:300]}")
+        for item in (body.get("progress") or [])[-3:]:
+            lines.append(f"  - done: {fence_text(str(item))[:200]}")
+        if body.get("next_action") and status == "active":
+            lines.append(f"  - next: {fence_text(body['next_action'])[:200]}")
+    return lines, ids

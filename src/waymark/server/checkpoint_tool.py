@@ -99,8 +99,10 @@ def _on_task(
     """Every operation on an existing checkpoint: a revision, or a claim's change."""
     from waymark.handoff import tasks
 
-    if operation == "claim":
-        return tasks.claim(conn, proj, checkpoint_id, origin)
+    if operation == "claim":  # through the team store when the project is shared
+        from waymark.team import claims
+
+        return claims.claim(conn, proj, checkpoint_id, origin)
     if operation == "release":
         return tasks.release(conn, proj, checkpoint_id, expected, fields, origin)
     if operation == "assign":

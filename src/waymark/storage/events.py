@@ -119,7 +119,8 @@ MEMORY_OPS = ("remember", "supersede", "import", "edit", "retarget", "archive", 
 
 # A checkpoint's revisions, each naming its checkpoint and revision in the event's detail.
 CHECKPOINT_OPS = ("checkpoint.create", "checkpoint.revise", "checkpoint.record_lesson",
-                  "checkpoint.complete", "checkpoint.abandon")  # fmt: skip
+                  "checkpoint.complete", "checkpoint.abandon", "checkpoint.release",
+                  "checkpoint.assign")  # fmt: skip
 
 
 def events_after(conn: apsw.Connection, seq: int, limit: int) -> list[dict[str, Any]]:

@@ -1072,6 +1072,36 @@ CREATE TABLE task_reports (
     shown_at       TEXT
 );
 CREATE INDEX task_reports_waiting ON task_reports (session_id) WHERE shown_at IS NULL;
+-- A candidate may be a claim two machines hold (`team.claims`): approving gives it up here.
+CREATE TABLE candidates_m051 (
+    id           TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL REFERENCES projects(id),
+    kind         TEXT NOT NULL,
+    action       TEXT NOT NULL
+                 CHECK (action IN ('add', 'supersede', 'archive', 'share', 'checkpoint',
+                                   'claim')),
+    fields       TEXT NOT NULL,
+    sources      TEXT NOT NULL DEFAULT '[]',
+    evidence     TEXT NOT NULL DEFAULT '[]',
+    reason       TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (status IN ('pending', 'approved', 'rejected')),
+    memory_id    TEXT REFERENCES memories(id),
+    review_note  TEXT,
+    reviewed_by  TEXT,
+    reviewed_at  TEXT,
+    session_id   TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    UNIQUE (project_id, fingerprint)
+);
+INSERT INTO candidates_m051 SELECT id, project_id, kind, action, fields, sources, evidence,
+    reason, fingerprint, status, memory_id, review_note, reviewed_by, reviewed_at, session_id,
+    created_at, updated_at FROM candidates;
+DROP TABLE candidates;
+ALTER TABLE candidates_m051 RENAME TO candidates;
+CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
 """
 
 MIGRATIONS: list[tuple[str, str]] = [

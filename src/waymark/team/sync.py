@@ -20,7 +20,6 @@ overwrite: the revision pulled second becomes a candidate (kind `conflict`) nami
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -35,6 +34,8 @@ from waymark.storage import memories as local_memories
 from waymark.storage import teamsync
 from waymark.storage.connection import Connection
 from waymark.team import link
+from waymark.team.keys import project_key
+from waymark.team.keys import slot as _slot
 from waymark.teamstore import checkpoints as team_checkpoints
 from waymark.teamstore import connection as team_db
 from waymark.teamstore import events as team_events
@@ -42,35 +43,6 @@ from waymark.teamstore import memories as team_memories
 from waymark.teamstore import search as team_search
 
 BATCH = 500
-
-
-def project_key(conn: Connection, project: Project) -> str:
-    """How every machine knows this project in the team store; InvalidArgument when it is
-    not shared (`[team] share = true` in its `.waymark.toml`)."""
-    from waymark.projects.sharing import is_shared
-
-    if not is_shared(project.files):
-        raise InvalidArgument(
-            "this project is not shared: add `[team]` with `share = true` to its "
-            ".waymark.toml (its memories stay on this machine until then)"
-        )
-    if project.name:
-        return f"name:{project.name}"
-    from waymark.storage.projects import project_row
-
-    identity = (project_row(conn, project.id) or {}).get("identity")
-    if not identity:
-        raise InvalidArgument(
-            'this project has no name and no repository identity yet: add `name = "..."` '
-            "to its .waymark.toml so every machine finds the same team project"
-        )
-    return str(identity)
-
-
-def _slot(conninfo: str, project: Project) -> str:
-    """This project's row in `team_sync` for the store `conninfo` names (password aside)."""
-    store = hashlib.sha256(link.split_password(conninfo)[0].encode()).hexdigest()[:16]
-    return f"{store}/{project.id}"
 
 
 def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[str, Any]:
@@ -100,6 +72,11 @@ def sync(conn: Connection, project: Project, *, dry_run: bool = False) -> dict[s
         sent = int(report.get("conflicts", 0))  # ours that came second, found on sending
         report |= _pull(conn, pg, project, key, slot, machine, pulled, dry_run)
         report["conflicts"] += sent
+        if not dry_run and team_db.can_write(pg):  # the checkpoints first: claims name them
+            from waymark.team import claims
+
+            report |= claims.exchange(conn, pg, project, key, machine)
+            report["conflicts"] += report["claims_refused"]
     finally:
         pg.close()
     report["conflicted"] = conflicted(conn, project, started) if report["conflicts"] else []

@@ -125,10 +125,29 @@ CREATE TABLE team_checkpoint_revisions (
 CREATE INDEX team_checkpoint_revisions_of ON team_checkpoint_revisions (checkpoint_id);
 """
 
+# Who holds each task across machines (agents at once): one row a task, its holder a client
+# session of one machine, on a lease; NULL holder: open. A claim is one INSERT ... ON
+# CONFLICT DO UPDATE whose WHERE lets it through only when the task is open, already that
+# session's, or its lease has passed, so two machines never both hold it.
+M004_CLAIMS = """
+CREATE TABLE team_claims (
+    checkpoint_id   TEXT PRIMARY KEY,
+    project_key     TEXT NOT NULL,
+    holder_session  TEXT,
+    holder_about    TEXT,
+    machine         TEXT,
+    claimed_at      TEXT,
+    lease_until     TEXT,
+    branch          TEXT
+);
+CREATE INDEX team_claims_of ON team_claims (project_key);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_base", M001_BASE),
     ("m002_vector_index", M002_VECTOR_INDEX),
     ("m003_checkpoints", M003_CHECKPOINTS),
+    ("m004_claims", M004_CLAIMS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
