@@ -70,5 +70,6 @@ def test_an_offline_claim_that_came_second_is_a_candidate_never_two_holders(pair
     # approving gives it up on bob's machine; the next sync shows ann's claim there
     done = bob.run("review", waiting[0]["id"], "--approve")
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"this machine gives up task {made['id']}" in done.stdout
     bob.sync()
     assert _task(bob, "Fix the flaky login")["claim"]["session"] == "ann-desk"

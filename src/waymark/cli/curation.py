@@ -579,6 +579,11 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
                 f"approved {done['candidate']['id']}: the checkpoint goes on from it as "
                 f"revision {done['changed'][0]} (the next sync sends it to the team)"
             )
+        elif done["candidate"]["action"] == "claim":
+            text = (
+                f"approved {done['candidate']['id']}: this machine gives up task "
+                f"{done['changed'][0]}; the team store's holder keeps it"
+            )
         elif memory is None:
             text = f"approved {done['candidate']['id']}: archived {', '.join(done['changed'])}"
         else:
