@@ -437,6 +437,9 @@ def test_a_subagents_decisions_reach_its_lead(enabled, repo):
                   "lessons": [{"correction": "the lexer, not the parser, owns EOF"}]})  # fmt: skip
     assert saved["checkpoint"]["revision"]["body"]["decisions"][0]["decision"]
     assert current["session"] == lead
+    # and an event it records on the task (no revision needed) goes with the report
+    call({"operation": "record_event", "kind": "decision", "summary": "Keep the old lexer",
+          "source_key": "lexer-kept", "checkpoint_id": sub_id})  # fmt: skip
     assert subagent("SubagentStop").returncode == 0
     assert tasks.claim_view(_conn(), sub_id).get("agent") is None  # the lead's again
 
@@ -451,6 +454,7 @@ def test_a_subagents_decisions_reach_its_lead(enabled, repo):
     assert f"reviewer subagent on task {sub_id}" in heard
     assert "decided: Reject empty input early (why: it crashed)" in heard
     assert "lesson: the lexer, not the parser, owns EOF" in heard
+    assert "decided: Keep the old lexer" in heard
     assert agent_returned().stdout == b""  # told once
 
 

@@ -180,13 +180,17 @@ def _is_subagent(agent: str | None) -> bool:
 def report_to_lead(
     conn: Connection, session: str, agent_id: str, about: str | None, task_id: str, stamp: str
 ) -> None:
-    """What the subagent saved to its task, for its lead's next packet: only a task it
-    revised after it took it."""
+    """What the subagent saved to its task since it took it, for its lead's next packet: its
+    revisions (the current one) and the events it recorded on the task (`record_event`
+    with the task's id). Nothing when it saved neither."""
     said = json.loads(about) if about else {}
+    bound = str(said.get("bound_at") or "")
     from waymark.storage.checkpoints import current_revision_of
 
     head = current_revision_of(conn, task_id)
-    if head is None or head[1] < str(said.get("bound_at") or ""):
+    project_id = rows.project_of(conn, task_id)
+    events = rows.events_since(conn, project_id, task_id, bound) if project_id else []
+    if head is None or (head[1] < bound and not events):
         return
     rows.put_report(conn, (clock.new_id(), session, agent_id, said.get("agent_type"), task_id,
-                           head[0], stamp))  # fmt: skip
+                           head[0], json.dumps([list(e) for e in events]), stamp))  # fmt: skip

@@ -144,11 +144,14 @@ def _reported(conn: Connection, session_id: str) -> tuple[list[str], list[str]]:
     from waymark.storage.tasks import waiting_reports
 
     lines, ids = [], []
-    for report_id, kind, task_id, status, body_text in waiting_reports(conn, session_id):
+    for report_id, kind, task_id, status, body_text, events in waiting_reports(conn, session_id):
         body = json.loads(body_text)
         ids.append(report_id)
         lines.append(f"- {kind or 'a'} subagent on task {task_id} "
                      f"\"{fence_text(str(body.get('objective') or ''))[:120]}\" ({status}):")  # fmt: skip
+        for event_type, text in json.loads(events or "[]"):
+            lines.append(f"  - {'decided' if event_type == 'decision' else event_type}: "
+                         f"{fence_text(text)[:300]}")  # fmt: skip
         for d in body.get("decisions") or []:
             why = f" (why: {d['why']})" if d.get("why") else ""
             lines.append(f"  - decided: {fence_text(d['decision'] + why)[:300]}")

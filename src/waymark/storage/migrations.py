@@ -1068,6 +1068,7 @@ CREATE TABLE task_reports (
     agent_type     TEXT,
     checkpoint_id  TEXT NOT NULL REFERENCES checkpoints(id),
     revision_id    TEXT NOT NULL,
+    events         TEXT NOT NULL DEFAULT '[]',
     at             TEXT NOT NULL,
     shown_at       TEXT
 );

@@ -271,21 +271,38 @@ def back_to_lead(conn: Connection, checkpoint_id: str) -> None:
 
 
 def put_report(conn: Connection, values: tuple[Any, ...]) -> None:
-    """(id, session_id, agent_id, agent_type, checkpoint_id, revision_id, at)."""
+    """(id, session_id, agent_id, agent_type, checkpoint_id, revision_id, events as JSON
+    text, at)."""
     conn.execute(
         "INSERT INTO task_reports (id, session_id, agent_id, agent_type, checkpoint_id,"
-        " revision_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        " revision_id, events, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         values,
     )
 
 
+def events_since(
+    conn: Connection, project_id: str, checkpoint_id: str, since: str
+) -> list[tuple[str, str]]:
+    """(type, content) of the active memories recorded on the task (`record_event` with its
+    checkpoint) since `since`, oldest first."""
+    return [
+        (str(t), str(c))
+        for t, c in conn.execute(
+            "SELECT type, content FROM memories WHERE project_id = ? AND status = 'active'"
+            " AND created_at >= ? AND source_ref = ? ORDER BY created_at, id",
+            (project_id, since, f"checkpoint:{checkpoint_id}"),
+        )
+    ]
+
+
 def waiting_reports(conn: Connection, session: str) -> list[tuple[Any, ...]]:
     """The session's reports not shown yet, oldest first: (id, agent_type, checkpoint_id,
-    revision status, revision body as JSON text)."""
+    revision status, revision body as JSON text, events as JSON text)."""
     return [
         tuple(r)
         for r in conn.execute(
-            "SELECT t.id, t.agent_type, t.checkpoint_id, r.status, r.body FROM task_reports t"
+            "SELECT t.id, t.agent_type, t.checkpoint_id, r.status, r.body, t.events"
+            " FROM task_reports t"
             " JOIN checkpoint_revisions r ON r.id = t.revision_id"
             " WHERE t.session_id = ? AND t.shown_at IS NULL ORDER BY t.at, t.id",
             (session,),
@@ -297,3 +314,10 @@ def reports_shown(conn: Connection, report_ids: list[str], stamp: str) -> None:
     conn.executemany(
         "UPDATE task_reports SET shown_at = ? WHERE id = ?", [(stamp, i) for i in report_ids]
     )
+
+
+def project_of(conn: Connection, checkpoint_id: str) -> str | None:
+    row = conn.execute(
+        "SELECT project_id FROM checkpoints WHERE id = ?", (checkpoint_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
