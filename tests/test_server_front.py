@@ -180,7 +180,14 @@ def test_the_tools_offer_exactly_the_librarys_choices():
     assert get_args(memory_tools.Scope) == SCOPES
     assert memory_tools.LINKS.startswith("[{id, kind: " + "|".join(KINDS) + "}]")
     assert get_args(checkpoint_tool.EventKind) == tuple(EVENT_TYPES)
-    assert ("show", *get_args(checkpoint_tool.Operation)) == OPERATIONS
+    from waymark.cli.task import OPERATIONS as TASK_OPERATIONS
+
+    # the tool's operations: `waymark checkpoint`'s, then `waymark task`'s (its `subtask` makes
+    # one subtask, `split` several; the board and `done` are the command line's reading)
+    ours = get_args(checkpoint_tool.Operation)
+    assert ("show", *ours[: len(OPERATIONS) - 1]) == OPERATIONS
+    assert ours[len(OPERATIONS) - 1 :] == ("claim", "release", "assign", "subtask")
+    assert set(TASK_OPERATIONS) == {"list", "claim", "release", "assign", "split", "done"}
 
 
 @posix_only
