@@ -30,6 +30,7 @@ FREE_TEXT = {
     "session_ledger": {"path", "command", "error_tail"},
     "sessions": {"end_reason", "git_branch_start", "compact_dropped"},
     "checkpoint_revisions": {"body", "git_branch"},
+    "checkpoints": {"branch"},  # the branch a claim started on
     "command_failures": {"head", "command", "error_tail", "fix", "signature", "tried"},
     "session_steps": {"target"},
     "tool_outputs": {"command", "output"},
@@ -58,7 +59,16 @@ STRUCTURAL = {
     "memory_use": {"last_used"},
     "settings": {"key", "value"},
     "checkpoints": {"id", "project_id", "status", "current_revision", "created_at",
-                    "updated_at"},
+                    "updated_at", "parent_id", "holder_session", "holder_agent", "claimed_at",
+                    "lease_until", "base_commit",
+                    "worktree",  # the working tree Waymark resolved
+                    # client and machine names, a validated agent type, ids and times
+                    "holder_about"},
+    # A done command as its revision stored it (redacted there), its result, ids and times.
+    "task_checks": {"checkpoint_id", "command", "result", "at", "session_id"},
+    # Ids, a validated agent type, times; events: the recorded memories' (redacted) text.
+    "task_reports": {"id", "session_id", "agent_id", "agent_type", "checkpoint_id",
+                     "revision_id", "events", "at", "shown_at"},
     "checkpoint_revisions": {"id", "checkpoint_id", "operation", "status", "actor", "client",
                              "session_id", "created_at"},
     "handoff_markers": {"project_id", "session_id", "reason", "created_at", "cleared_at",
@@ -67,7 +77,8 @@ STRUCTURAL = {
     "project_aliases": {"kind", "alias", "project_id", "created_at"},  # a resolved root, a name
     "sessions": {"id", "client", "project_id", "started_at", "ended_at", "git_head_start",
                  "git_head_end", "git_dirty_seen", "last_shell_at", "last_change_at",
-                 "asked_for", "capture_mode", "handed_off_at"},
+                 "asked_for", "capture_mode", "handed_off_at",
+                 "tree"},  # the working tree Waymark resolved
     "session_ledger": {"session_id", "at", "kind"},
     "session_injected": {"session_id", "memory_id"},
     "command_failures": {"project_id", "session_id", "failed_at", "passed_at", "passed_session"},
@@ -184,11 +195,18 @@ def test_secrets_written_through_every_path_never_reach_the_file(
     lines.write_text(json.dumps({"key": f"k:{s['openai']}", "text": f"t {s['aws']}"}) + "\n")
     assert main(["import", str(lines), "--project", "imported"]) == 0
     # The checkpoint tool's library: fields, and an event's source key.
+    # ...held by an agent's session on a branch whose name holds a key (the claim's branch)
+    from conftest import git_env
+
+    done = subprocess.run(["git", "-C", str(project.files), "checkout", "-q", "-b",
+                           f"claim/{s['github']}"], capture_output=True, text=True,
+                          env=git_env(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
     cp = checkpoints.create(
         conn,
         project,
         {"objective": f"rotate {s['github']}"},
-        checkpoints.Origin(actor="user", git_branch=f"fix/{s['aws']}"),
+        checkpoints.Origin(actor="agent", session_id="s-1", git_branch=f"fix/{s['aws']}"),
     )
     checkpoints.record_event(
         conn, project, kind="failure", summary=f"401 with {s['slack']}",

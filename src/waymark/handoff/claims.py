@@ -33,18 +33,26 @@ def lease_until(conn: Connection) -> str:
 
 def about(origin: Origin) -> str:
     """What a claim says of its holder: client, agent id and type, machine (JSON text)."""
-    said = {"client": origin.client, "agent": origin.agent, "agent_type": origin.agent_type,
+    kind = origin.agent_type if origin.agent_type and plain_name(origin.agent_type) else None
+    said = {"client": origin.client, "agent": origin.agent, "agent_type": kind,
             "machine": os.uname().nodename if hasattr(os, "uname") else None}  # fmt: skip
     return json.dumps({k: v for k, v in said.items() if v}, sort_keys=True)
+
+
+def plain_name(name: str) -> bool:
+    """A name of letters, digits, '-' and '_' (an agent's type): nothing else is kept."""
+    return 0 < len(name) <= 64 and all(c.isalnum() or c in "-_" for c in name)
 
 
 def where(project: Project) -> tuple[str | None, str | None, str | None]:
     """Where work on the project starts from here: the base commit, branch, working tree."""
     if not project.files:
         return None, None, None
+    from waymark.handoff.ledger import stored_name
     from waymark.projects.locate import git_branch, git_head
 
-    return git_head(project.files), git_branch(project.files), project.files
+    branch = git_branch(project.files)  # as every stored name: redacted when it reads as one
+    return git_head(project.files), stored_name(branch) if branch else None, project.files
 
 
 def claim_view(conn: Connection, checkpoint_id: str, stamp: str | None = None) -> dict[str, Any]:

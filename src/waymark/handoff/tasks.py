@@ -25,6 +25,7 @@ from waymark.handoff.claims import (
     SUBAGENT,
     claim_view,
     claimed_event,
+    plain_name,
     report_to_lead,
     take_for,
     taken,
@@ -100,7 +101,7 @@ def assign(
     if not to_session:
         raise InvalidArgument("assign needs the session to give the task to")
     kind = to_session[len(SUBAGENT) :] if to_session.startswith(SUBAGENT) else None
-    if kind is not None and not (origin.session_id and _valid_type(kind)):
+    if kind is not None and not (origin.session_id and plain_name(kind)):
         raise InvalidArgument(
             "assign to `subagent:TYPE` gives the task to the next subagent of that type this "
             "session starts: it needs the session (the agent's tools) and a type of letters, "
@@ -186,16 +187,12 @@ def board(conn: Connection, project: Project) -> list[dict[str, Any]]:
     return out
 
 
-def _valid_type(kind: str) -> bool:
-    return 0 < len(kind) <= 64 and all(c.isalnum() or c in "-_" for c in kind)
-
-
 def subagent_started(
     conn: Connection, project: Project, session_id: str, agent_id: str, agent_type: str | None
 ) -> Checkpoint | None:
     """A subagent starts: the oldest task its lead's session holds for its type is now its
     own (`assign` to `subagent:TYPE`), or None."""
-    if not agent_type or not _valid_type(agent_type):
+    if not agent_type or not plain_name(agent_type):
         return None
     stamp = clock.now()
     about = json.dumps({"agent_type": agent_type, "bound_at": stamp}, sort_keys=True)
