@@ -27,22 +27,6 @@ LATE_S = 3.0
 
 
 def handle(ctx: Context) -> str | None:
-    """The call recorded; and, in a lead's own call (no `agent_id`), what its subagents saved
-    to the tasks it gave them since it last heard (`packets.agents.from_subagents`): after its
-    Agent call returns, or, as Claude Code runs subagents in the background, after whichever
-    call of the lead comes next. One indexed read when nothing waits."""
-    said = _handle(ctx)
-    event = ctx.event
-    lead = said is None and not event.agent_id and bool(event.tool_name)
-    if lead and ctx.capturing() and ctx.records:
-        from waymark.packets.agents import from_subagents
-
-        text = from_subagents(ctx.conn, event.session_id)
-        return context_output(NAME, text) if text else None
-    return said
-
-
-def _handle(ctx: Context) -> str | None:
     event = ctx.event
     if not event.tool_name:
         return None
@@ -97,6 +81,14 @@ def _record(ctx: Context, given: dict, late: Pending | None) -> str | None:
         return _failure_context(ctx)
     if kept and _long_shell_output(event):
         return _trimmed(ctx)
+    if kept and not event.agent_id:  # a lead's call: what its subagents saved, if any
+        from waymark.storage.tasks import waiting_reports  # loaded already by the ledger
+
+        if waiting_reports(ctx.conn, event.session_id):  # the packet's modules only then
+            from waymark.packets.agents import from_subagents
+
+            text = from_subagents(ctx.conn, event.session_id)
+            return context_output(event.name, text) if text else None
     return None
 
 

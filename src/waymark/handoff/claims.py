@@ -40,8 +40,15 @@ def about(origin: Origin) -> str:
 
 
 def plain_name(name: str) -> bool:
-    """A name of letters, digits, '-' and '_' (an agent's type): nothing else is kept."""
-    return 0 < len(name) <= 64 and all(c.isalnum() or c in "-_" for c in name)
+    """Whether `name` is an agent's name as Waymark stores one (`memories.scope.check_agent`):
+    nothing else is kept of an agent's type."""
+    from waymark.errors import InvalidScope
+    from waymark.memories.scope import check_agent
+
+    try:
+        return check_agent(name) is not None
+    except InvalidScope:
+        return False
 
 
 def where(project: Project) -> tuple[str | None, str | None, str | None]:

@@ -104,8 +104,8 @@ def assign(
     if kind is not None and not (origin.session_id and plain_name(kind)):
         raise InvalidArgument(
             "assign to `subagent:TYPE` gives the task to the next subagent of that type this "
-            "session starts: it needs the session (the agent's tools) and a type of letters, "
-            "digits, '-' and '_'"
+            "session starts: it needs the session (the agent's tools) and a type named as an "
+            "agent is (letters, digits and _ . : @ / -)"
         )
     view = claim_view(conn, checkpoints.get(conn, project, checkpoint_id).id)
     if view["state"] == "held" and view.get("session") not in (origin.session_id, to_session):

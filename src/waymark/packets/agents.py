@@ -27,13 +27,9 @@ FILES_SHOWN = 4
 
 
 def _holder(session: str, about: str | None) -> str:
-    said = json.loads(about) if about else {}
-    who = (
-        f"{said['client']} session {session[:8]}"
-        if said.get("client")
-        else f"session {session[:8]}"
-    )
-    return who + (f" ({said['agent_type']})" if said.get("agent_type") else "")
+    from waymark.handoff.claims import who
+
+    return who({"session": session, **(json.loads(about) if about else {})})
 
 
 def _objective(body: str) -> str:
@@ -123,7 +119,9 @@ def before_edit(
 
 def from_subagents(conn: Connection, session_id: str) -> str | None:
     """What the session's subagents saved to the tasks it gave them, not shown yet, as a
-    packet of its own (then marked shown): a lead learns what they decided."""
+    packet of its own (then marked shown): a lead learns what they decided. Asked after each
+    of a lead's tool calls is recorded (its Agent call's return, or, as Claude Code runs
+    subagents in the background, whichever call comes next) and with its next prompt."""
     from waymark.storage.tasks import waiting_reports
 
     if not waiting_reports(conn, session_id):  # the common case: one indexed read

@@ -223,6 +223,10 @@ def answer(conn: Connection, request: dict) -> dict:
     if given.get("failed") and given.get("command"):
         text = failure_packet(conn, project, session, event["client"], hook=event["name"],
                               agent_id=agent)  # fmt: skip
+    elif not agent:  # a lead's call: what its subagents saved, if any
+        from waymark.packets.agents import from_subagents
+
+        text = from_subagents(conn, session)
     return {"ok": True, "recorded": True, "text": text}
 
 

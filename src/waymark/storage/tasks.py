@@ -155,10 +155,6 @@ def children(conn: Connection, parent_id: str) -> list[tuple[str, str]]:
     ]
 
 
-def set_parent(conn: Connection, checkpoint_id: str, parent_id: str) -> None:
-    conn.execute("UPDATE checkpoints SET parent_id = ? WHERE id = ?", (parent_id, checkpoint_id))
-
-
 def done_commands(conn: Connection, session: str) -> list[tuple[str, str]]:
     """(task id, current revision body as JSON text) of the active tasks the session holds
     whose definition of done names something: what a command it runs may satisfy."""
