@@ -187,6 +187,12 @@ def board(conn: Connection, project: Project) -> list[dict[str, Any]]:
     return out
 
 
+def at_once(board: list[dict[str, Any]]) -> bool:
+    """Whether a board shows agents at once: more than one task, or one that is held (one
+    agent alone has one task, held by nobody)."""
+    return len(board) > 1 or any(t["claim"]["state"] != "open" for t in board)
+
+
 def subagent_started(
     conn: Connection, project: Project, session_id: str, agent_id: str, agent_type: str | None
 ) -> Checkpoint | None:

@@ -211,9 +211,7 @@ class ViewPages(Pages):
                 listed = (checkpoints.listing(opened.conn, project, limit=PAGE)
                           if project is not None else [])  # fmt: skip
                 board = tasks.board(opened.conn, project) if project is not None else []
-                # one agent alone (one task, held by nobody): the list below says it all
-                if len(board) == 1 and board[0]["claim"]["state"] == "open":
-                    board = []
+                board = board if tasks.at_once(board) else []  # else the list says it all
             except WaymarkError as exc:
                 return self.failed(request, exc)
             from waymark.base import clock
