@@ -305,6 +305,7 @@ def test_agents_in_two_worktrees_claim_through_their_mcp_servers(enabled, repo):
     view = tasks.claim_view(_conn(), task["id"])
     assert view["session"] == "session-one" and view["branch"] == "one"
     assert view["worktree"] == str(trees["one"])
+    assert view["client"] == "claude-code"  # the session's client, not the door (mcp)
     # two's recall shows it no active checkpoint of its own: one's task is one's
     recalled = call_tool(trees["two"], "recall", {"query": "queue"}).structured_content
     assert recalled.get("checkpoint") is None

@@ -5,12 +5,17 @@ lead."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import threading
+import time
 import uuid
+from datetime import datetime
 
 import pytest
 
+from waymark import settings
 from waymark.handoff import checkpoints, tasks
 
 from .conftest import enabled_project, git_project, tool_texts
@@ -151,3 +156,120 @@ def test_a_subagents_decision_reaches_its_lead_in_claude_code(clients, monkeypat
                            " shown_at IS NULL", (lead,)).fetchone()[0]  # fmt: skip
     assert waiting == 0  # told once
     assert tasks.claim_view(conn, sub.id)["session"] == lead  # the lead's again
+
+
+def test_a_subagents_decision_reaches_its_lead_in_codex(clients, monkeypatch, tmp_path):
+    """Codex: the lead takes a subtask and gives it to its next subagent through Waymark's
+    MCP server (`assign` to `subagent:default`), then spawns one; the subagent records a
+    decision on the task it was told; the lead's next request carries that decision."""
+    repo = git_project(tmp_path / "run" / "project", {"src/app.py": "def main():\n    return 1\n"})
+    conn, project = enabled_project(clients, monkeypatch, repo)
+    decision = "Reject empty input before the lexer runs"
+    # Codex runs a spawned agent beside its lead: the lead's next request and the
+    # subagent's first come in either order, and turns go to requests in arrival order. The
+    # lead's turn after the spawn is a pause; a run where the subagent took that turn
+    # instead is run again, with a new task, at most twice.
+    tried = []
+    for attempt in range(3):
+        parent = checkpoints.create(conn, project, {"objective": f"Harden the parser {attempt}"},
+                                    PERSON, open_task=True)  # fmt: skip
+        sub = tasks.split(conn, project, parent.id, [{"objective": "Review the error paths"}],
+                          PERSON)[0]  # fmt: skip
+        script = [
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "claim", "checkpoint_id": sub.id}},
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "assign", "checkpoint_id": sub.id, "to": "subagent:default",
+                       "expected_revision_id": sub.revision.id}},
+            {"tool": "spawn_agent", "input": {"message": "Review the error paths."}},
+            {"shell": "sleep 4"},
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "record_event", "checkpoint_id": sub.id, "kind": "decision",
+                       "summary": decision, "source_key": f"review-{attempt}"}},
+            {"text": "Sub done."},
+            {"shell": "sleep 4"},
+            {"shell": "true"},
+            {"text": "Done."},
+        ]  # fmt: skip
+        result = clients.run("codex", script, run_dir=tmp_path / "run",
+                             hooks=clients.hooks("codex"))  # fmt: skip
+        bodies = [json.dumps(r["body"]) for r in result.main_requests]
+        tried.append(result.summary())
+        # the request answered with the record_event was the subagent's (it was told its task)
+        if len(bodies) > 4 and "Your task, from your lead" in bodies[4]:
+            break
+    assert "Your task, from your lead" in bodies[4] and sub.id in bodies[4], tried
+    heard = [b for b in bodies if "From your subagents" in b]
+    assert heard and decision in heard[-1], json.dumps(tried, indent=1)
+    lead = tasks.claim_view(conn, sub.id)["session"]
+    waiting = conn.execute("SELECT count(*) FROM task_reports WHERE session_id = ? AND"
+                           " shown_at IS NULL", (lead,)).fetchone()[0]  # fmt: skip
+    assert waiting == 0  # told once
+
+
+def test_a_killed_sessions_lease_lapses_and_another_agent_takes_its_task(
+    clients, monkeypatch, tmp_path
+):
+    """Claude Code claims a task, saves where it got to, and is killed mid-turn (no
+    SessionEnd, no handoff). While its lease lives, a Codex session in the other worktree is
+    refused and told who holds it; once the lease has passed (a minute, the shortest the
+    setting allows), the next Codex session starts from the dead session's checkpoint and
+    takes the task."""
+    one, two = two_worktrees(tmp_path)
+    conn, project = enabled_project(clients, monkeypatch, one)
+    settings.set_value(conn, "task.lease_minutes", 1)
+    task = checkpoints.create(conn, project, {"objective": "Port the importer"}, PERSON,
+                              open_task=True)  # fmt: skip
+    step = "wire the lexer's EOF check into the importer"
+    pids = tmp_path / "pids"
+    script = [
+        {"tool": "mcp__waymark__checkpoint",
+         "input": {"operation": "claim", "checkpoint_id": task.id}},
+        {"tool": "mcp__waymark__checkpoint",
+         "input": {"operation": "revise", "checkpoint_id": task.id,
+                   "expected_revision_id": task.revision.id,
+                   "progress": "the importer reads the old format", "next_action": step}},
+        # the client's process is the shell's parent; the shell is in a session of its own
+        {"shell": f"echo $PPID $$ > {pids}.tmp && mv {pids}.tmp {pids} && sleep 170"},
+        {"text": "Done."},
+    ]  # fmt: skip
+    died: dict[str, object] = {}
+
+    def holder():
+        died["result"] = clients.run("claude", script, run_dir=one.parent, check=False,
+                                     hooks=clients.hooks("claude"), timeout=175)  # fmt: skip
+
+    session = threading.Thread(target=holder)
+    session.start()
+    for _ in range(1200):  # the shell turn comes after the claim and the save
+        if pids.exists() or not session.is_alive():
+            break
+        time.sleep(0.1)
+    assert pids.exists(), died
+    client_pid, shell_pid = (int(p) for p in pids.read_text().split())
+    os.killpg(os.getpgid(client_pid), signal.SIGKILL)  # the client, its hooks and servers
+    os.killpg(os.getpgid(shell_pid), signal.SIGKILL)
+    session.join(60)
+    assert died["result"].returncode != 0  # killed: it never ended its session
+    held = tasks.claim_view(conn, task.id)
+    assert held["state"] == "held" and held["client"] == "claude-code", held
+    ended = conn.execute("SELECT ended_at FROM sessions WHERE id = ?",
+                         (held["session"],)).fetchall()  # fmt: skip
+    assert ended == [(None,)]  # no SessionEnd came
+
+    claim = [{"tool": "mcp__waymark__checkpoint",
+              "input": {"operation": "claim", "checkpoint_id": task.id}}, {"text": "Done."}]  # fmt: skip
+    refused = clients.run("codex", claim, run_dir=two.parent, hooks=clients.hooks("codex"))
+    said = [t for t in tool_texts(refused) if "held by" in t]
+    assert said and held["session"][:8] in said[0], tool_texts(refused)
+    assert tasks.claim_view(conn, task.id)["session"] == held["session"]
+
+    until = datetime.fromisoformat(held["lease_until"].replace("Z", "+00:00")).timestamp()
+    time.sleep(max(0.0, until - time.time() + 1))
+    assert tasks.claim_view(conn, task.id)["state"] == "lapsed"
+    took = clients.run("codex", claim, run_dir=two.parent, hooks=clients.hooks("codex"))
+    assert step in json.dumps(took.main_requests[0]["body"])  # its packet: the dead one's step
+    won = [t for t in tool_texts(took) if '"saved_revision_id"' in t]
+    assert won and step in won[0], tool_texts(took)  # the checkpoint, intact
+    after = tasks.claim_view(conn, task.id)  # the Codex session's (its end lapsed it again)
+    assert after["session"] != held["session"] and after["client"] == "codex", after

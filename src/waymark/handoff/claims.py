@@ -31,10 +31,12 @@ def lease_until(conn: Connection) -> str:
     return clock.later(lease_seconds(conn))
 
 
-def about(origin: Origin) -> str:
-    """What a claim says of its holder: client, agent id and type, machine (JSON text)."""
+def about(conn: Connection, origin: Origin) -> str:
+    """What a claim says of its holder: client (the session's own, as its hooks said, else
+    the door the claim came through), agent id and type, machine (JSON text)."""
     kind = origin.agent_type if origin.agent_type and plain_name(origin.agent_type) else None
-    said = {"client": origin.client, "agent": origin.agent, "agent_type": kind,
+    client = sessions.client_of(conn, origin.session_id) if origin.session_id else None
+    said = {"client": client or origin.client, "agent": origin.agent, "agent_type": kind,
             "machine": os.uname().nodename if hasattr(os, "uname") else None}  # fmt: skip
     return json.dumps({k: v for k, v in said.items() if v}, sort_keys=True)
 
@@ -111,7 +113,7 @@ def take_for(
     """Inside the caller's transaction: the task is `origin`'s session's (claimed, or its
     lease renewed), or a conflict naming who holds it."""
     assert origin.session_id
-    held = rows.take(conn, checkpoint_id, origin.session_id, origin.agent or "", about(origin),
+    held = rows.take(conn, checkpoint_id, origin.session_id, origin.agent or "", about(conn, origin),
                      stamp, lease_until(conn), where(project))  # fmt: skip
     if not held:
         raise taken(checkpoint_id, claim_view(conn, checkpoint_id, stamp))

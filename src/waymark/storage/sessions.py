@@ -15,6 +15,13 @@ def session_exists(conn: Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
 
 
+def client_of(conn: Connection, session_id: str) -> str | None:
+    """The client a session runs in (`claude-code`, `codex`, ...), as its hooks said."""
+    for (client,) in conn.execute("SELECT client FROM sessions WHERE id = ?", (session_id,)):
+        return str(client)
+    return None
+
+
 def insert_session(
     conn: Connection,
     session_id: str,

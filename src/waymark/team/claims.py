@@ -69,7 +69,7 @@ def claim(conn: Connection, project: Project, checkpoint_id: str, origin: Origin
     try:
         with team_db.write(pg):
             taken = team_tasks.take(pg, task.id, origin.session_id, origin.agent or "",
-                                    claims.about(origin), clock.now(), claims.lease_until(conn),
+                                    claims.about(conn, origin), clock.now(), claims.lease_until(conn),
                                     claims.where(project), key, machine)  # fmt: skip
             held = None if taken else _holder(pg, key, task.id)
         if held is not None:
