@@ -5,7 +5,8 @@ synthetic corpus (bench/corpus.py) loaded into that path project with pinned rul
 checkpoint and pseudo-random vectors. Each hook runs as
 `python -I -c "from waymark.hooks.<module> import main;main()" claude-code`, as installed (SessionStart startup, UserPromptSubmit
 with varied prompts and with one whose words no memory holds (`(no match)`: the packet's own
-floor), PreToolUse before Bash and before Write, PostToolUse after Bash and after
+floor), PreToolUse before Bash, before Write and before Codex's apply_patch sent through
+its shell, PostToolUse after Bash and after
 Write, PostToolUseFailure after a failed command whose error failed and was fixed before, so
 each run looks it up and injects the hint), each run right after a
 `python -I -c pass` floor run so both share the machine's noise. Then the real MCP server
@@ -203,6 +204,16 @@ def payloads(env: dict, hook: str, n: int, rng: random.Random) -> list[bytes]:
                 "tool_use_id": f"toolu_{uuid.uuid4().hex[:24]}",
                 "tool_input": {"command": bench_command(rng.choice(corpus.COMMANDS), data, rng)},
             }
+        elif hook == "PreToolUse (Codex patch)":
+            # Codex's edit: an apply_patch sent through its shell, reported to PreToolUse only
+            rel = data.scoped_files[i % 20]
+            patch = f"*** Begin Patch\n*** Update File: {rel}\n@@\n-a\n+b\n*** End Patch\n"
+            body = {
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_use_id": f"call_{uuid.uuid4().hex[:24]}",
+                "tool_input": {"command": f"apply_patch <<'EOF'\n{patch}EOF\n"},
+            }
         elif hook in ("PreToolUse (Write)", "PreToolUse (again)"):
             # again: three files, so the warm-up runs show all there is and the rest find none
             path = repo / data.scoped_files[i % (3 if hook == "PreToolUse (again)" else 20)]
@@ -269,6 +280,7 @@ MODULES = {
     "PreToolUse (Bash)": "pre_tool_use",
     "PreToolUse (Write)": "pre_tool_use",
     "PreToolUse (again)": "pre_tool_use",
+    "PreToolUse (Codex patch)": "pre_tool_use",
     "PostToolUse (Bash)": "post_tool_use",
     "PostToolUse (Write)": "post_tool_use",
     "PostToolUseFailure (Bash)": "post_tool_use_failure",
@@ -279,7 +291,9 @@ MODULES = {
 # server is up already (a second session; a clear, compact or resume in this one). A first
 # session's start comes before its server, so SessionStart is timed on both paths.
 WARM = ("SessionStart", "UserPromptSubmit", "UserPromptSubmit (no match)", "PostToolUseFailure (Bash)", "PreToolUse (Bash)", "PreToolUse (Write)",
-        "PreToolUse (again)", "PostToolUse (Bash)", "PostToolUse (Write)")  # fmt: skip
+        "PreToolUse (again)", "PreToolUse (Codex patch)", "PostToolUse (Bash)",
+        "PostToolUse (Write)")  # fmt: skip
+CLIENT = {"PreToolUse (Codex patch)": "codex"}  # the client each hook runs as: else Claude Code
 
 
 def timed(argv: list[str], data: bytes | None) -> tuple[float, subprocess.CompletedProcess]:
@@ -296,7 +310,7 @@ def run_hooks(env: dict, hooks: list[str], runs: int, rng: random.Random) -> dic
     for n in range(WARMUP + runs):
         for k in range(len(hooks)):
             hook = hooks[(n + k) % len(hooks)]
-            argv = launch.argv(sys.executable, MODULES[hook], "claude-code")
+            argv = launch.argv(sys.executable, MODULES[hook], CLIENT.get(hook, "claude-code"))
             floor_s, _ = timed(floor, None)
             hook_s, done = timed(argv, data[hook][n])
             if n < WARMUP:

@@ -37,7 +37,8 @@ def handle(ctx: Context) -> str | None:
     if command and ctx.records:
         from waymark.handoff.ledger import note_shell_writes
 
-        note_shell_writes(ctx.conn, ctx.project, event.session_id, event.client, command)
+        note_shell_writes(ctx.conn, ctx.project, event.session_id, event.client, command,
+                          event.cwd)  # fmt: skip
     from waymark.packets.tool import tool_packet
 
     text, ask = tool_packet(

@@ -474,6 +474,10 @@ def test_a_codex_patch_through_the_shell_is_work_to_hand_off(conn, enabled, repo
     patch = payload("codex", "PreToolUse-patch", cwd=str(repo), session_id="c1")
     assert hook("PreToolUse", patch, "codex").returncode == 0
     assert stop(repo, session="c1", client="codex").stdout == b""  # denied: nothing changed
+    # but the file it names is one this session is editing (for another agent's warning)
+    noted = conn.execute("SELECT path FROM session_ledger WHERE session_id = 'c1' AND"
+                         " kind = 'edit'").fetchall()  # fmt: skip
+    assert noted == [("a.txt",)]
     hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="c2"), "codex")
     patch["session_id"] = "c2"
     if warm:

@@ -19,6 +19,7 @@ from waymark import settings
 from waymark.handoff import checkpoints, tasks
 
 from .conftest import enabled_project, git_project, tool_texts
+from .test_pre_tool_use_clients import bodies, edit
 
 PERSON = checkpoints.Origin(actor="user", client="cli")
 
@@ -273,3 +274,59 @@ def test_a_killed_sessions_lease_lapses_and_another_agent_takes_its_task(
     assert won and step in won[0], tool_texts(took)  # the checkpoint, intact
     after = tasks.claim_view(conn, task.id)  # the Codex session's (its end lapsed it again)
     assert after["session"] != held["session"] and after["client"] == "codex", after
+
+
+@pytest.mark.parametrize("holder, editor", [("claude", "codex"), ("codex", "claude")])
+def test_an_agent_about_to_edit_a_file_another_agents_task_is_changing_is_warned(
+    clients, holder, editor, monkeypatch, tmp_path
+):
+    """Two sessions at once in two worktrees: one holds a task and adds a file; the other,
+    about to add the same file in its worktree, is told who is changing it, for which task,
+    on which branch, and its edit goes through (a warning, never a block)."""
+    one, two = two_worktrees(tmp_path)
+    conn, project = enabled_project(clients, monkeypatch, one)
+    task = checkpoints.create(conn, project, {"objective": "Write the importer"}, PERSON,
+                              open_task=True)  # fmt: skip
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    wait = "for i in $(seq 600); do [ -e {0} ] && exit 0; sleep 0.1; done; exit 1"
+    scripts = {
+        "one": [
+            {"tool": "mcp__waymark__checkpoint",
+             "input": {"operation": "claim", "checkpoint_id": task.id}},
+            edit(holder, "src/importer.py", 1),
+            {"shell": f"touch {ready}/edited; " + wait.format(f"{ready}/done")},
+            {"text": "Done."},
+        ],
+        "two": [
+            {"shell": wait.format(f"{ready}/edited")},
+            edit(editor, "src/importer.py", 1),
+            {"shell": f"touch {ready}/done"},
+            {"text": "Done."},
+        ],
+    }  # fmt: skip
+    results: dict[str, object] = {}
+
+    def session(name, client, tree):
+        try:
+            results[name] = clients.run(client, scripts[name], run_dir=tree.parent,
+                                        hooks=clients.hooks(client))  # fmt: skip
+        except BaseException as exc:  # reported below
+            results[name] = exc
+
+    both = [threading.Thread(target=session, args=("one", holder, one)),
+            threading.Thread(target=session, args=("two", editor, two))]  # fmt: skip
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join(300)
+    assert all(not isinstance(r, BaseException) for r in results.values()), results
+    held = tasks.claim_view(conn, task.id)
+    assert held["branch"] and held["session"]  # worktree one's branch
+    told = bodies(results["two"])
+    warned = [b for b in told if "is being changed by" in b]
+    assert warned and task.id in warned[0] and held["session"][:8] in warned[0], told
+    assert f"on branch {held['branch']}" in warned[0]
+    assert "is being changed by" not in told[1]  # before its edit, nothing
+    assert (two / "src" / "importer.py").read_text() == "x = 1\n"  # never a block
+    assert not any("is being changed by" in b for b in bodies(results["one"]))

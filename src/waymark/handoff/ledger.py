@@ -315,21 +315,42 @@ def relative(project: Project, path: str) -> str | None:
 
 
 def note_shell_writes(
-    conn: Connection, project: Project, session_id: str, client: str, command: str
+    conn: Connection,
+    project: Project,
+    session_id: str,
+    client: str,
+    command: str,
+    cwd: str | None = None,
 ) -> bool:
     """Before a shell command that writes files (an `apply_patch` heredoc, a redirection):
     mark the session's shell work, so Stop looks at what git shows changed
-    (`note_git_changes`). Codex applies an `apply_patch` sent through the shell itself and
-    reports it to PreToolUse only: without this, its files would never count as work to
-    hand off. A denied or failed command changes nothing git sees. True when marked."""
+    (`note_git_changes`); a denied or failed command changes nothing git sees. Codex applies
+    an `apply_patch` sent through the shell itself and reports it to PreToolUse only: its
+    files are noted as the files this session is editing from here (another agent about to
+    edit one is told at once), but not as a change: whether anything changed is still git's
+    to say at Stop. True when marked."""
     from waymark.base import shell
 
-    if not project.files or not shell.written_files(command):
+    wrote = shell.written_files(command) if project.files else []
+    if not wrote:
         return False
+    codex_patch = client == "codex" and shell.program(command) == "apply_patch"
+    patched = _patched(project, cwd, wrote) if codex_patch else []
     ensure_session(conn, project, session_id, client)
+    stamp = clock.now()
     with db.write(conn):
-        sessions.update_session(conn, session_id, last_shell_at=clock.now())
+        sessions.add_edits(conn, session_id, stamp, patched)
+        sessions.update_session(conn, session_id, last_shell_at=stamp)
     return True
+
+
+def _patched(project: Project, cwd: str | None, wrote: list[str]) -> list[str]:
+    """The project's files a patch names, as the ledger stores them; ignored ones left out."""
+    from waymark.projects import ignore
+
+    rules = ignore.rules_for(cwd, project.files)
+    inside = [relative(project, os.path.join(cwd or project.files or "", p)) for p in wrote]
+    return [stored_name(p) for p in inside if p and not ignore.path_ignored(p, rules)]
 
 
 def note_git_changes(conn: Connection, project: Project, session_id: str) -> None:

@@ -441,7 +441,8 @@ def answer(conn: Connection, request: dict) -> dict:
     if command and chosen["records"]:
         from waymark.handoff.ledger import note_shell_writes
 
-        note_shell_writes(conn, project, event["session_id"], event["client"], command)
+        note_shell_writes(conn, project, event["session_id"], event["client"], command,
+                          event["cwd"])  # fmt: skip
     text, ask = tool_packet(
         conn, project, event["session_id"], event["client"], paths=list(paths),
         command=command, cwd=event["cwd"], record=bool(chosen["records"]),
