@@ -20,7 +20,7 @@ HARNESS = os.environ.get("WAYMARK_E2E_HARNESS", "")
 NODE_MODULES = os.environ.get("HARNESS_NODE_MODULES", "")
 
 
-def _missing() -> str | None:
+def missing() -> str | None:
     if not HARNESS or not Path(HARNESS, "run_claude.py").is_file():
         return "WAYMARK_E2E_HARNESS is not set to ../shared/harness (real-client tests need it)"
     if not NODE_MODULES or not Path(NODE_MODULES, ".bin").is_dir():
@@ -132,11 +132,16 @@ def tool_texts(result: Any) -> list[str]:
     return [text for rec in result.main_requests for _, text in tool_results(rec)]
 
 
-@pytest.fixture
-def clients(tmp_path: Path) -> Clients:
-    reason = _missing()
+def make_clients(tmp: Path) -> Clients:
+    """Clients whose data home and scripts are under `tmp` (skips without the harness)."""
+    reason = missing()
     if reason:
         pytest.skip(reason)
     if HARNESS not in sys.path:
         sys.path.insert(0, HARNESS)
-    return Clients(home=tmp_path / "waymark-home", tmp=tmp_path)
+    return Clients(home=tmp / "waymark-home", tmp=tmp)
+
+
+@pytest.fixture
+def clients(tmp_path: Path) -> Clients:
+    return make_clients(tmp_path)
