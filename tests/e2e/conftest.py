@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,8 +106,6 @@ class Clients:
 
 def git_project(project_dir: Path, files: dict[str, str]) -> Path:
     """A git repository with `files` committed: the project a session works in."""
-    import subprocess
-
     for rel, text in files.items():
         (project_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (project_dir / rel).write_text(text, encoding="utf-8")
@@ -145,3 +148,86 @@ def make_clients(tmp: Path) -> Clients:
 @pytest.fixture
 def clients(tmp_path: Path) -> Clients:
     return make_clients(tmp_path)
+
+
+def two_worktrees(tmp_path: Path) -> tuple[Path, Path]:
+    """The repository in one run's project folder, and a worktree of it (branch `two`) in the
+    other's: the folders the harness runs each client in."""
+    one = git_project(tmp_path / "one" / "project", {"src/app.py": "def main():\n    return 1\n"})
+    two = tmp_path / "two" / "project"
+    two.parent.mkdir(parents=True)
+    subprocess.run(["git", "-C", str(one), "worktree", "add", "-q", "-b", "two", str(two)],
+                   check=True)  # fmt: skip
+    return one, two
+
+
+KILLED = "test_a_killed_sessions_lease_lapses_and_another_agent_takes_its_task"
+
+
+@dataclass
+class Killed:
+    """A Claude Code session that claimed a task, saved where it got to, and was killed."""
+
+    clients: Clients
+    one: Path
+    two: Path
+    task_id: str
+    step: str  # the next action it saved
+    returncode: int
+    claim: dict[str, Any]  # the task's claim right after the kill
+
+
+@pytest.fixture(scope="session", autouse=True)
+def killed_first(request: Any, tmp_path_factory: Any) -> Iterator[Killed | None]:
+    """The session tests/e2e/test_lease_clients.py kills, started and killed before the first
+    real-client test: its lease (a minute, the shortest the setting allows) runs out while
+    the others run, so that test waits only for what is left of it. Nothing when that test
+    is not among those selected."""
+    if not any(item.name == KILLED for item in request.session.items) or missing():
+        yield None
+        return
+    from waymark import settings
+    from waymark.handoff import checkpoints, tasks
+
+    tmp = tmp_path_factory.mktemp("killed")
+    clients = make_clients(tmp)
+    one, two = two_worktrees(tmp)
+    with pytest.MonkeyPatch.context() as patch:
+        conn, project = enabled_project(clients, patch, one)
+        settings.set_value(conn, "task.lease_minutes", 1)
+        task = checkpoints.create(conn, project, {"objective": "Port the importer"},
+                                  checkpoints.Origin(actor="user", client="cli"), open_task=True)  # fmt: skip
+    step = "wire the lexer's EOF check into the importer"
+    pids = tmp / "pids"
+    script = [
+        {"tool": "mcp__waymark__checkpoint",
+         "input": {"operation": "claim", "checkpoint_id": task.id}},
+        {"tool": "mcp__waymark__checkpoint",
+         "input": {"operation": "revise", "checkpoint_id": task.id,
+                   "expected_revision_id": task.revision.id,
+                   "progress": "the importer reads the old format", "next_action": step}},
+        # the client's process is the shell's parent; the shell is in a session of its own
+        {"shell": f"echo $PPID $$ > {pids}.tmp && mv {pids}.tmp {pids} && sleep 170"},
+        {"text": "Done."},
+    ]  # fmt: skip
+    died: dict[str, Any] = {}
+
+    def holder() -> None:
+        died["result"] = clients.run("claude", script, run_dir=one.parent, check=False,
+                                     hooks=clients.hooks("claude"), timeout=175)  # fmt: skip
+
+    session = threading.Thread(target=holder)
+    session.start()
+    for _ in range(1200):  # the shell turn comes after the claim and the save
+        if pids.exists() or not session.is_alive():
+            break
+        time.sleep(0.1)
+    if pids.exists():
+        client_pid, shell_pid = (int(p) for p in pids.read_text().split())
+        os.killpg(os.getpgid(client_pid), signal.SIGKILL)  # the client, its hooks and servers
+        os.killpg(os.getpgid(shell_pid), signal.SIGKILL)
+    session.join(180)
+    claim = tasks.claim_view(conn, task.id)
+    conn.close()
+    result = died.get("result")
+    yield Killed(clients, one, two, task.id, step, result.returncode if result else -1, claim)

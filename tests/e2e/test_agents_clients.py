@@ -5,37 +5,17 @@ lead."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import threading
-import time
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from waymark import settings
 from waymark.handoff import checkpoints, tasks
 
-from .conftest import Clients, enabled_project, git_project, make_clients, missing, tool_texts
+from .conftest import enabled_project, git_project, tool_texts, two_worktrees
 from .test_pre_tool_use_clients import bodies, edit
 
 PERSON = checkpoints.Origin(actor="user", client="cli")
-
-
-def two_worktrees(tmp_path):
-    """The repository in one run's project folder, and a worktree of it (branch `two`) in the
-    other's: the folders the harness runs each client in."""
-    one = git_project(tmp_path / "one" / "project", {"src/app.py": "def main():\n    return 1\n"})
-    two = tmp_path / "two" / "project"
-    two.parent.mkdir(parents=True)
-    subprocess.run(["git", "-C", str(one), "worktree", "add", "-q", "-b", "two", str(two)],
-                   check=True)  # fmt: skip
-    return one, two
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
@@ -263,104 +243,3 @@ def test_an_agent_about_to_edit_a_file_another_agents_task_is_changing_is_warned
     assert "is being changed by" not in told[1]  # before its edit, nothing
     assert (two / "src" / "importer.py").read_text() == "x = 1\n"  # never a block
     assert not any("is being changed by" in b for b in bodies(results["one"]))
-
-
-KILLED = "test_a_killed_sessions_lease_lapses_and_another_agent_takes_its_task"
-
-
-@dataclass
-class Killed:
-    """A Claude Code session that claimed a task, saved where it got to, and was killed."""
-
-    clients: Clients
-    one: Path
-    two: Path
-    task_id: str
-    step: str  # the next action it saved
-    returncode: int
-
-
-@pytest.fixture(scope="module", autouse=True)
-def killed_first(request, tmp_path_factory):
-    """The session the lapse test kills runs first: its lease (a minute, the shortest the
-    setting allows) runs out while this module's other tests run, and that test waits only
-    for what is left of it. Nothing when that test is not among those selected."""
-    if not any(item.name == KILLED for item in request.session.items) or missing():
-        yield None
-        return
-    tmp = tmp_path_factory.mktemp("killed")
-    clients = make_clients(tmp)
-    one, two = two_worktrees(tmp)
-    with pytest.MonkeyPatch.context() as patch:
-        conn, project = enabled_project(clients, patch, one)
-        settings.set_value(conn, "task.lease_minutes", 1)
-        task = checkpoints.create(conn, project, {"objective": "Port the importer"}, PERSON,
-                                  open_task=True)  # fmt: skip
-        conn.close()
-    step = "wire the lexer's EOF check into the importer"
-    pids = tmp / "pids"
-    script = [
-        {"tool": "mcp__waymark__checkpoint",
-         "input": {"operation": "claim", "checkpoint_id": task.id}},
-        {"tool": "mcp__waymark__checkpoint",
-         "input": {"operation": "revise", "checkpoint_id": task.id,
-                   "expected_revision_id": task.revision.id,
-                   "progress": "the importer reads the old format", "next_action": step}},
-        # the client's process is the shell's parent; the shell is in a session of its own
-        {"shell": f"echo $PPID $$ > {pids}.tmp && mv {pids}.tmp {pids} && sleep 170"},
-        {"text": "Done."},
-    ]  # fmt: skip
-    died: dict[str, Any] = {}
-
-    def holder():
-        died["result"] = clients.run("claude", script, run_dir=one.parent, check=False,
-                                     hooks=clients.hooks("claude"), timeout=175)  # fmt: skip
-
-    session = threading.Thread(target=holder)
-    session.start()
-    for _ in range(1200):  # the shell turn comes after the claim and the save
-        if pids.exists() or not session.is_alive():
-            break
-        time.sleep(0.1)
-    if pids.exists():
-        client_pid, shell_pid = (int(p) for p in pids.read_text().split())
-        os.killpg(os.getpgid(client_pid), signal.SIGKILL)  # the client, its hooks and servers
-        os.killpg(os.getpgid(shell_pid), signal.SIGKILL)
-    session.join(180)
-    result = died.get("result")
-    yield Killed(clients, one, two, task.id, step, result.returncode if result else -1)
-
-
-def test_a_killed_sessions_lease_lapses_and_another_agent_takes_its_task(killed_first, monkeypatch):
-    """Claude Code claimed a task, saved where it got to, and was killed mid-turn (no
-    SessionEnd, no handoff; `killed_first`). While its lease lives, a Codex session in the
-    other worktree is refused and told who holds it; once the lease has passed, the next
-    Codex session starts from the dead session's checkpoint and takes the task."""
-    dead = killed_first
-    assert dead is not None and dead.returncode != 0  # killed: it never ended its session
-    clients, task_id = dead.clients, dead.task_id
-    conn, _ = enabled_project(clients, monkeypatch, dead.one)
-    held = tasks.claim_view(conn, task_id)
-    assert held["state"] == "held" and held["client"] == "claude-code", held
-    ended = conn.execute("SELECT ended_at FROM sessions WHERE id = ?",
-                         (held["session"],)).fetchall()  # fmt: skip
-    assert ended == [(None,)]  # no SessionEnd came
-
-    claim = [{"tool": "mcp__waymark__checkpoint",
-              "input": {"operation": "claim", "checkpoint_id": task_id}}, {"text": "Done."}]  # fmt: skip
-    until = datetime.fromisoformat(held["lease_until"].replace("Z", "+00:00")).timestamp()
-    if until - time.time() > 15:  # time enough for a session to be refused within the lease
-        refused = clients.run("codex", claim, run_dir=dead.two.parent,
-                              hooks=clients.hooks("codex"))  # fmt: skip
-        said = [t for t in tool_texts(refused) if "held by" in t]
-        assert said and held["session"][:8] in said[0], tool_texts(refused)
-        assert tasks.claim_view(conn, task_id)["session"] == held["session"]
-
-    time.sleep(max(0.0, until - time.time() + 1))
-    assert tasks.claim_view(conn, task_id)["state"] == "lapsed"
-    took = clients.run("codex", claim, run_dir=dead.two.parent, hooks=clients.hooks("codex"))
-    assert dead.step in json.dumps(took.main_requests[0]["body"])  # its packet: the dead one's
-    won = [t for t in tool_texts(took) if '"saved_revision_id"' in t]
-    assert won and dead.step in won[0], tool_texts(took)  # the checkpoint, intact
-    after = tasks.claim_view(conn, task_id)  # the Codex session's (its end lapsed it again)
-    assert after["session"] != held["session"] and after["client"] == "codex", after
