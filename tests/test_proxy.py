@@ -165,6 +165,32 @@ def test_later_requests_carry_the_same_packets_in_the_same_places(proxy, upstrea
     assert upstream.requests[-1]["raw"] == upstream.requests[-2]["raw"]
 
 
+def test_two_conversations_that_open_alike_keep_their_own_packets(proxy, upstream):
+    """Codex sends its environment first, the same for a lead and each subagent it spawns,
+    then the prompt: each conversation is told its own, and every later request of each
+    carries what that conversation was sent first (found with Codex through the proxy)."""
+    env = {"role": "user", "content": [{"type": "input_text", "text": "<environment_context>"
+                                        "<cwd>/repo</cwd></environment_context>"}]}  # fmt: skip
+
+    def ask(prompt: str, answered: bool) -> list:
+        said = [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}]
+        more = [{"role": "assistant", "content": "Done."}, said[0]] if answered else []
+        body = {"model": "m", "stream": False, "instructions": "You are a coding agent.",
+                "input": [env, *said, *more]}  # fmt: skip
+        proxy.post("/v1/responses", body)
+        return json.loads(upstream.requests[-1]["raw"])["input"]
+
+    review = "Which conventions apply to the payments module?"
+    lead = ask(PROMPT, False)
+    lead_again = ask(PROMPT, True)  # the lead has its answer when its subagent starts
+    sub = ask(review, False)
+    sub_again = ask(review, True)
+    assert lead[0]["role"] == sub[0]["role"] == "developer"
+    assert lead_again[: len(lead)] == lead  # each one's prefix, unchanged
+    assert sub_again[: len(sub)] == sub
+    assert ask(PROMPT, True)[: len(lead)] == lead
+
+
 def test_tool_calls_are_recorded_redacted_and_the_prompt_never_is(
     proxy, upstream, conn, repo, waymark_home
 ):

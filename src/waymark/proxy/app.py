@@ -4,9 +4,10 @@ it, streamed byte for byte.
 
 Per request: the path says the protocol (`wire.PATHS`); other paths, and every request of a
 conversation that belongs to no captured project, go upstream untouched. A conversation is
-named by `x-waymark-session`, else by its protocol, system text and first prompt; it is bound
-to `x-waymark-project` (a path or a project's name), else to the folder the proxy was started
-in. What was injected into a conversation is kept, so every later request carries the same
+named by `x-waymark-session`, else by its protocol, system text and the user messages before
+its first answer (a client may send its environment, the same for every conversation, before
+the prompt); it is bound to `x-waymark-project` (a path or a project's name), else to the
+folder the proxy was started in. What was injected into a conversation is kept, so every later request carries the same
 bytes in the same places and the upstream's prompt cache stays warm. The tool calls a
 request's history holds are recorded after the answer has gone back, never before its
 first byte. Any failure of Waymark's (a store it cannot open, a packet that fails) is a line

@@ -36,7 +36,8 @@ ERROR_CHARS = 4000
 
 def read(api: str, body: dict[str, Any]) -> dict[str, Any]:
     """{turns: [user text...], answered: bool, last_is_prompt: bool, calls: [...],
-    opening: text that names the conversation (system and first prompt), continued: bool}."""
+    opening: text that names the conversation (system and the user turns before the first
+    answer), continued: bool}."""
     if api == "anthropic":
         items = [m for m in body.get("messages") or () if isinstance(m, dict)]
         system = _text(body.get("system"))
@@ -49,11 +50,13 @@ def read(api: str, body: dict[str, Any]) -> dict[str, Any]:
             _text(m.get("content")) for m in items if m.get("role") in ("system", "developer")
         )
     turns, last_is_prompt, answered = [], False, False
+    first = 0  # the user turns before the first answer: what opened the conversation
     for item in items:
         role = item.get("role")
         if role == "user" and _prompt_text(api, item) is not None:
             turns.append(_prompt_text(api, item) or "")
             last_is_prompt = True
+            first += not answered
         elif role == "assistant" or item.get("type") in ("function_call", "custom_tool_call"):
             answered, last_is_prompt = True, False
         elif role in ("user", "tool") or str(item.get("type", "")).endswith("_output"):
@@ -63,7 +66,9 @@ def read(api: str, body: dict[str, Any]) -> dict[str, Any]:
         "answered": answered,
         "last_is_prompt": last_is_prompt,
         "calls": _calls(api, items),
-        "opening": f"{api}\n{system}\n{turns[0] if turns else ''}",
+        # all of them: a client may send its environment first, the same for every
+        # conversation (Codex, and each of its subagents), then the prompt
+        "opening": "\n".join([api, system, *turns[:first]]),
         "continued": bool(body.get("previous_response_id")),
     }
 
