@@ -165,6 +165,64 @@ def test_later_requests_carry_the_same_packets_in_the_same_places(proxy, upstrea
     assert upstream.requests[-1]["raw"] == upstream.requests[-2]["raw"]
 
 
+@pytest.mark.parametrize("api", ["anthropic", "responses", "chat"])
+def test_a_conversation_resumed_after_the_proxy_restarted_keeps_its_prefix(
+    repo, upstream, remembered, conn, api
+):
+    """The proxy stops (a reboot, an upgrade) and the agent's session is resumed later: its
+    next request carries what the earlier ones were sent, in the same places, so the
+    provider's prompt cache keeps the prefix; a new prompt gets its own packet after it."""
+    path, body = first_request(api, False)
+    key = "messages" if api != "responses" else "input"
+    answer = {"role": "assistant", "content": TEXT}
+    later = {**body, key: [*body[key], answer,
+                           {"role": "user", "content": "Where do failed webhooks go?"}]}  # fmt: skip
+    first = Proxy(repo, upstream.url)
+    try:
+        first.post(path, body)
+        first.post(path, later)
+        deadline = time.monotonic() + 10  # kept once the answer has gone back
+        while time.monotonic() < deadline and conn.execute(
+            "SELECT count(*) FROM proxy_conversations WHERE answered = 1"
+        ).fetchall() != [(1,)]:
+            time.sleep(0.05)
+    finally:
+        first.stop()
+    before = json.loads(upstream.requests[-1]["raw"])
+    resumed = {**later, key: [*later[key], answer,
+                              {"role": "user", "content": "And the dead-letter queue?"}]}  # fmt: skip
+    second = Proxy(repo, upstream.url)
+    try:
+        second.post(path, resumed)
+    finally:
+        second.stop()
+    after = json.loads(upstream.requests[-1]["raw"])
+    assert after[key][: len(before[key])] == before[key]  # the cached prefix, unchanged
+    if api == "anthropic":
+        assert after["system"] == before["system"]
+    assert json.dumps(after).count("session-start") == 1
+    # kept redacted, and only for a while
+    rows = conn.execute("SELECT count(*) FROM proxy_conversations").fetchall()
+    assert rows == [(1,)]
+
+
+def test_what_the_proxy_keeps_of_a_conversation_is_redacted_and_goes_in_time(conn, enabled):
+    """A packet can carry a line read from the repository (a branch's or a file's name),
+    which no store redacted: what is kept of the conversation is redacted again; a
+    conversation unseen for 30 days goes when the next one is kept."""
+    from waymark.packets import conversation as library
+
+    library.keep(conn, "k1", enabled, "proxy-1", f"on branch feat/{SECRET}",
+                 {1: f"see {SECRET}", 2: ""}, True)  # fmt: skip
+    session, opening, packets, answered = library.kept(conn, "k1")
+    assert (session, answered) == ("proxy-1", True) and sorted(packets) == [1, 2]
+    assert SECRET not in (opening or "") and SECRET not in packets[1] and packets[2] == ""
+    assert opening.startswith("on branch feat/")
+    conn.execute("UPDATE proxy_conversations SET updated_at = '2020-01-01T00:00:00.000Z'")
+    library.keep(conn, "k2", enabled, "proxy-2", None, {}, False)
+    assert library.kept(conn, "k1") is None and library.kept(conn, "k2") is not None
+
+
 def test_two_conversations_that_open_alike_keep_their_own_packets(proxy, upstream):
     """Codex sends its environment first, the same for a lead and each subagent it spawns,
     then the prompt: each conversation is told its own, and every later request of each

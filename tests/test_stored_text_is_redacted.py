@@ -66,6 +66,10 @@ STRUCTURAL = {
                     "holder_about"},
     # A done command as its revision stored it (redacted there), its result, ids and times.
     "task_checks": {"checkpoint_id", "command", "result", "at", "session_id"},
+    # The proxy's packets as sent, redacted again before they are kept (packets.conversation),
+    # a hash of what names the conversation, ids and times.
+    "proxy_conversations": {"key", "project_id", "session_id", "opening", "packets",
+                            "updated_at"},
     # Ids, a validated agent type, times; events: the recorded memories' (redacted) text.
     "task_reports": {"id", "session_id", "agent_id", "agent_type", "checkpoint_id",
                      "revision_id", "events", "at", "shown_at"},

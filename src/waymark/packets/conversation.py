@@ -93,3 +93,40 @@ def record_calls(
         )  # fmt: skip
         done += kept
     return done
+
+
+KEPT_DAYS = 30  # a conversation not seen for this long is not resumed: its packets go
+
+
+def kept(conn: Connection, key: str) -> tuple[str, str | None, dict[int, str], bool] | None:
+    """What was put into the conversation named `key` before (the proxy restarted since, or
+    forgot it): (session, session packet, each turn's packet by ordinal, "" where the turn
+    was asked and nothing said, whether it has an answer), or None."""
+    from waymark.storage import conversations
+
+    return conversations.get(conn, key)
+
+
+def keep(
+    conn: Connection,
+    key: str,
+    project: Project,
+    session_id: str,
+    opening: str | None,
+    packets: dict[int, str],
+    answered: bool,
+) -> None:
+    """Keep what was put into the conversation, redacted again (a packet can carry a line
+    read from the repository, which no store redacted); conversations unseen for
+    `KEPT_DAYS` go at the same time."""
+    from waymark.base import clock
+    from waymark.base.redact import scrub
+    from waymark.storage import connection as db
+    from waymark.storage import conversations
+
+    stamp = clock.now()
+    clean = {n: scrub(text)[0] for n, text in packets.items()}
+    with db.write(conn):
+        conversations.put(conn, key, project.id, session_id,
+                          scrub(opening)[0] if opening else None, clean, answered, stamp)  # fmt: skip
+        conversations.forget_before(conn, clock.later(-KEPT_DAYS * 86400))

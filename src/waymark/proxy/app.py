@@ -7,10 +7,11 @@ conversation that belongs to no captured project, go upstream untouched. A conve
 named by `x-waymark-session`, else by its protocol, system text and the user messages before
 its first answer (a client may send its environment, the same for every conversation, before
 the prompt); it is bound to `x-waymark-project` (a path or a project's name), else to the
-folder the proxy was started in. What was injected into a conversation is kept, so every later request carries the same
-bytes in the same places and the upstream's prompt cache stays warm. The tool calls a
-request's history holds are recorded after the answer has gone back, never before its
-first byte. Any failure of Waymark's (a store it cannot open, a packet that fails) is a line
+folder the proxy was started in. What was injected into a conversation is kept (in memory,
+and in the store once the answer has gone back, for a session resumed after the proxy
+restarted), so every later request carries the same bytes in the same places and the
+upstream's prompt cache stays warm. The tool calls a request's history holds are recorded
+after the answer has gone back, never before its first byte. Any failure of Waymark's (a store it cannot open, a packet that fails) is a line
 in server.log and the original request goes upstream: the agent never waits on Waymark.
 
 Guarded: Host must be a loopback name (DNS rebinding), an Origin must be loopback too (a web
@@ -58,6 +59,7 @@ CHAIN_SCAN = 64 * 1024  # a Responses answer names its id in its first bytes
 @dataclass
 class Conversation:
     session: str
+    key: str = ""  # what it is kept under, in memory and in the store
     opening: str | None = None
     packets: dict[int, str] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
@@ -76,6 +78,8 @@ class After:
     calls: list[dict[str, Any]]
     streamed: bool
     key: str = ""
+    keep: bool = False  # what the conversation was sent changed: keep it (`record`)
+    project: Any = None
 
 
 @dataclass
@@ -115,22 +119,30 @@ class Memory:
         return conn
 
     def conversation(
-        self, key: str, session: str | None, seen: dict[str, Any]
+        self, conn: Any, key: str, session: str | None, seen: dict[str, Any]
     ) -> tuple[Conversation, bool]:
-        """The conversation this request continues, or a new one; True when it starts now
-        (a retry of an opening request is the same conversation, not a new start)."""
+        """The conversation this request continues (in memory, else kept in the store from
+        before the proxy restarted), or a new one; True when it starts now (a retry of an
+        opening request is the same conversation, not a new start)."""
+        from waymark.packets import conversation as library
+
         # No answer yet: the conversation opens (a client may send several user messages
         # first: Codex its environment, then the prompt).
         opening = bool(seen["turns"]) and not seen["answered"] and not seen["continued"]
         with self.lock:
             found = self.conversations.get(key)
+            if found is None and (before := library.kept(conn, key)) is not None:
+                named, said, packets, answered = before
+                found = Conversation(named, key, said, {n: t for n, t in packets.items() if t},
+                                     set(packets), answered)  # fmt: skip
+                self.conversations[key] = found
             if found is not None and opening and found.answered:
                 found = None  # the same first words again: a new conversation
             if found is None:
                 count = sum(k.startswith(key) for k in self.conversations)
                 named = session or f"proxy-{key[:16]}" + (f"-{count}" if count else "")
-                found = Conversation(named)
-                self.conversations[key if not count else f"{key}-{count}"] = found
+                found = Conversation(named, key if not count else f"{key}-{count}")
+                self.conversations[found.key] = found
                 while len(self.conversations) > KEPT_CONVERSATIONS:
                     self.conversations.popitem(last=False)
                 return found, opening
@@ -155,9 +167,10 @@ class Memory:
             self._passed(key, named or self.settings.cwd, bound)
             return body, None
         project, policy = bound
-        talk, first = self.conversation(key, session, seen)
+        talk, first = self.conversation(conn, key, session, seen)
         last = len(seen["turns"]) - 1
         new_turn = seen["last_is_prompt"] and last not in talk.asked
+        changed = first or new_turn or (seen["answered"] and not talk.answered)
         if first or new_turn:
             opening, said = library.turn(
                 conn, project, talk.session, first=first,
@@ -182,16 +195,23 @@ class Memory:
         else:
             sent = json.dumps(wire.inject(api, data, opening, shown), ensure_ascii=False).encode()
         streamed = bool(data.get("stream"))
-        after = After(talk, api, seen["calls"], streamed, key) if policy["records"] else None
+        records = policy["records"]
+        after = (
+            After(talk, api, seen["calls"], streamed, key, changed, project) if records else None
+        )
         return sent, after
 
     def record(self, after: After, answer: bytes | None) -> None:
-        """The history's tool calls; and, when the answer asked for no tool (the agent's
-        turn is over, where a client would run Stop), the summary candidate and measured use."""
+        """What the conversation was sent, when that changed; the history's tool calls; and,
+        when the answer asked for no tool (the agent's turn is over, where a client would run
+        Stop), the summary candidate and measured use."""
         from waymark.handoff.closing import turn_ended
         from waymark.packets import conversation as library
 
         talk, conn = after.talk, self.conn()
+        if after.keep:  # for a session resumed after the proxy restarted: the same bytes
+            library.keep(conn, talk.key, after.project, talk.session, talk.opening,
+                         {n: talk.packets.get(n, "") for n in talk.asked}, talk.answered)  # fmt: skip
         if after.calls:
             library.record_calls(conn, talk.project, talk.session, after.calls)
         said = wire.answer_of(after.api, answer, after.streamed) if answer is not None else None

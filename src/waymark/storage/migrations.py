@@ -1105,6 +1105,22 @@ ALTER TABLE candidates_m051 RENAME TO candidates;
 CREATE INDEX candidates_by_status ON candidates (project_id, status, updated_at DESC);
 """
 
+M052_PROXY_CONVERSATIONS = """
+-- What the memory proxy put into each conversation (`proxy.app`), so a request that comes
+-- after the proxy restarted (a resumed session) carries the same bytes in the same places
+-- and the provider's prompt cache keeps its prefix. The packets as sent, redacted again.
+CREATE TABLE proxy_conversations (
+    key         TEXT PRIMARY KEY,
+    project_id  TEXT NOT NULL REFERENCES projects(id),
+    session_id  TEXT NOT NULL,
+    opening     TEXT,
+    packets     TEXT NOT NULL DEFAULT '{}',
+    answered    INTEGER NOT NULL DEFAULT 0,
+    updated_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX proxy_conversations_by_time ON proxy_conversations (updated_at);
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1157,6 +1173,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m049_cleared", M049_CLEARED),
     ("m050_fts_insert_direct", M050_FTS_INSERT_DIRECT),
     ("m051_tasks", M051_TASKS),
+    ("m052_proxy_conversations", M052_PROXY_CONVERSATIONS),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,6 +56,7 @@ DERIVED = (
     "map_edges", "map_resolved", "team_sync", "section_use", "notes", "notes_fts",
     "note_folders", "note_links", "hook_deliveries", "dbt_projects", "dbt_nodes",
     "dbt_edges", "vector_seq", "term_counts", "term_counts_state",
+    "proxy_conversations",  # the proxy's packets as sent: a cache of the prompt cache's prefix
 )  # fmt: skip
 # Tables keyed by a memory's rowid: a row travels with the memory's id instead.
 BY_MEMORY_ROWID = ("memory_use", "memory_feedback")
