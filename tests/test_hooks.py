@@ -339,6 +339,29 @@ def test_a_prompt_naming_a_file_brings_its_warning_once(conn, enabled, repo):
         assert b"zqxjv-marker" not in f.read()  # the prompt is never stored
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_prompt_that_says_no_recall_gets_nothing(conn, enabled, repo, warm):
+    """`#no-recall` anywhere in the prompt, any case: nothing injected, by the hook or the
+    warm server's verb; the same prompt without it brings the file's warning."""
+    from waymark.packets import prompt as packets
+
+    warning = core_warning(conn, enabled)
+    asked = "Please add a retry flag to src/pkg/core.py"
+    for said in (f"{asked} #no-recall", f"#No-Recall {asked}", f"{asked} (#no-recall)"):
+        event = payload("claude-code", "UserPromptSubmit", cwd=str(repo), prompt=said)
+        if warm:
+            request = {"event": {**event, "client": "claude-code", "name": "UserPromptSubmit"},
+                       "prompt": said}  # fmt: skip
+            assert packets.answer(conn, request) == {"ok": True, "text": None}
+        else:
+            done = hook("UserPromptSubmit", event)
+            assert (done.returncode, done.stdout) == (0, b""), said
+    for said in (f"{asked} #no-recalling", f"{asked} a#no-recall", f"{asked} #no-recall-x"):
+        assert not packets.asks_no_recall(said), said
+    event = payload("claude-code", "UserPromptSubmit", cwd=str(repo), prompt=asked)
+    assert warning.id in context_of(hook("UserPromptSubmit", event))
+
+
 def test_an_unrelated_prompt_injects_nothing(conn, enabled, repo):
     remember(conn, enabled, "The billing service retries webhooks three times")
     done = hook(

@@ -223,6 +223,21 @@ def test_what_the_proxy_keeps_of_a_conversation_is_redacted_and_goes_in_time(con
     assert library.kept(conn, "k1") is None and library.kept(conn, "k2") is not None
 
 
+@pytest.mark.parametrize("api", ["anthropic", "responses", "chat"])
+def test_a_prompt_that_says_no_recall_gets_nothing_through_the_proxy(proxy, upstream, api):
+    """`#no-recall` in a prompt: nothing is injected for it (a first one: the conversation
+    goes without its session packet); a later prompt without it gets its own packet."""
+    path, body = first_request(api, False, prompt=f"{PROMPT} #no-recall")
+    proxy.post(path, body)
+    assert b"waymark-memory" not in upstream.requests[-1]["raw"]
+    key = "messages" if api != "responses" else "input"
+    later = {**body, key: [*body[key], {"role": "assistant", "content": TEXT},
+                           {"role": "user", "content": PROMPT}]}  # fmt: skip
+    proxy.post(path, later)
+    sent = upstream.requests[-1]["raw"].decode()
+    assert sent.count('kind=\\"prompt\\"') == 1 and "session-start" not in sent
+
+
 def test_two_conversations_that_open_alike_keep_their_own_packets(proxy, upstream):
     """Codex sends its environment first, the same for a lead and each subagent it spawns,
     then the prompt: each conversation is told its own, and every later request of each

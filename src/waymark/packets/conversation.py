@@ -58,9 +58,13 @@ def turn(
 ) -> tuple[str | None, str | None]:
     """(session packet, prompt packet) for one request: the session packet on the
     conversation's first request, the prompt packet when it carries a new user turn (with
-    `agent`'s own memories too, as a subagent's recall reads them)."""
+    `agent`'s own memories too, as a subagent's recall reads them). Neither for a prompt
+    that says `#no-recall` (a first one: the conversation goes without a session packet)."""
     from waymark.packets import prompt as prompts
     from waymark.packets.session_start import start_session
+
+    if prompt and prompts.asks_no_recall(prompt):
+        return None, None
 
     opening = (
         start_session(conn, project, session_id, CLIENT, "startup", record=record)

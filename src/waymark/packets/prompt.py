@@ -31,6 +31,25 @@ PROMPT_FUZZY_BELOW = 0
 PROMPT_SEMANTIC_TOKENS = 64
 
 
+OPT_OUT = "#no-recall"  # a prompt that says it is given nothing
+
+
+def asks_no_recall(prompt: str) -> bool:
+    """Whether the prompt opts out of recall: `#no-recall` as a word of its own, any case."""
+    at = prompt.lower().find(OPT_OUT)
+    while at != -1:
+        end = at + len(OPT_OUT)
+        if (at == 0 or not _word(prompt[at - 1])) and (end == len(prompt) or not (
+                _word(prompt[end]) or prompt[end] == "-")):  # fmt: skip
+            return True
+        at = prompt.lower().find(OPT_OUT, end)
+    return False
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 def ask_neighbours(prompt: str, cwd: str) -> Callable[[], list[list[tuple[int, float]]] | None]:
     """Ask the warm server for the prompt's neighbours now, naming the project by its
     directory: it embeds while the hook opens the database and runs the lexical tiers. It
@@ -56,7 +75,10 @@ def prompt_packet(
     False (capture read-only) nothing is written. `agent` reads that agent's tiers too;
     `sections_out`, when given, receives the packet's sections (what the receipt reads).
     Its sections are SECTIONS, in order: each a function of what was asked (`Asked`) that
-    returns its Section, and notes what it showed so the later ones leave it out."""
+    returns its Section, and notes what it showed so the later ones leave it out. A prompt
+    that says `#no-recall` gets nothing."""
+    if asks_no_recall(prompt):
+        return None
     from waymark import settings
     from waymark.handoff import ledger
     from waymark.packets.render import render, shrunk
@@ -273,7 +295,10 @@ def for_prompt(
     record: bool,
 ) -> str | None:
     """What UserPromptSubmit injects: the prompt packet and, after a compaction whose summary
-    dropped facts, what it dropped (said here where the client shows no PostCompact)."""
+    dropped facts, what it dropped (said here where the client shows no PostCompact);
+    nothing for a prompt that says `#no-recall`."""
+    if asks_no_recall(prompt):
+        return None
     text = prompt_packet(conn, project, session_id, client, prompt, neighbours, record=record)
     if record:
         from waymark.storage.sessions import compact_dropped
@@ -298,7 +323,7 @@ def answer(conn: Connection, request: dict, *, embedder: Any = None) -> dict:
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         return {"ok": False, "error": "prompt must be a string"}
-    if not prompt.strip() or event.get("agent_id"):
+    if not prompt.strip() or event.get("agent_id") or asks_no_recall(prompt):
         return {"ok": True, "text": None}  # a subagent's task: its own packet is what it gets
     found = hook_project(conn, event["cwd"], event["session_id"])
     if found is None or not found[1]["enabled"]:
