@@ -18,10 +18,11 @@ def handle(ctx: Context) -> str | None:
     prompt = (event.prompt or "").strip()
     if not prompt or event.agent_id:
         return None  # a subagent's task: its SubagentStart packet is what it gets
-    from waymark.packets.prompt import asks_no_recall
+    if "#no-recall" in prompt.lower():  # the exact rule only then: no import on every prompt
+        from waymark.packets.prompt import asks_no_recall
 
-    if asks_no_recall(prompt):
-        return None  # the user asked for nothing: no server asked, no store opened
+        if asks_no_recall(prompt):
+            return None  # the user asked for nothing: no server asked, no store opened
     # The warm process makes the packet when one runs (everything loaded, the model too):
     # one round trip. Without its answer the hook makes the packet itself. A server that
     # refused at once (an older one, without this op) is asked for the prompt's neighbours
