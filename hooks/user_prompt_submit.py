@@ -18,11 +18,18 @@ def handle(ctx: Context) -> str | None:
     prompt = (event.prompt or "").strip()
     if not prompt or event.agent_id:
         return None  # a subagent's task: its SubagentStart packet is what it gets
-    if "#no-recall" in prompt.lower():  # the exact rule only then: no import on every prompt
-        from waymark.packets.prompt import asks_no_recall
+    lowered = prompt.lower()  # the exact rules are loaded only for a prompt with a tag
+    if "#no-" in lowered:
+        from waymark.packets.prompt import asks_no_capture, asks_no_recall
 
-        if asks_no_recall(prompt):
-            return None  # the user asked for nothing: no server asked, no store opened
+        quiet, silent = asks_no_capture(prompt), asks_no_recall(prompt)
+    else:
+        quiet, silent = False, False
+    from waymark.base.markers import quiet_turn
+
+    quiet_turn(event.session_id, quiet)  # this turn records nothing, or the last one is over
+    if silent:
+        return None  # the user asked for nothing: no server asked, no store opened
     # The warm process makes the packet when one runs (everything loaded, the model too):
     # one round trip. Without its answer the hook makes the packet itself. A server that
     # refused at once (an older one, without this op) is asked for the prompt's neighbours

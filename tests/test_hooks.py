@@ -362,6 +362,40 @@ def test_a_prompt_that_says_no_recall_gets_nothing(conn, enabled, repo, warm):
     assert warning.id in context_of(hook("UserPromptSubmit", event))
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_prompt_that_says_no_capture_records_nothing_of_its_turn(conn, enabled, repo, warm):
+    """`#no-capture`: nothing of that turn is recorded (its edits, its commands, Stop asks
+    for nothing), whether the hook or the warm server's verb took the prompt; the next
+    prompt without it records again. Recall still answers."""
+    from waymark.packets import prompt as packets
+
+    warning = core_warning(conn, enabled)
+
+    def prompt(said: str) -> str:
+        event = payload("claude-code", "UserPromptSubmit", cwd=str(repo), prompt=said,
+                        session_id="q1")  # fmt: skip
+        if warm:
+            request = {"event": {**event, "client": "claude-code", "name": "UserPromptSubmit"},
+                       "prompt": said}  # fmt: skip
+            return packets.answer(conn, request)["text"] or ""
+        done = hook("UserPromptSubmit", event)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    def edits() -> list:
+        return conn.execute("SELECT path FROM session_ledger WHERE session_id = 'q1'"
+                            " AND kind = 'edit'").fetchall()  # fmt: skip
+
+    said = prompt("Fix the retry in src/pkg/core.py #no-capture")
+    assert warning.id in said  # recall still answers
+    edit(repo, session="q1")
+    assert edits() == []
+    assert stop(repo, session="q1").stdout == b""  # nothing recorded: nothing to ask for
+    prompt("Now the second part")
+    edit(repo, session="q1")
+    assert edits() == [("src/pkg/core.py",)]
+
+
 def test_an_unrelated_prompt_injects_nothing(conn, enabled, repo):
     remember(conn, enabled, "The billing service retries webhooks three times")
     done = hook(

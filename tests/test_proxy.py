@@ -312,6 +312,38 @@ def test_tool_calls_are_recorded_redacted_and_the_prompt_never_is(
         assert SECRET.encode() not in path.read_bytes(), path.name
 
 
+def test_a_turn_that_says_no_capture_is_not_recorded_through_the_proxy(proxy, upstream, conn):
+    """The calls made in a turn whose prompt said `#no-capture` are never recorded; the
+    next turn's are."""
+
+    def call(n: int) -> list[dict]:
+        return [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{n}",
+                                               "name": "Bash",
+                                               "input": {"command": f"echo step-{n}"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n}",
+                                          "content": "ok"}]},
+        ]  # fmt: skip
+
+    quiet = [{"role": "user", "content": f"{PROMPT} #no-capture"}, *call(1)]
+    body = {"model": "m", "max_tokens": 50, "messages": quiet}
+    headers = {"x-waymark-session": "proxy-quiet-1"}
+    assert proxy.post("/v1/messages", body, **headers).status_code == 200
+    loud = [*quiet, {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "Next step."}, *call(2)]  # fmt: skip
+    assert proxy.post("/v1/messages", {**body, "messages": loud}, **headers).status_code == 200
+
+    def steps() -> list:
+        return conn.execute("SELECT target FROM session_steps WHERE session_id ="
+                            " 'proxy-quiet-1' ORDER BY seq").fetchall()  # fmt: skip
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not steps():
+        time.sleep(0.05)
+    time.sleep(0.3)  # the first request's record, had there been one, came before
+    assert [t for (t,) in steps()] == ["echo"], steps()
+
+
 def test_receipts_show_what_the_proxy_injected(proxy, repo):
     proxy.post(*first_request("anthropic", False), **{"x-waymark-session": "proxy-receipts"})
     done = subprocess.run(

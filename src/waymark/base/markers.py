@@ -96,3 +96,32 @@ def sweep(folder: str, older_than_s: float) -> None:
                 continue
     except OSError:
         pass
+
+
+QUIET_DIR = "quiet"  # a marker per session whose current turn records nothing
+QUIET_KEPT_S = 86400.0  # a turn outlives no day; older markers are swept
+
+
+def _quiet_path(session_id: str) -> str:
+    name = checksum(session_id.encode("utf-8", "replace"))
+    return os.path.join(home.data_home(), QUIET_DIR, name)
+
+
+def quiet_turn(session_id: str, quiet: bool) -> None:
+    """A prompt starts a turn: one that said `#no-capture` records nothing until the next
+    prompt (`projects.capture.policy`; a marker file, as a read-only session writes no
+    database); any other prompt ends that."""
+    path = _quiet_path(session_id)
+    if quiet:
+        mark(QUIET_DIR, os.path.basename(path), QUIET_KEPT_S, sweep_each=True)
+        os.utime(path)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
+def turn_quiet(session_id: str) -> bool:
+    """Whether the session's current turn said `#no-capture` (within the last day)."""
+    try:
+        return time.time() - os.stat(_quiet_path(session_id)).st_mtime < QUIET_KEPT_S
+    except OSError:
+        return False

@@ -46,6 +46,13 @@ def bind(
     return hook_project(conn, spec or cwd, session_id)
 
 
+def quiet(prompt: str) -> bool:
+    """Whether a user turn said `#no-capture`: nothing of that turn is recorded."""
+    from waymark.packets.prompt import asks_no_capture
+
+    return asks_no_capture(prompt)
+
+
 def turn(
     conn: Connection,
     project: Project,

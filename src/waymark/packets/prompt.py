@@ -32,17 +32,28 @@ PROMPT_SEMANTIC_TOKENS = 64
 
 
 OPT_OUT = "#no-recall"  # a prompt that says it is given nothing
+QUIET = "#no-capture"  # a prompt whose turn records nothing (`projects.capture.policy`)
 
 
 def asks_no_recall(prompt: str) -> bool:
     """Whether the prompt opts out of recall: `#no-recall` as a word of its own, any case."""
-    at = prompt.lower().find(OPT_OUT)
+    return _tagged(prompt, OPT_OUT)
+
+
+def asks_no_capture(prompt: str) -> bool:
+    """Whether the prompt's turn is not to be recorded: `#no-capture`, as `#no-recall` is."""
+    return _tagged(prompt, QUIET)
+
+
+def _tagged(prompt: str, tag: str) -> bool:
+    lowered = prompt.lower()
+    at = lowered.find(tag)
     while at != -1:
-        end = at + len(OPT_OUT)
+        end = at + len(tag)
         if (at == 0 or not _word(prompt[at - 1])) and (end == len(prompt) or not (
                 _word(prompt[end]) or prompt[end] == "-")):  # fmt: skip
             return True
-        at = prompt.lower().find(OPT_OUT, end)
+        at = lowered.find(tag, end)
     return False
 
 
@@ -323,8 +334,13 @@ def answer(conn: Connection, request: dict, *, embedder: Any = None) -> dict:
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         return {"ok": False, "error": "prompt must be a string"}
-    if not prompt.strip() or event.get("agent_id") or asks_no_recall(prompt):
+    if not prompt.strip() or event.get("agent_id"):
         return {"ok": True, "text": None}  # a subagent's task: its own packet is what it gets
+    from waymark.base.markers import quiet_turn
+
+    quiet_turn(event["session_id"], asks_no_capture(prompt))  # as the prompt hook does
+    if asks_no_recall(prompt):
+        return {"ok": True, "text": None}
     found = hook_project(conn, event["cwd"], event["session_id"])
     if found is None or not found[1]["enabled"]:
         return {"ok": True, "text": None}

@@ -6,7 +6,7 @@ tools read, never write) or `off`. Everywhere else the hooks stay silent."""
 
 from __future__ import annotations
 
-from waymark.base import clock
+from waymark.base import clock, markers
 from waymark.base import jsonlite as json  # `import json` costs a hook ~8 ms
 from waymark.projects.resolve import Project
 from waymark.storage import connection as db
@@ -25,7 +25,15 @@ MODES = ("on", "confirm", "read-only", "off")
 
 def policy(conn: Connection, project: Project, session_id: str | None = None) -> dict[str, Any]:
     """Whether hooks speak here (`enabled`), whether they record (`records`), the `mode`
-    (on, read-only, off) and why. A session's own mode wins over the project's."""
+    (on, read-only, off) and why. A session's own mode wins over the project's; a turn whose
+    prompt said `#no-capture` is read-only, whatever records otherwise."""
+    chosen = _policy(conn, project, session_id)
+    if chosen["records"] and session_id and markers.turn_quiet(session_id):
+        return _mode("read-only", "this turn's prompt said #no-capture")
+    return chosen
+
+
+def _policy(conn: Connection, project: Project, session_id: str | None) -> dict[str, Any]:
     session_mode = _session_mode(conn, session_id)
     if session_mode is not None:
         return _mode(session_mode, "this session was switched to it (`waymark capture`)")

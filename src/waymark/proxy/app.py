@@ -80,6 +80,7 @@ class After:
     key: str = ""
     keep: bool = False  # what the conversation was sent changed: keep it (`record`)
     project: Any = None
+    quiet: bool = False  # the turn's prompt said #no-capture: its end is not recorded
 
 
 @dataclass
@@ -169,12 +170,15 @@ class Memory:
         project, policy = bound
         talk, first = self.conversation(conn, key, session, seen)
         last = len(seen["turns"]) - 1
+        # A turn whose prompt said #no-capture records nothing: not its calls, not its end.
+        quiet = {n for n, said in enumerate(seen["turns"]) if library.quiet(said)}
+        records = bool(policy["records"]) and last not in quiet
         new_turn = seen["last_is_prompt"] and last not in talk.asked
         changed = first or new_turn or (seen["answered"] and not talk.answered)
         if first or new_turn:
             opening, said = library.turn(
                 conn, project, talk.session, first=first,
-                prompt=seen["turns"][last] if new_turn else None, record=policy["records"],
+                prompt=seen["turns"][last] if new_turn else None, record=records,
                 agent=headers.get("x-waymark-agent") or None,
             )  # fmt: skip
             if first:
@@ -195,10 +199,9 @@ class Memory:
         else:
             sent = json.dumps(wire.inject(api, data, opening, shown), ensure_ascii=False).encode()
         streamed = bool(data.get("stream"))
-        records = policy["records"]
-        after = (
-            After(talk, api, seen["calls"], streamed, key, changed, project) if records else None
-        )
+        calls = [c for c in seen["calls"] if c["turn"] not in quiet]
+        after = (After(talk, api, calls, streamed, key, changed, project, last in quiet)
+                 if policy["records"] else None)  # fmt: skip
         return sent, after
 
     def record(self, after: After, answer: bytes | None) -> None:
@@ -215,7 +218,7 @@ class Memory:
         if after.calls:
             library.record_calls(conn, talk.project, talk.session, after.calls)
         said = wire.answer_of(after.api, answer, after.streamed) if answer is not None else None
-        if said is None or said[1]:
+        if said is None or said[1] or after.quiet:
             return
         talk.last_answer = said[0]
         for problem in turn_ended(conn, talk.project, talk.session, talk.project.files, said[0]):

@@ -106,10 +106,16 @@ def _prompt_text(api: str, item: dict[str, Any]) -> str | None:
 
 
 def _calls(api: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tool calls the history holds that have a result: {id, tool, input, output, error}."""
+    """The tool calls the history holds that have a result: {id, tool, command, paths,
+    failed, exit_code, error, turn: the ordinal of the user turn it was made in}."""
     made: dict[str, tuple[str, dict[str, Any]]] = {}
+    turn_of: dict[str, int] = {}
     results: dict[str, tuple[str, bool]] = {}
+    turn = -1
     for item in items:
+        if item.get("role") == "user" and _prompt_text(api, item) is not None:
+            turn += 1
+        before = set(made)
         if api == "anthropic":
             content = item.get("content")
             for block in content if isinstance(content, list) else ():
@@ -140,11 +146,13 @@ def _calls(api: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                         _arguments(function.get("arguments")))  # fmt: skip
             if item.get("role") == "tool" and isinstance(item.get("tool_call_id"), str):
                 results[item["tool_call_id"]] = (_text(item.get("content")), False)
+        turn_of.update((call_id, turn) for call_id in made if call_id not in before)
     out = []
     for call_id, (name, given) in made.items():
         if call_id in results:
             output, is_error = results[call_id]
-            out.append(_neutral(call_id, name, given, output, is_error))
+            out.append({**_neutral(call_id, name, given, output, is_error),
+                        "turn": turn_of[call_id]})  # fmt: skip
     return out
 
 
