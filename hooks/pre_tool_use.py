@@ -34,11 +34,6 @@ def handle(ctx: Context) -> str | None:
         return warm_output(NAME, reply)
     if not ctx.capturing():
         return None
-    if command and ctx.records:
-        from waymark.handoff.ledger import note_shell_writes
-
-        note_shell_writes(ctx.conn, ctx.project, event.session_id, event.client, command,
-                          event.cwd)  # fmt: skip
     from waymark.packets.tool import tool_packet
 
     text, ask = tool_packet(
@@ -52,6 +47,11 @@ def handle(ctx: Context) -> str | None:
         record=ctx.records,
         agent_id=event.agent_id,
     )
+    if command and ctx.records:  # after the packet: what it showed came before this call
+        from waymark.handoff.ledger import note_shell_writes
+
+        note_shell_writes(ctx.conn, ctx.project, event.session_id, event.client, command,
+                          event.cwd)  # fmt: skip
     if ask is not None:
         return _ask(event.client, event.session_id, ask[0], ask[1], text)
     return context_output(NAME, text) if text else None

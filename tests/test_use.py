@@ -125,3 +125,41 @@ def test_a_section_never_used_shrinks_in_the_budget_and_the_handoff_never_does(c
         use.settle(conn, enabled, f"s{n}", f"per {items[n]}")
     assert hook("SessionEnd", end).returncode == 0
     assert sessions.section_factors(conn, enabled.id) == {}
+
+
+def test_what_pretooluse_showed_is_not_used_by_the_call_that_brought_it(conn, enabled, repo):
+    """A file's warning shown before an edit of the file is not used by that edit (it would
+    never decay), nor a command's memory by the run it was shown before; a later edit or run
+    is use. Codex's patch (noted at PreToolUse) the same."""
+    warned = remember(conn, enabled, "core.py retries must stay idempotent", scope="file",
+                      target="src/pkg/core.py")  # fmt: skip
+    target = str(repo / "src" / "pkg" / "core.py")
+
+    def before_and_after(session: str, client: str = "claude-code", shows: bool = True) -> None:
+        if client == "codex":
+            patch = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/pkg/core.py\n"
+                     "@@\n-a\n+b\n*** End Patch\nEOF\n")  # fmt: skip
+            pre = payload("codex", "PreToolUse-patch", cwd=str(repo), session_id=session)
+            pre["tool_input"] = {"command": patch}
+            done = hook("PreToolUse", pre, "codex")
+            assert done.returncode == 0, done.stderr
+            return
+        pre = payload("claude-code", "PreToolUse-write", cwd=str(repo), session_id=session)
+        pre["tool_input"] = {"file_path": target, "content": "x"}
+        done = hook("PreToolUse", pre)
+        assert done.returncode == 0 and (warned.id in done.stdout.decode()) is shows
+        post = payload("claude-code", "PostToolUse-write", cwd=str(repo), session_id=session)
+        post["tool_input"] = {"file_path": target, "content": "x"}
+        assert hook("PostToolUse", post).returncode == 0
+
+    for client in ("claude-code", "codex"):
+        session = f"w-{client}"
+        before_and_after(session, client)
+        assert use.settle(conn, enabled, session, "") == []  # the edit it was shown before
+        if client == "codex":
+            post = payload("claude-code", "PostToolUse-write", cwd=str(repo), session_id=session)
+            post["tool_input"] = {"file_path": target, "content": "y"}
+            assert hook("PostToolUse", post).returncode == 0
+        else:
+            before_and_after(session, shows=False)  # shown once: the second edit is use
+        assert use.settle(conn, enabled, session, "") == [(warned.id, "file")]

@@ -5,7 +5,10 @@ Used, in this order of evidence: its id cited by the agent in its last message (
 payload; the message itself is never stored) or in a tool call that changed it or gave it
 feedback (`cited`, `tool`, `feedback`); a file it names (a memory's file scope or evidence
 path) edited after it was shown (`file`); a command it names in backticks run after it was
-shown (`command`: the program and subcommand, as the work map records them). Each item is
+shown (`command`: the program and subcommand, as the work map records them). What
+PreToolUse showed was shown because of the call about to run: that call (the first edit of
+the file, the first run of the command after the showing) is its cause, not its use; a
+later one is. Each item is
 counted once per session; a memory's `used` count drives ranking (one shown often and never
 used decays faster: `recall.fusion`) and `waymark stats` reports the rates.
 
@@ -50,10 +53,10 @@ def settle(
         return []
     message = (last_message or "")[:MAX_MESSAGE].upper()
     used: dict[str, str] = {}
-    for item, _ in shown:
+    for item, _, _ in shown:
         if message and item.upper() in message:
             used[item] = "cited"
-    memory_ids = [i for i, _ in shown if len(i) == ID_CHARS and i not in used]
+    memory_ids = [i for i, _, _ in shown if len(i) == ID_CHARS and i not in used]
     if memory_ids:
         from waymark.storage.events import named_in_session
 
@@ -61,7 +64,8 @@ def settle(
             used.setdefault(item, how)
         rest = [i for i in memory_ids if i not in used]
         if rest:
-            used.update(_by_work(conn, session_id, rest, dict(shown)))
+            first = {item: (at, hook) for item, at, hook in shown}
+            used.update(_by_work(conn, session_id, rest, first))
     if not used:
         return []
     found = sorted(used.items())
@@ -71,9 +75,14 @@ def settle(
 
 
 def _by_work(
-    conn: Connection, session_id: str, memory_ids: list[str], shown_at: dict[str, str]
+    conn: Connection,
+    session_id: str,
+    memory_ids: list[str],
+    shown: dict[str, tuple[str, str]],
 ) -> dict[str, str]:
-    """Memories whose file was edited, or whose named command ran, after they were shown."""
+    """Memories whose file was edited, or whose named command ran, after they were shown
+    (`shown`: when, and by which hook); after PreToolUse showed one, the first such edit or
+    run is the call that brought it and does not count."""
     edits, steps = sessions.session_activity(conn, session_id)
     if not edits and not steps:
         return {}
@@ -84,14 +93,16 @@ def _by_work(
         m = rows.get_memory(conn, memory_id)
         if m is None:
             continue
-        since = shown_at[memory_id]
+        since, hook = shown[memory_id]
+        caused = 1 if hook == "PreToolUse" else 0  # the call it was shown before
         files = {m.scope_target} if m.scope_type == "file" and m.scope_target else set()
         files |= {e["path"] for e in m.evidence if isinstance(e.get("path"), str)}
-        if any(at >= since and path in files for at, path in edits):
+        if len([1 for at, path in edits if at >= since and path in files]) > caused:
             out[memory_id] = "file"
             continue
         named = _commands(m.content)
-        if named and any(at >= since and _runs(target, named) for at, target in steps):
+        runs = [1 for at, target in steps if at >= since and _runs(target, named)] if named else []
+        if len(runs) > caused:
             out[memory_id] = "command"
     return out
 

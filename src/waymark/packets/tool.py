@@ -438,14 +438,14 @@ def answer(conn: Connection, request: dict) -> dict:
     if found is None or not found[1]["enabled"]:
         return {"ok": True, "text": None, "ask": None}
     project, chosen = found
-    if command and chosen["records"]:
-        from waymark.handoff.ledger import note_shell_writes
-
-        note_shell_writes(conn, project, event["session_id"], event["client"], command,
-                          event["cwd"])  # fmt: skip
     text, ask = tool_packet(
         conn, project, event["session_id"], event["client"], paths=list(paths),
         command=command, cwd=event["cwd"], record=bool(chosen["records"]),
         agent_id=event["agent_id"],
     )  # fmt: skip
+    if command and chosen["records"]:  # after the packet: what it showed came before this call
+        from waymark.handoff.ledger import note_shell_writes
+
+        note_shell_writes(conn, project, event["session_id"], event["client"], command,
+                          event["cwd"])  # fmt: skip
     return {"ok": True, "text": text, "ask": list(ask) if ask else None}

@@ -474,16 +474,17 @@ def heads(conn: Connection, session_ids: Iterable[str]) -> dict[str, tuple[str |
             for i, s, e in rows}  # fmt: skip
 
 
-def shown_unused(conn: Connection, session_id: str) -> list[tuple[str, str]]:
-    """(item, when first shown) of what the session's packets showed and it has not been
-    seen to use yet, oldest first."""
+def shown_unused(conn: Connection, session_id: str) -> list[tuple[str, str, str]]:
+    """(item, when first shown, the hook that first showed it) of what the session's
+    packets showed and it has not been seen to use yet, oldest first."""
     rows = conn.execute(
-        "SELECT j.item, min(j.at) FROM injections j WHERE j.session_id = ? AND j.item IS NOT"
-        " NULL AND j.tokens > 0 AND NOT EXISTS (SELECT 1 FROM injected_used u WHERE"
-        " u.session_id = j.session_id AND u.item = j.item) GROUP BY j.item ORDER BY min(j.at)",
+        "SELECT j.item, min(j.at), j.hook FROM injections j WHERE j.session_id = ? AND"
+        " j.item IS NOT NULL AND j.tokens > 0 AND NOT EXISTS (SELECT 1 FROM injected_used u"
+        " WHERE u.session_id = j.session_id AND u.item = j.item) GROUP BY j.item"
+        " ORDER BY min(j.at)",
         (session_id,),
     ).fetchall()
-    return [(str(i), str(a)) for i, a in rows]
+    return [(str(i), str(a), str(h)) for i, a, h in rows]
 
 
 def session_activity(
