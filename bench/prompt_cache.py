@@ -178,6 +178,8 @@ def session(client: str, tmp: pathlib.Path, waymark: bool, via: str | None = Non
     def point_at_proxy(run: pathlib.Path, client_env: dict[str, str]) -> None:
         if via != "proxy":
             return
+        from proxy import start_proxy  # bench/proxy.py
+
         if client == "claude":
             proc, url = start_proxy(repo, client_env["ANTHROPIC_BASE_URL"], {**client_env, **env})
             client_env["ANTHROPIC_BASE_URL"] = url
@@ -219,27 +221,13 @@ def session(client: str, tmp: pathlib.Path, waymark: bool, via: str | None = Non
     return {"runs": runs}
 
 
-def start_proxy(repo: pathlib.Path, upstream: str, env: dict[str, str]) -> tuple[Any, str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "waymark", "proxy", "--port", "0", "--upstream", upstream,
-         "--json"],
-        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    lines: list[str] = []
-    while not lines or lines[-1].rstrip() != "}":
-        line = proc.stdout.readline() if proc.stdout else ""
-        if not line:
-            raise SystemExit(f"the proxy exited: {''.join(lines)}")
-        lines.append(line)
-    return proc, json.loads("".join(lines))["url"]
-
-
 def chat_through_proxy(tmp: pathlib.Path, turns: int = 8) -> dict:
     """A Chat Completions conversation that only appends, through `waymark proxy` to a
     scripted upstream: what the upstream got, in order, as one run."""
     import httpx
 
     sys.path.insert(0, str(ROOT / "tests"))
+    from proxy import start_proxy  # bench/proxy.py
     from upstream import Upstream
 
     repo, env = project(tmp, True)

@@ -80,10 +80,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def start_proxy(repo: pathlib.Path, upstream: str) -> tuple[subprocess.Popen, str]:
+def start_proxy(
+    repo: pathlib.Path, upstream: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
+    """`waymark proxy` started in `repo` as a user starts it; (its process, its URL)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "waymark", "proxy", "--port", "0", "--upstream", upstream, "--json"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     lines: list[str] = []
     while not lines or lines[-1].rstrip() != "}":
