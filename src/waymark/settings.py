@@ -35,6 +35,18 @@ DEFAULTS: dict[str, Any] = {
     "packet.prompt_tokens": 1300,
     "packet.tool_tokens": 300,  # PreToolUse: what is known about the file or command
     "packet.failure_tokens": 200,  # a failed command: what fixed the same error before
+    # Each hook's packet also lists at most `_items` records (memories, failures, the
+    # checkpoint: a record's lines count once) and only those at or above its relevance
+    # `_floor`, on a 0-1 scale each hook defines (docs/sessions.md, "Budgets"). The
+    # defaults are what the packets measured on the coding set (bench/coding_recall.py).
+    "packet.session_start_items": 30,
+    "packet.prompt_items": 12,
+    "packet.tool_items": 8,
+    "packet.failure_items": 3,
+    "packet.session_start_floor": 0.0,
+    "packet.prompt_floor": 0.5,
+    "packet.tool_floor": 0.0,
+    "packet.failure_floor": 0.0,
     "packet.subagent": "small",  # a subagent's packet: "small" (next action, rules) or "none"
     "packet.subagent_tokens": 400,
     "checkpoint.budget_tokens": 600,
@@ -83,6 +95,14 @@ RANGES: dict[str, tuple[float, float]] = {
     "packet.prompt_tokens": (100, 8000),
     "packet.tool_tokens": (50, 4000),
     "packet.failure_tokens": (50, 1000),
+    "packet.session_start_items": (1, 100),
+    "packet.prompt_items": (1, 50),
+    "packet.tool_items": (1, 50),
+    "packet.failure_items": (1, 20),
+    "packet.session_start_floor": (0, 1),
+    "packet.prompt_floor": (0, 1),
+    "packet.tool_floor": (0, 1),
+    "packet.failure_floor": (0, 1),
     "packet.subagent_tokens": (50, 4000),
     "checkpoint.budget_tokens": (100, 8000),
     "task.lease_minutes": (1, 1440),
@@ -107,6 +127,18 @@ HELP: dict[str, str] = {
     "packet.prompt_tokens": "a prompt packet's budget, in tokens",
     "packet.tool_tokens": "what is known about a file or command before a tool runs, in tokens",
     "packet.failure_tokens": "what fixed the same error before, after a failed command, in tokens",
+    "packet.session_start_items": "the most records a SessionStart packet lists",
+    "packet.prompt_items": "the most records a prompt packet lists",
+    "packet.tool_items": "the most records listed before a tool runs",
+    "packet.failure_items": "the most records listed after a failed command",
+    "packet.session_start_floor": "SessionStart's relevance floor, 0-1 (over 0.5 leaves out what "
+    "is not new since the last session: older decisions, recent work, changes, the code)",
+    "packet.prompt_floor": "a prompt packet's relevance floor, 0-1: the share of the best "
+    "match's score a memory needs",
+    "packet.tool_floor": "the relevance floor before a tool runs, 0-1 (1: the file itself; "
+    "its folder 0.5, each folder up halves)",
+    "packet.failure_floor": "the relevance floor after a failure, 0-1 (1: the same error, or a "
+    "memory naming its quoted cause; 0.5 its words)",
     "packet.subagent": "a subagent's packet: small (next action, rules) or none",
     "packet.subagent_tokens": "a subagent packet's budget, in tokens",
     "checkpoint.budget_tokens": "a checkpoint's size limit, in tokens",
@@ -152,6 +184,13 @@ def changes(conn: Connection, limit: int = 20) -> list[dict[str, Any]]:
         out.append({"at": e["at"], "key": payload.get("key"), "old": payload.get("old"),
                     "new": payload.get("new"), "via": payload.get("via", "cli")})  # fmt: skip
     return out
+
+
+def budget(conn: Connection, hook: str) -> tuple[int, int, float]:
+    """(tokens, items, floor) of a hook's packet: `session_start`, `prompt`, `tool` or
+    `failure` (`packet.<hook>_tokens`, `_items`, `_floor`)."""
+    return (int(get(conn, f"packet.{hook}_tokens")), int(get(conn, f"packet.{hook}_items")),
+            float(get(conn, f"packet.{hook}_floor")))  # fmt: skip
 
 
 def get(conn: Connection, key: str) -> Any:

@@ -62,17 +62,22 @@ def failure_packet(
         conn, project.id, signature, EARLIER, before=int(failure["id"])
     )
     earlier = [f for f in earlier if f["passed_at"] or f["session_id"] != session_id]
-    found = [m for m in _naming(conn, project, failure) if m.id not in seen][:MEMORIES]
+    named, relevance = _naming(conn, project, failure)
+    found = [m for m in named if m.id not in seen][:MEMORIES]
+    from waymark import settings
+
+    tokens, items, floor = settings.budget(conn, "failure")
+    if relevance < floor:  # `packet.failure_floor`: named by the error's words only
+        found = []
     lines = _failure_lines(earlier) + [(m.id, _memory_line(m)) for m in found]
     if not lines:
         return None
-    from waymark import settings
     from waymark.packets.render import Section, render
 
     notes = [(k, "the same error before" if k.startswith("failure:") else "names the error")
              for k, _ in lines]  # fmt: skip
     parts = [Section(TITLE, [line for _, line in lines], 400, 0, notes)]
-    text = render("failure", parts, settings.get(conn, "packet.failure_tokens"))
+    text = render("failure", parts, tokens, items)
     if not text:
         return None
     from waymark.storage.connection import read_only
@@ -139,40 +144,41 @@ def _memory_line(m: Memory) -> str:
     return memory_line(m)[:400]
 
 
-def _naming(conn: Connection, project: Project, failure: dict) -> list[Memory]:
+def _naming(conn: Connection, project: Project, failure: dict) -> tuple[list[Memory], float]:
     """Active lessons, warnings and solutions whose text names the error's cause: its
-    quoted names when it has some (`No module named 'requests_mock'`), else its words."""
+    quoted names when it has some (`No module named 'requests_mock'`), else its words; and
+    their relevance (1 by the quoted names, 0.5 by the words: `packet.failure_floor`)."""
     from waymark.curation import signature
 
     line = signature.telling_line(failure["error_tail"] or "")
     if not line:
-        return []
+        return [], 0.0
     from waymark.storage import memories as rows
     from waymark.storage import search
 
-    out: list[Memory] = []
-    for terms in _cause_terms(line):
+    for terms, relevance in _cause_terms(line):
         match = " ".join('"' + t.replace('"', "") + '"' for t in terms)
         rowids = search.typed_matches(conn, project.id, match, MEMORY_TYPES, MEMORIES * 2)
         by_rowid = rows.by_rowids(conn, rowids)
-        out += [by_rowid[r] for r in rowids if r in by_rowid]
+        out = [by_rowid[r] for r in rowids if r in by_rowid]
         if out:
-            break
-    return out
+            return out, relevance
+    return [], 0.0
 
 
-def _cause_terms(line: str) -> list[list[str]]:
-    """The lookups to try, strictest first: the quoted names of the error (the cause, in
-    most messages), then its telling words (four at most, the error class among them)."""
+def _cause_terms(line: str) -> list[tuple[list[str], float]]:
+    """The lookups to try, strictest first, each with its relevance: the quoted names of
+    the error (the cause, in most messages), then its telling words (four at most, the
+    error class among them)."""
     import re
 
     quoted = [q for q in re.findall(r"[`'\"]([^`'\"]{2,80})[`'\"]", line) if _words(q)]
     words = [w for w in _words(signature_free(line)) if w.lower() not in _PLAIN_WORDS]
     out = []
     if quoted:
-        out.append(quoted[:3])
+        out.append((quoted[:3], 1.0))
     if words:
-        out.append(list(dict.fromkeys(words))[:4])
+        out.append((list(dict.fromkeys(words))[:4], 0.5))
     return out
 
 

@@ -102,14 +102,15 @@ def prompt_packet(
     if writable:
         ledger.ensure_session(conn, project, session_id, client)
         ledger.renew_claims(conn, session_id)
-    ask = Asked(conn, project, client, prompt, neighbours, agent,
+    tokens, items, floor = settings.budget(conn, "prompt")
+    ask = Asked(conn, project, client, prompt, neighbours, agent, floor,
                 seen=sessions.injected(conn, session_id),
                 named=pathnames.normalise(project, pathnames.mentioned(prompt)))  # fmt: skip
     parts = [section(ask) for section in SECTIONS]
     parts = shrunk(parts, sessions.section_factors(conn, project.id))
     if sections_out is not None:
         sections_out.extend(parts)
-    text = render("prompt", parts, settings.get(conn, "packet.prompt_tokens"))
+    text = render("prompt", parts, tokens, items)
     reports = _from_subagents(conn, session_id) if writable else None
     if not text:
         return reports
@@ -136,10 +137,11 @@ class Asked:
     def __init__(
         self, conn: Connection, project: Project, client: str, prompt: str,
         neighbours: Callable[[], list[list[tuple[int, float]]] | None] | None,
-        agent: str | None, *, seen: set[str], named: list[str],
+        agent: str | None, floor: float, *, seen: set[str], named: list[str],
     ) -> None:  # fmt: skip
         self.conn, self.project, self.client, self.prompt = conn, project, client, prompt
         self.neighbours, self.agent, self.seen, self.named = neighbours, agent, seen, named
+        self.floor = floor  # `packet.prompt_floor`: the share of the best match's score
         self.shown: set[str] = set()  # by an earlier section of this packet
         self.memories: list[str] = []  # every memory a section lists, in order
         self.others: list[tuple[str, str]] = []  # (seen key, its line) of what is not a memory
@@ -247,7 +249,8 @@ def _relevant(ask: Asked) -> Any:
     )  # fmt: skip
     fresh = {m.id for m in ask.new([h.memory for h in hits])}
     kept = {m.id for m in ask.not_restated([h.memory for h in hits if h.memory.id in fresh])}
-    chosen = [h for h in relevant_hits(hits, conn=ask.conn) if h.memory.id in kept]
+    chosen = [h for h in relevant_hits(hits, conn=ask.conn, share=ask.floor)
+              if h.memory.id in kept]  # fmt: skip
     flag = ask.flagged([h.memory for h in chosen])
     ask.memories += [h.memory.id for h in chosen]
     return Section("Relevant memories", [memory_line(h.memory, flag(h.memory.id)) for h in chosen],

@@ -42,13 +42,15 @@ class AtLeast(int):
     __slots__ = ()
 
 
-def render(kind: str, sections: list[Section], budget: int) -> str:
+def render(kind: str, sections: list[Section], budget: int, items: int | None = None) -> str:
     """The fenced packet, or "" when no section has anything to say. The whole text, the
-    note of what was left out included, stays within `budget` tokens."""
+    note of what was left out included, stays within `budget` tokens and lists at most
+    `items` records (a line citing one its notes name; a record's further lines are free),
+    in section order."""
     budget = min(budget, MAX_TOKENS)
     room, step = budget, 0
     while room > 0:  # the note of omissions is sized only at the end: shrink, retry
-        text, size = _render(kind, sections, room)
+        text, size = _render(kind, sections, room, items)
         if size <= budget:
             return text
         room -= size - budget + step  # a shrink that drops no line must grow: it will
@@ -92,15 +94,19 @@ def receipts(
     return out + left
 
 
-def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:
+def _render(kind: str, sections: list[Section], room: int, items: int | None) -> tuple[str, int]:
     open_tag, close_tag = f'<waymark-memory kind="{kind}">', "</waymark-memory>"
     used = estimate(open_tag + HEADER + close_tag) + 4
     parts: list[str] = []
     omitted: list[str] = []
+    listed: set[str] = set()  # the records listed so far, against `items`
     for section in sections:
         if not section.items:
             continue
         lines, left_out = _fill(section, min(section.budget, room - used))
+        if items is not None and section.notes:
+            kept = _counted(lines, section.notes, listed, items)
+            lines, left_out = lines[:kept], left_out + len(lines) - kept
         if lines:
             block = f"## {section.title}\n" + "\n".join(lines)
             parts.append(block)
@@ -116,6 +122,18 @@ def _render(kind: str, sections: list[Section], room: int) -> tuple[str, int]:
     if len(text) > MAX_CHARS:
         text = _cut(text, open_tag, close_tag)
     return text, estimate(text)
+
+
+def _counted(lines: list[str], notes: Sequence[tuple[str | None, str]], listed: set[str],
+             items: int) -> int:  # fmt: skip
+    """How many of `lines` (a prefix of a section's) fit while at most `items` records are
+    listed in all; `listed` gains those they cite."""
+    for i, (record_id, _) in enumerate(notes[: len(lines)]):
+        if record_id is not None and record_id not in listed:
+            if len(listed) >= items:
+                return i
+            listed.add(record_id)
+    return len(lines)
 
 
 def _fill(section: Section, budget: int) -> tuple[list[str], int]:

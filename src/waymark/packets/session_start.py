@@ -208,9 +208,9 @@ def packet(
     start = Start(conn, project, session_id, full=full, head=head, dirty=dirty, branch=branch,
                   client=client)  # fmt: skip
     parts = [section(start) for section in (FULL if full else COMPACT)]
-    budget = settings.get(conn, "packet.session_start_tokens")
-    parts = shrunk(parts, section_factors(conn, project.id))
-    text = render("session-start", parts, budget)
+    budget, items, floor = settings.budget(conn, "session_start")
+    parts = shrunk(floored(parts, floor), section_factors(conn, project.id))
+    text = render("session-start", parts, budget, items)
     memories = [
         memory_id
         for part in parts
@@ -219,6 +219,30 @@ def packet(
         if memory_id
     ]
     return text, (memories, parts)
+
+
+# What is not new since the last session, at relevance 0.5 (`packet.session_start_floor`):
+# sections whole, and the older decisions of "Decisions" (their note says so).
+CONTEXT = ("Recent work", "Repository since last session", "Code map")
+OLDER = "newest decision"
+
+
+def floored(parts: list[Section], floor: float) -> list[Section]:
+    """`parts` without what falls below `floor`: at 0.5 or under, everything; above it only
+    what the last session left and what is new since (relevance 1)."""
+    if floor <= 0.5:
+        return parts
+    out = []
+    for part in parts:
+        if part.title in CONTEXT:
+            part = part._replace(items=[], more=0, notes=None, unread=())
+        elif part.notes and any(why == OLDER for _, why in part.notes):
+            pairs = [(line, note) for line, note in zip(part.items, part.notes, strict=False)
+                     if note[1] != OLDER]  # fmt: skip
+            part = part._replace(items=[line for line, _ in pairs],
+                                 notes=[note for _, note in pairs])  # fmt: skip
+        out.append(part)
+    return out
 
 
 class Start:

@@ -33,6 +33,9 @@ TAIL_SHOWN = 160
 # Shown first: what most often saves a wasted edit.
 TYPE_ORDER = ("warning", "lesson", "decision", "convention", "incident", "solution")
 
+# The relevance of a warning found by the command's words, not a path (`relevance`).
+WARNING_RELEVANCE = 0.5
+
 # The confirmation a guard asks for: (key, reason). `key` names what was confirmed (Codex has
 # no "ask": it is told no once, then let through). A plain tuple: a namedtuple costs a hook
 # about 0.25 ms to define.
@@ -93,6 +96,14 @@ def tool_packet(
     from waymark.storage.connection import read_only
     from waymark.storage.outcomes import reverted_among
 
+    tokens, items, floor = settings.budget(conn, "tool")
+    if floor > 0:  # `packet.tool_floor`: below it, a memory of a folder far above, a warning
+        fresh = [m for m in fresh if relevance(m, rel) >= floor]
+        warnings = [] if floor > WARNING_RELEVANCE else warnings
+        if not (fresh or approaches or failures or warnings or impact or skills or models
+                or others):  # fmt: skip
+            return None, ask
+
     found = Found(skills=skills, failures=failures, fresh=fresh, approaches=approaches,
                   warnings=warnings, impact=impact, models=models, others=others,
                   reverted=reverted_among(conn, project.id, [m.id for m in fresh]),
@@ -102,7 +113,7 @@ def tool_packet(
     from waymark.storage.sessions import section_factors
 
     parts = shrunk(parts, section_factors(conn, project.id))
-    text = render("tool", parts, settings.get(conn, "packet.tool_tokens"))
+    text = render("tool", parts, tokens, items)
     if not text:
         return None, ask
     if record and not read_only(conn):
@@ -120,6 +131,21 @@ def tool_packet(
             agent_id=agent_id,
         )
     return text, ask
+
+
+def relevance(memory: Memory, rel: list[str]) -> float:
+    """How closely a memory scoped to a path concerns the files of the call (`rel`): 1 the
+    file itself or one of its symbols, 0.5 its folder, halved for each folder further up
+    (`packet.tool_floor` compares with it)."""
+    target = (memory.scope_target or ".").split("::", 1)[0]
+    best = 0.0
+    for path in rel:
+        if target == path:
+            return 1.0
+        if target == "." or path.startswith(target + "/"):
+            between = path.count("/") - (0 if target == "." else target.count("/") + 1)
+            best = max(best, 0.5 ** (between + 1))
+    return best
 
 
 class Found:

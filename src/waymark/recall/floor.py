@@ -30,6 +30,7 @@ RELATIVE_MIN_HYBRID = 0.5
 # asked only this close (`answers`): all-MiniLM-L6-v2 puts unrelated texts at 0.0-0.25
 # ("zzzz qqqq" met a note at 0.18).
 MEANING_ONLY_MIN = 0.3
+LEXICAL_SHARE = RELATIVE_MIN / RELATIVE_MIN_HYBRID  # 0.7: the lexical floor at the default
 SMALL_STORE = 20  # fewer memories than this: the lexical floor is lower (`lexical_floor`)
 
 
@@ -93,11 +94,15 @@ def asked_hits(hits: list[Hit]) -> list[Hit]:
     ]
 
 
-def relevant_hits(hits: list[Hit], *, conn: Connection | None = None) -> list[Hit]:
+def relevant_hits(
+    hits: list[Hit], *, conn: Connection | None = None, share: float = RELATIVE_MIN_HYBRID
+) -> list[Hit]:
     """The hits above the floor, in order, and with them every hit an explicit link of one
     of those reaches (`relate`): what a strong hit links to is shown beside it, however weak
     its own words. `conn`, the store the hits came from: a small one's lexical floor is
-    lower (`lexical_floor`)."""
+    lower (`lexical_floor`). `share`: of the best hit's score a hit needs where the semantic
+    tier took part (`packet.prompt_floor`); lexical recall alone, whose scores spread
+    wider, needs LEXICAL_SHARE of that."""
     if not hits:
         return []
     best = hits[0].score
@@ -108,7 +113,7 @@ def relevant_hits(hits: list[Hit], *, conn: Connection | None = None) -> list[Hi
         memories = max_rowid(conn)  # every memory ever written: an upper bound, so never lower
     lexical_min = lexical_floor(memories)
     hybrid = any("semantic" in h.explain.get("tiers", {}) for h in hits)
-    relative = RELATIVE_MIN_HYBRID if hybrid else RELATIVE_MIN
+    relative = share if hybrid else share * LEXICAL_SHARE
     strong = {h.memory.id for h in hits if relevant_hit(h, best, lexical_min, relative)}
     return [
         h
