@@ -43,15 +43,38 @@ def runs_tool_hooks() -> bool:
 
 
 def add_settings(
-    text: str | None, path: str, python: str, windows: bool, prompt_tool: bool = False
-) -> tuple[str, dict]:
+    text: str | None, path: str, python: str, windows: bool, prompt_tool: bool = False,
+    statusline: bool = False,
+) -> tuple[str, dict]:  # fmt: skip
+    """The hooks; with `statusline`, Waymark's status line too where none is set (owned
+    says whether it was added)."""
     groups = commands.hook_groups(python, commands.CLAUDE, windows=windows, prompt_tool=prompt_tool)
     new, owned = hookconfig.add(text, path, groups)
-    return new, {"hooks": [_describe(e, g) for e, g in groups], **owned}
+    added = False
+    if statusline and "statusLine" not in hookconfig.document(new, path):
+        root = jsonedit.scan(new)
+        new = jsonedit.add_member(new, root, "statusLine",
+                                  commands.statusline(python, windows=windows))  # fmt: skip
+        added = True
+    return new, {"hooks": [_describe(e, g) for e, g in groups], **owned, "statusLine": added}
 
 
 def strip_settings(text: str, path: str, owned: dict) -> str:
+    """Without Waymark's hooks, and its status line (never another's)."""
+    root = jsonedit.scan(text) if text.strip() else None
+    if root is not None and root.kind == "object":
+        names = [k for k, _, _ in root.members]
+        if "statusLine" in names and commands.is_our_statusline(
+            hookconfig.document(text, path).get("statusLine")
+        ):
+            text = jsonedit.remove_child(text, root, names.index("statusLine"))
     return hookconfig.strip(text, path, owned)
+
+
+def statusline_taken(text: str | None, path: str) -> bool:
+    """Whether the settings set a status line that is not Waymark's."""
+    line = hookconfig.document(text, path).get("statusLine")
+    return line is not None and not commands.is_our_statusline(line)
 
 
 def settings_notes(text: str | None, path: str) -> list[str]:

@@ -100,6 +100,21 @@ def hook_command(python: str, module: str, client: str, *, windows: bool = False
     return f'{posix_quote(exe)} -I -c "{launch.program(module)}" {client}'
 
 
+STATUSLINE_MODULE = "statusline"
+
+
+def statusline(python: str, *, windows: bool = False) -> dict:
+    """Claude Code's `statusLine` entry running `hooks/statusline.py` (`install --statusline`)."""
+    exe = python.replace("\\", "/") if windows else python
+    return {"type": "command", "padding": 0,
+            "command": f'{posix_quote(exe)} -I -c "{launch.program(STATUSLINE_MODULE)}"'}  # fmt: skip
+
+
+def is_our_statusline(entry: object) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and f"waymark.hooks.{STATUSLINE_MODULE} " in command + " "
+
+
 def hook_command_windows(python: str, module: str, client: str) -> str:
     return f'{cmd_word(python)} -I -c "{launch.program(module)}" {client}'
 

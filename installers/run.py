@@ -105,19 +105,22 @@ MODES = ("both", "hooks", "mcp")
 
 
 def _targets(
-    client: str, python: str, windows: bool, only: str = "both"
+    client: str, python: str, windows: bool, only: str = "both", statusline: bool = False
 ) -> list[tuple[Kind, str, Callable]]:
     """The files `install` writes for `client`, of every role `only` names. With both roles,
-    Claude Code's prompt hook also calls the MCP server where the client can."""
+    Claude Code's prompt hook also calls the MCP server where the client can; `statusline`
+    adds Claude Code's status line where none is set."""
     both = only == "both"
     tool = both and client == CLAUDE and claude.runs_tool_hooks()
-    return [t for t in _all_targets(client, python, windows, notify=both, prompt_tool=tool)
+    return [t for t in _all_targets(client, python, windows, notify=both, prompt_tool=tool,
+                                    statusline=statusline)
             if both or t[0].role == only]  # fmt: skip
 
 
 def _all_targets(
-    client: str, python: str, windows: bool, notify: bool = True, prompt_tool: bool = False
-) -> list[tuple[Kind, str, Callable]]:
+    client: str, python: str, windows: bool, notify: bool = True, prompt_tool: bool = False,
+    statusline: bool = False,
+) -> list[tuple[Kind, str, Callable]]:  # fmt: skip
     if client == OPENCODE:  # no hooks to run: its MCP server only
         return [
             (
@@ -132,8 +135,12 @@ def _all_targets(
                 KINDS["claude-settings"],
                 claude.settings_path(),
                 partial(
-                    claude.add_settings, python=python, windows=windows, prompt_tool=prompt_tool
-                ),
+                    claude.add_settings,
+                    python=python,
+                    windows=windows,
+                    prompt_tool=prompt_tool,
+                    statusline=statusline,
+                ),  # fmt: skip
             ),
             (
                 KINDS["claude-user"],
@@ -221,21 +228,26 @@ def install(
     python: str | None = None,
     windows: bool | None = None,
     only: str = "both",
+    statusline: bool | None = None,
 ) -> dict[str, Any]:
     """Connect Waymark to `clients` (default: those found): their hooks and MCP server, or
     only one of them (`only`: hooks, mcp; what an earlier install wrote of the other is
-    taken out). Nothing is written when any file is refused; with dry_run nothing is written
-    at all and the diffs are returned."""
+    taken out); `statusline` True adds Claude Code's status line where none is set, False
+    takes Waymark's out, None keeps what the last install did. Nothing is written when any
+    file is refused; with dry_run nothing is written at all and the diffs are returned."""
     if only not in MODES:
         raise InstallRefused(f"--only takes one of {', '.join(MODES)}, not {only!r}")
     python = python or commands.interpreter()
     windows = os.name == "nt" if windows is None else windows
     chosen = list(dict.fromkeys(clients)) if clients else detect()
     state = manifest.load()
+    if statusline is None:  # as the last install left it
+        last = manifest.record(state, claude.settings_path()) if CLAUDE in chosen else None
+        statusline = bool(last and last["owned"].get("statusLine"))
     changes = [
         _plan_install(kind, path, add, manifest.record(state, path))
         for client in chosen
-        for kind, path, add in _targets(client, python, windows, only)
+        for kind, path, add in _targets(client, python, windows, only, statusline)
     ]
     kept = {ch.path for ch in changes}
     here = {path for client in chosen for _, path, _ in _all_targets(client, python, windows)}
@@ -247,6 +259,15 @@ def install(
     for ch in changes:
         if ch.kind.notes:
             notes += ch.kind.notes(ch.after, ch.path)
+        if (
+            statusline
+            and ch.kind.name == "claude-settings"
+            and claude.statusline_taken(ch.after, ch.path)
+        ):
+            notes.append(
+                f"{display(ch.path)} sets a statusLine already: Waymark's was not added "
+                "(remove that one and run `waymark install --statusline` again to use it)"
+            )
     if not chosen:
         notes.append(
             "found neither Claude Code nor Codex (no `claude`/`codex` on PATH, no ~/.claude, "

@@ -159,6 +159,16 @@ def _register_measures(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--days", type=positive, default=30.0, help="how far back (default 30)")
     p = add_command(
         commands,
+        "statusline",
+        common,
+        handler=cmd_statusline,
+        help="a session's line for Claude Code's status line: records shown, used, its handoff "
+        "(reads Claude Code's JSON on stdin; `waymark install --statusline` wires it)",
+        example="waymark statusline --session 3f2a...",
+    )
+    p.add_argument("--session", help="the session's id (default: session_id of stdin's JSON)")
+    p = add_command(
+        commands,
         "outcomes",
         common,
         handler=cmd_outcomes,
@@ -341,6 +351,27 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     if data["by_how"]:
         lines.append("used by: " + ", ".join(f"{n} {h}" for h, n in data["by_how"].items()))
     emit(data, ctx.as_json, "\n".join(lines))
+    return 0
+
+
+def cmd_statusline(args: argparse.Namespace, ctx: Context) -> int:
+    import sys
+
+    from waymark.base import jsonlite as json
+    from waymark.errors import InvalidArgument
+    from waymark.packets.statusline import status_line
+
+    session = args.session
+    if not session and not sys.stdin.isatty():
+        try:
+            said = json.loads(sys.stdin.read() or "{}")
+        except ValueError as exc:
+            raise InvalidArgument(f"stdin is not Claude Code's JSON: {exc}") from None
+        session = said.get("session_id") if isinstance(said, dict) else None
+    if not isinstance(session, str) or not session:
+        raise InvalidArgument("name the session: --session ID, or Claude Code's JSON on stdin")
+    line = status_line(ctx.conn, session)
+    emit({"session": session, "line": line}, ctx.as_json, line)
     return 0
 
 

@@ -49,6 +49,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("review", "approve or reject a candidate"),
         ("feedback", "say how a recalled memory served; it moves in ranking"),
         ("stats", "how much of what Waymark injects the sessions use, and its cost"),
+        ("statusline", "a session's line for Claude Code's status line"),
         ("consolidate", "propose near-duplicate or contradicting memories as one"),
         ("sweep", "archive expired or unused memories; purge long-archived ones"),
         ("backfill", "propose candidates from the transcripts already on this machine"),

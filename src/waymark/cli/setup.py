@@ -121,6 +121,15 @@ def _register_setup(commands: Any, common: argparse.ArgumentParser) -> None:
         help="install only the hooks or only the MCP server (what an earlier install wrote of "
         "the other is taken out); default both",
     )
+    from argparse import BooleanOptionalAction  # argparse is loaded by now: the parser's
+
+    p.add_argument(
+        "--statusline",
+        action=BooleanOptionalAction,
+        default=None,
+        help="Claude Code's status line, `memory: 3 shown · 1 used · handoff saved 2 min ago`, "
+        "where none is set (--no-statusline takes it out; default: as the last install)",
+    )
     p = add_command(
         commands,
         "uninstall",
@@ -320,7 +329,8 @@ def _clients(value: str | None) -> list[str] | None:
 def cmd_install(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.installers import install
 
-    report = install(_clients(args.client), dry_run=args.dry_run, only=args.only)
+    report = install(_clients(args.client), dry_run=args.dry_run, only=args.only,
+                     statusline=args.statusline)  # fmt: skip
     everywhere = settings.get(ctx.conn, "capture.all_git_repos")
     report["capture"] = "all_git_repos" if everywhere else "per_project"
     report["notes"].append(

@@ -115,6 +115,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "how much of what the packets inject the sessions use (per section, hook, type), tokens per session, prompt, subagent and used item, and the MCP tools' cost",
     ),
     (
+        "statusline",
+        "curation",
+        "a session's line for Claude Code's status line: records shown, used, its handoff (reads Claude Code's JSON on stdin; `waymark install --statusline` wires it)",
+    ),
+    (
         "outcomes",
         "curation",
         "what became of the changes decisions, lessons and checkpoints led to, in git: held (boosted in recall) or reverted (demoted, flagged)",

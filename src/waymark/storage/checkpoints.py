@@ -257,3 +257,24 @@ def current_revision_of(conn: Connection, checkpoint_id: str) -> tuple[str, str]
         (checkpoint_id,),
     ).fetchone()
     return None if row is None else (str(row[0]), str(row[1]))
+
+
+def last_saves(
+    conn: Connection, project_id: str, session_id: str
+) -> tuple[str | None, str | None, bool]:
+    """(when the session last saved a handoff, when anyone in the project last did, whether
+    the session's "handoff needed" marker is open)."""
+    ((mine,),) = conn.execute(
+        "SELECT max(r.created_at) FROM checkpoint_revisions r JOIN checkpoints c"
+        " ON c.id = r.checkpoint_id WHERE c.project_id = ? AND r.session_id = ?",
+        (project_id, session_id),
+    )
+    ((newest,),) = conn.execute(
+        "SELECT max(updated_at) FROM checkpoints WHERE project_id = ?", (project_id,)
+    )
+    needed = conn.execute(
+        "SELECT 1 FROM handoff_markers WHERE project_id = ? AND session_id = ?"
+        " AND cleared_at IS NULL",
+        (project_id, session_id),
+    ).fetchone()
+    return mine, newest, needed is not None

@@ -601,3 +601,24 @@ def compact_dropped(conn: Connection, session_id: str) -> str | None:
         "SELECT compact_dropped FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+def shown_and_used(conn: Connection, session_id: str) -> tuple[str, int, int, bool] | None:
+    """(project id, records the session's packets showed, those of them it used, whether it
+    changed files since its last handoff) of a session, or None when no hook opened it: what
+    the status line counts."""
+    row = conn.execute(
+        "SELECT project_id, last_change_at IS NOT NULL AND (handed_off_at IS NULL OR"
+        " handed_off_at < last_change_at) FROM sessions WHERE id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    ((shown,),) = conn.execute(
+        "SELECT count(DISTINCT item) FROM injections WHERE session_id = ? AND item IS NOT NULL"
+        " AND tokens > 0",
+        (session_id,),
+    )
+    ((used,),) = conn.execute("SELECT count(*) FROM injected_used WHERE session_id = ?",
+                              (session_id,))  # fmt: skip
+    return str(row[0]), int(shown), int(used), bool(row[1])
