@@ -831,6 +831,12 @@ def test_the_overview_draws_memories_tokens_queue_age_and_hook_times(worked):
     assert re.search(r"<title>[0-9-]+ [0-9:]+: \d+ tokens</title>", page)  # the session
     assert re.search(r"<title>claude-code SessionStart, p50: [0-9.]+ ms</title>", page)
     assert "<strong>1</strong> waiting for review" in page
+    # What it led to (`stats --impact`): the one session, not from a handoff, its items.
+    impact = page.split('<section class="impact">', 1)[1].split("</section>", 1)[0]
+    assert "<strong>0</strong> of 1 sessions started from a handoff" in impact
+    assert re.search(r"<strong>\d+</strong> of [1-9]\d* items used", impact)
+    assert "no transcript of these sessions on this machine" in impact
+    assert impact.count("<tr>") == 2  # the heading and this week
 
 
 def test_a_stacked_bar_names_a_part_by_what_it_stands_for():

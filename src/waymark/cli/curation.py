@@ -154,9 +154,15 @@ def _register_measures(commands: Any, common: argparse.ArgumentParser) -> None:
         handler=cmd_stats,
         help="how much of what the packets inject the sessions use (per section, hook, type), "
         "tokens per session, prompt, subagent and used item, and the MCP tools' cost",
-        example="waymark stats --days 7 --json",
+        example="waymark stats --impact --days 28",
     )
     p.add_argument("--days", type=positive, default=30.0, help="how far back (default 30)")
+    p.add_argument(
+        "--impact",
+        action="store_true",
+        help="what it led to, per week: sessions started from a handoff, recalls served, "
+        "items used, hints followed by a pass, decisions held, the prompt cache",
+    )
     p = add_command(
         commands,
         "statusline",
@@ -326,6 +332,8 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
     from waymark.packets.stats import stats
 
     project = ctx.project(create=False)
+    if args.impact:
+        return _impact(args, ctx, project)
     data = stats(ctx.conn, project, days=args.days)
     t = data["tokens"]
 
@@ -352,6 +360,52 @@ def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
         lines.append("used by: " + ", ".join(f"{n} {h}" for h, n in data["by_how"].items()))
     emit(data, ctx.as_json, "\n".join(lines))
     return 0
+
+
+def _impact(args: argparse.Namespace, ctx: Context, project: Any) -> int:
+    from waymark.packets.impact import impact
+    from waymark.projects.client_files import claude_config_dir, codex_home
+
+    data = impact(ctx.conn, project, days=args.days, claude_dir=claude_config_dir(),
+                  codex_dir=codex_home())  # fmt: skip
+    emit(data, ctx.as_json, impact_text(data))
+    return 0
+
+
+def impact_text(data: dict[str, Any]) -> str:
+    def pct(rate: float | None) -> str:
+        return "-" if rate is None else f"{100 * rate:.0f}%"
+
+    def row(name: str, r: dict[str, Any]) -> str:
+        per = "-" if r["tokens_per_used_item"] is None else f"{r['tokens_per_used_item']:,.0f}"
+        return (f"{name:<10} {r['sessions']:>8} {r['from_handoff']:>8} {r['handoffs_resumed']:>7}"
+                f" {r['recalls']:>7} {r['used']:>5}/{r['shown']:<5} {per:>9}"
+                f" {r['hints_then_passed']:>4}/{r['failure_hints']:<4}"
+                f" {r['decisions_held']:>4}/{r['decisions_reverted']:<4}")  # fmt: skip
+
+    t = data["total"]
+    lines = [
+        f"last {data['days']:g} days: {t['sessions']} sessions, {t['from_handoff']} started "
+        f"from a handoff ({pct(t['from_handoff_share'])}), {t['handoffs_resumed']} carried it "
+        f"on; {t['recalls']} recalls served ({t['asked_recalls']} asked for); {t['used']} of "
+        f"{t['shown']} items used ({pct(t['use_rate'])}); {t['hints_then_passed']} of "
+        f"{t['failure_hints']} failure hints followed by a pass; decisions {t['decisions_held']}"
+        f" held, {t['decisions_reverted']} reverted",
+        "",
+        f"{'week of':<10} {'sessions':>8} {'handoff':>8} {'resumed':>7} {'recalls':>7}"
+        f" {'used/shown':>11} {'tok/used':>9} {'hint/pass':>9} {'held/rev':>9}",
+    ]
+    lines += [row(w["week"], w) for w in data["weeks"]]
+    lines.append(row("total", t))
+    cache = data["prompt_cache"]
+    if cache and cache["requests"]:
+        parts = [f"{client} {pct(c['cached_share'])} of {c['input_tokens']:,} ({c['requests']}"
+                 f" requests, {c['sessions']} sessions)" for client, c in cache["by_client"].items()]  # fmt: skip
+        lines.append(f"prompt cache, from the clients' transcripts: {pct(cache['cached_share'])}"
+                     f" of prompt tokens read from cache; " + "; ".join(parts))  # fmt: skip
+    else:
+        lines.append("prompt cache: no transcript of these sessions on this machine")
+    return "\n".join(lines)
 
 
 def cmd_statusline(args: argparse.Namespace, ctx: Context) -> int:

@@ -113,7 +113,23 @@ def asked_answer(
         told["dbt"] = [m["line"] for m in got["dbt"]]
     if got["notes"] or got["dbt"]:
         told["tokens"] = cost(told)
+    if got["hits"]:
+        _served(conn, project, session_id, len(told.get("results", ())))
     return told
+
+
+def _served(conn: Connection, project: Project, session_id: str | None, shown: int) -> None:
+    """An asked recall that answered with memories, counted (`stats --impact`): the event
+    holds how many, never the query."""
+    from waymark.storage import connection as db
+    from waymark.storage.connection import read_only
+
+    if shown and not read_only(conn):
+        from waymark.storage.events import log_event
+
+        with db.write(conn):
+            log_event(conn, "recall.served", project_id=project.id, session_id=session_id,
+                      actor="agent", shown=shown)  # fmt: skip
 
 
 def browse_answer(project: Project, page: Any, *, detail: str) -> dict[str, Any]:

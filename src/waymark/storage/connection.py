@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 # The schema this Waymark writes: len(migrations.MIGRATIONS), which a test checks. A constant
 # here so that opening an up-to-date file (every hook) never loads the migrations' SQL.
-SCHEMA_VERSION = 52
+SCHEMA_VERSION = 53
 # A new file's page size. A vector row (1,536 bytes of float32 and its keys) fits twice in a
 # 4 KB page, leaving 400 bytes a record unused; ten fill a 16 KB page. `compact` moves an
 # older file over. Measured: 3,604 -> 3,095 bytes a record with its vector at 50,000.

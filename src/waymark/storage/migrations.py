@@ -1121,6 +1121,12 @@ CREATE TABLE proxy_conversations (
 CREATE INDEX proxy_conversations_by_time ON proxy_conversations (updated_at);
 """
 
+M053_RECALLS_SERVED = """
+-- Recalls an agent asked for that answered with memories (`stats --impact`, the Overview):
+-- found by project and time without reading the whole audit log.
+CREATE INDEX events_recalls_served ON events (project_id, at) WHERE op = 'recall.served';
+"""
+
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", M001_INITIAL),
     ("m002_vectors_links_use", M002_VECTORS_LINKS_ACCESS),
@@ -1174,6 +1180,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("m050_fts_insert_direct", M050_FTS_INSERT_DIRECT),
     ("m051_tasks", M051_TASKS),
     ("m052_proxy_conversations", M052_PROXY_CONVERSATIONS),
+    ("m053_recalls_served", M053_RECALLS_SERVED),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,9 @@ from waymark.errors import WaymarkError
 from waymark.web.common import PAGE, Pages, Store, forbidden, int_arg, read_form, run_sync
 
 
+IMPACT_DAYS = 28  # the Overview's "what it led to": the last four weeks
+
+
 class ViewPages(Pages):
     """What a project did and holds, drawn: overview, sessions, checkpoints, code map, graph, timeline, next packet."""
 
@@ -16,12 +19,17 @@ class ViewPages(Pages):
         """The project at a glance, with its pictures."""
         from waymark.health.overview import overview
         from waymark.memories.kinds import TYPES
+        from waymark.packets.impact import impact
+        from waymark.projects.client_files import claude_config_dir, codex_home
         from waymark.web import charts
 
         with Store() as opened:
             try:
                 projects, project = opened.projects(request.query_params.get("project"))
                 seen = overview(opened.conn, project) if project is not None else None
+                led = (impact(opened.conn, project, days=IMPACT_DAYS,
+                              claude_dir=claude_config_dir(), codex_dir=codex_home())
+                       if project is not None else None)  # fmt: skip
             except WaymarkError as exc:
                 return self.failed(request, exc)
         pictures = {}
@@ -43,7 +51,7 @@ class ViewPages(Pages):
                                       for h in seen["hooks"]]),
             }  # fmt: skip
         return self.render(request, "overview.html", projects=projects, project=project,
-                           seen=seen, pictures=pictures)  # fmt: skip
+                           seen=seen, pictures=pictures, led=led)  # fmt: skip
 
     def sessions(self, request: Any) -> Any:
         from waymark.packets import sessions
