@@ -8,7 +8,6 @@ from typing import Any
 from waymark.errors import WaymarkError
 from waymark.web.common import PAGE, Pages, Store, forbidden, int_arg, read_form, run_sync
 
-
 IMPACT_DAYS = 28  # the Overview's "what it led to": the last four weeks
 
 
