@@ -73,6 +73,9 @@ DEFAULTS: dict[str, Any] = {
     "proxy.port": 8795,
     "proxy.anthropic_upstream": "https://api.anthropic.com",
     "proxy.openai_upstream": "https://api.openai.com",
+    # Codex's own memories (where `[features] memories = true`) get each project's rules and
+    # decisions through `$CODEX_HOME/memories/extensions/waymark/` (data/codex_extension.py).
+    "codex.memories_extension": False,
 }
 
 # Settings that hold an http(s) URL.
@@ -153,11 +156,16 @@ HELP: dict[str, str] = {
     "proxy.port": "the memory proxy's port",
     "proxy.anthropic_upstream": "where the proxy sends Anthropic requests",
     "proxy.openai_upstream": "where the proxy sends OpenAI requests",
+    "codex.memories_extension": "give Codex's own memories each project's rules and decisions "
+    "(its memories/extensions/waymark folder), refreshed at each session's end",
 }
 
 
 # What to do next after a change, said by whoever changed it.
 AFTER: dict[str, str] = {
+    "codex.memories_extension": "`waymark export --to codex-memories` writes it now (Codex's "
+    "memories must be on: `[features] memories = true` in its config.toml); turned off, the "
+    "next session's end takes the folder out",
     "recall.model": "run `waymark index` to embed every memory with it (until then recall "
     "searches only what it has embedded; a running MCP server switches by itself)",
 }

@@ -211,3 +211,46 @@ def test_real_codex_runs_waymarks_hooks_only_when_trusted_with_doctors_hash(
     else:
         assert said["status"] == "warn"
         assert "though codex started a session at" in said["detail"], said
+
+
+def test_codexs_own_memories_get_waymarks_decisions_and_the_packet_does_not_repeat_them(
+    clients, tmp_path
+):
+    """Codex with its memories on: Waymark's extension folder holds the project's decisions
+    (`export --to codex-memories`); one Codex's summary already carries (as its consolidation
+    keeps it, cited `waymark:<id>`) reaches the model there and not again in Waymark's packet;
+    the folder outlives Codex's own start-up work on its memories."""
+    from stub_llm import request_text
+
+    run_dir = tmp_path / "run"
+    project, home = run_dir / "project", run_dir / "codex-home"
+    ids: dict[str, str] = {}
+
+    def before_launch(run: Path, env: dict[str, str]) -> None:
+        waymark(env, "install", "--client", commands.CODEX)
+        waymark(env, "enable", "--project", str(project))
+        for key, text in (("carried", "We chose SQLite over Postgres for the store"),
+                          ("fresh", "We render the charts on the server as SVG")):  # fmt: skip
+            ids[key] = waymark(env, "remember", "--project", str(project), "--type", "decision",
+                               "--content", text)["memory"]["id"]  # fmt: skip
+        waymark(env, "config", "codex.memories_extension", "true")
+        written = waymark(env, "export", "--to", "codex-memories", "--project", str(project))
+        assert len(written["written"]) == 1, written
+        (home / "memories" / "memory_summary.md").write_text(
+            f"v1\n\n- The store is SQLite, not Postgres (waymark:{ids['carried']})\n", "utf-8"
+        )
+
+    result = clients.run(
+        "codex", [{"text": "Done."}], run_dir=run_dir, mcp_servers={},
+        env=client_env(clients), before_launch=before_launch, features={"memories": True},
+    )  # fmt: skip
+    first = request_text(result.main_requests[0])
+    assert f"waymark:{ids['carried']}" in first  # Codex put its summary in front of the model
+    opening = '<waymark-memory kind=\\"session-start\\">'  # the request is JSON text
+    packet = first.split(opening, 1)[1].split("</waymark-memory>")[0]
+    assert ids["fresh"] in packet and ids["carried"] not in packet
+    folder = home / "memories" / "extensions" / "waymark"
+    (resource,) = (folder / "resources").iterdir()
+    text = resource.read_text("utf-8")
+    assert f"(waymark:{ids['carried']})" in text and f"(waymark:{ids['fresh']})" in text
+    assert (folder / "instructions.md").is_file()

@@ -18,13 +18,14 @@ def payload(text: str) -> dict:
     return json.loads(text[text.index("{") :])
 
 
-@pytest.mark.parametrize("late_s", [0, 4, 8])
+@pytest.mark.parametrize("late_s", [0, 4])
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_a_checkpoint_saved_in_one_session_is_recalled_in_the_next(
     clients, client, late_s, monkeypatch, tmp_path
 ):
-    """Also with the server starting 4 s and 8 s late (a busy machine, many servers starting
-    together): Claude Code probes `server/discover` for about 3 s, then initializes."""
+    """Also with the server starting 4 s late (a busy machine, many servers starting
+    together): Claude Code probes `server/discover` for about 3 s, then initializes. 8 s
+    late is the handoff test's (test_hooks_clients.py): the same start, 36 s less a run."""
     run_dir = tmp_path / "run"
     servers = clients.mcp_servers(late_s)
     # Codex asks the model without waiting for a server still starting: a first turn of

@@ -118,6 +118,13 @@ def _register_file(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every project (default: this directory's project, or the one --project names)",
     )
+    p.add_argument(
+        "--to",
+        choices=("codex-memories",),
+        help="codex-memories: the projects' rules and decisions into Codex's own memories "
+        "(its memories/extensions/waymark folder; needs `waymark config "
+        "codex.memories_extension true` and Codex's memories on)",
+    )
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
@@ -241,9 +248,37 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
+def _to_codex(args: argparse.Namespace, ctx: Context) -> int:
+    from waymark import settings
+    from waymark.data import codex_extension as codex
+    from waymark.errors import InvalidArgument
+    from waymark.projects.manage import every_project
+
+    if args.out or args.format != "jsonl":
+        raise UsageError("--to codex-memories writes Codex's folder: no --out or --format")
+    if not settings.get(ctx.conn, codex.SETTING):
+        raise InvalidArgument(
+            f"the Codex memories extension is off: `waymark config {codex.SETTING} true` "
+            "turns it on (each session's end then keeps it current)"
+        )
+    if not codex.memories_on():
+        raise InvalidArgument(
+            "Codex's memories are off: `[features] memories = true` in its config.toml "
+            "turns them on; nothing was written"
+        )
+    projects = every_project(ctx.conn) if args.all else [ctx.project(create=False)]
+    data = codex.sync(ctx.conn, projects)
+    emit(data, ctx.as_json, f"Codex memories extension {data['folder']}: "
+         f"{len(data['written'])} written, {data['unchanged']} unchanged, "
+         f"{len(data['removed'])} removed")  # fmt: skip
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     if args.all and ctx.project_spec:
         raise UsageError("give either --all or --project, not both")
+    if args.to == "codex-memories":
+        return _to_codex(args, ctx)
     project = None if args.all else ctx.project(create=False)
     project_id = project.id if project else None
     out = args.out or portable.default_path(project, args.format)

@@ -71,7 +71,8 @@ def extras(
     conn: Connection, project: Project, session_id: str, last_message: str | None
 ) -> list[str]:
     """After a session closed: measured use, skills learned from its work, insights from the
-    error log. An extra that fails is reported, never raised."""
+    error log, Codex's memories extension (where it is on). An extra that fails is reported,
+    never raised."""
     problems = []
     try:
         from waymark.curation.use import refresh_sections, settle
@@ -92,6 +93,12 @@ def extras(
         propose_insights(conn, project, session_id)
     except Exception as exc:  # extra work: the session is closed whatever happens here
         problems.append(f"insights skipped: {exc!r}")
+    try:
+        from waymark.data.codex_extension import after_session
+
+        after_session(conn, project)
+    except Exception as exc:  # Codex's memories are its own: a failure there costs nothing here
+        problems.append(f"Codex memories extension skipped: {exc!r}")
     return problems
 
 

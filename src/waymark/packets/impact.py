@@ -20,7 +20,6 @@ import time
 from waymark.base import clock
 from waymark.projects.resolve import Project
 from waymark.storage import impact as rows
-from waymark.storage import sessions as session_rows
 from waymark.storage.connection import Connection
 
 TYPE_CHECKING = False
@@ -52,9 +51,13 @@ def impact(
     rates, and `prompt_cache` (None when no client folder is given)."""
     since = clock.second(time.time() - days * DAY)
     weeks: dict[str, dict[str, Any]] = {}
+    named: dict[str, str] = {}  # a day's stamp -> its week
 
     def add(stamp: str, key: str, n: int = 1) -> None:
-        row = weeks.setdefault(week_of(stamp), dict.fromkeys(COUNTS, 0))
+        day = stamp[:10]
+        if day not in named:
+            named[day] = week_of(day)
+        row = weeks.setdefault(named[day], dict.fromkeys(COUNTS, 0))
         row[key] += n
 
     started = rows.sessions_since(conn, project.id, since)
@@ -72,16 +75,11 @@ def impact(
     for at in rows.asked_recalls(conn, project.id, since):
         add(at, "recalls")
         add(at, "asked_recalls")
-    shown: dict[tuple[str, str], bool] = {}
-    for session, _, _, _, item, tokens, _, how, _ in session_rows.use_rows(conn, project.id, since):
+    for session, tokens, shown, used in rows.use_by_session(conn, project.id, since):
         at = when.get(session, since)
-        add(at, "tokens", int(tokens))
-        if item is not None and tokens:
-            shown[(session, item)] = shown.get((session, item), False) or how is not None
-    for (session, _), used in shown.items():
-        add(when.get(session, since), "shown")
-        if used:
-            add(when.get(session, since), "used")
+        add(at, "tokens", tokens)
+        add(at, "shown", shown)
+        add(at, "used", used)
     for at, passed in rows.failure_hints(conn, project.id, since):
         add(at, "failure_hints")
         if passed:

@@ -161,7 +161,7 @@ class Asked:
         if not self._stated:
             self._stated.append(stated_text(self.project, self.client))
         stated = self._stated[0]
-        return [m for m in memories if not already_stated(m.content, m.title, stated)]
+        return [m for m in memories if not already_stated(m.content, m.title, stated, m.id)]
 
     def flagged(self, memories: list[Any]) -> Callable[[str], str]:
         """A memory's flag in its line: REVERTED where git showed its change reverted."""

@@ -150,13 +150,15 @@ DECISIONS_READ = 30
 
 
 def decisions(
-    conn: Connection, project: Project, session_id: str, shown: set[str]
-) -> tuple[list[str], list[tuple[str, str]], int, list[str]]:
+    conn: Connection, project: Project, session_id: str, shown: set[str],
+    client: str | None = None,
+) -> tuple[list[str], list[tuple[str, str]], int, list[str]]:  # fmt: skip
     """The decisions made since the last session began (DECISIONS_NEW at most, newest
     first), then the newest older active ones while fewer than DECISIONS_SHOWN are listed:
     their lines (a decision whose change git reverted flagged REVERTED, as every packet
     flags it), (id, why) notes, and how many new ones were not listed, and their ids (the
-    receipt names them). Those `shown` (the packet's rules) are not repeated."""
+    receipt names them). Those `shown` (the packet's rules) are not repeated, nor those a
+    file `client` loads states already (Codex's own memories among them)."""
     from waymark.base import clock
     from waymark.storage.guidance import newest_decisions
 
@@ -165,6 +167,8 @@ def decisions(
         for m in newest_decisions(conn, project.id, clock.second(), DECISIONS_READ)
         if m.id not in shown
     ]
+    said = {m.id for m in not_restated(project, found, client)}
+    found = [m for m in found if m.id not in said]
     if not found:
         return [], [], 0, []
     last = sessions.recent_sessions(conn, project.id, session_id, 1)
@@ -199,7 +203,9 @@ def not_restated(
     from waymark.projects.client_files import already_stated, stated_text
 
     stated = stated_text(project, client)
-    return [m for m in memories if already_stated(m.content, m.title, stated)] if stated else []
+    return (
+        [m for m in memories if already_stated(m.content, m.title, stated, m.id)] if stated else []
+    )
 
 
 def pending_handoffs(conn: Connection, project: Project, session_id: str) -> list[str]:

@@ -257,7 +257,7 @@ class Start:
         from waymark.packets import sections
 
         self.conn, self.project, self.session_id, self.full = conn, project, session_id, full
-        self.head, self.dirty, self.branch = head, dirty, branch
+        self.head, self.dirty, self.branch, self.client = head, dirty, branch, client
         self.checkpoint = sections.checkpoint(conn, project, branch, session_id)
         self.rules = sections.rules(conn, project, client=client)
 
@@ -328,7 +328,7 @@ def _decisions(start: Start) -> Section:
 
     shown = {memory_id for memory_id, _ in start.rules[1] if memory_id}
     lines, notes, more, unread = sections.decisions(start.conn, start.project, start.session_id,
-                                                    shown)  # fmt: skip
+                                                    shown, start.client)  # fmt: skip
     return Section("Decisions", lines, 250, more, notes, unread)
 
 

@@ -65,6 +65,7 @@ def normal(text: str) -> str:
 
 CLAUDE_FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
 CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")
+CODEX_SUMMARY = "memory_summary.md"
 
 
 def instruction_files(project: Project, client: str | None = None) -> list[str]:
@@ -88,6 +89,8 @@ def instruction_files(project: Project, client: str | None = None) -> list[str]:
             )
             if first:
                 found.append(first)
+        # Codex's own memories, where they are on: the summary it loads into every prompt.
+        found.append(os.path.join(codex_memory_dir(), CODEX_SUMMARY))
     return [p for p in found if os.path.isfile(p)]
 
 
@@ -107,10 +110,13 @@ def stated_text(project: Project, client: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def already_stated(content: str, title: str, stated: str) -> bool:
-    """True when the memory's text (or its title) is said in `stated` (normalised) already."""
+def already_stated(content: str, title: str, stated: str, memory_id: str | None = None) -> bool:
+    """True when the memory's text (or its title) is said in `stated` (normalised) already,
+    or its reference `waymark:<id>` (how Codex's memories cite what Waymark gave them)."""
     if not stated:
         return False
+    if memory_id and normal(f"waymark:{memory_id}") in stated:
+        return True
     for text in (content, title):
         said = normal(text)
         if len(said) >= MIN_STATED and said in stated:

@@ -36,6 +36,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from waymark.projects.resolve import Project
     from waymark.storage.connection import Connection
 
 
@@ -48,6 +49,18 @@ def summaries(conn: Connection, *, empty_folders: bool = False) -> list[dict[str
         row["missing"] = bool(row["root"]) and not os.path.isdir(row["root"])
         if empty_folders or not _empty_folder(row):
             out.append(row)
+    return out
+
+
+def every_project(conn: Connection) -> list[Project]:
+    """Every project that holds memories, as a Project (nothing bound, nothing created)."""
+    from waymark.projects.resolve import resolve
+
+    out = []
+    for row in summaries(conn):
+        if row["memories"]:
+            spec = row["name"] if row["kind"] == "name" else row["root"]
+            out.append(resolve(conn, spec, create=False, bind=False))
     return out
 
 

@@ -48,13 +48,31 @@ def saved(conn: Connection, project_id: str, since: str) -> set[tuple[str, str]]
 
 
 def prompt_recalls(conn: Connection, project_id: str, since: str) -> list[str]:
-    """When each prompt packet that showed a memory was made."""
+    """When each prompt packet that showed a memory was made (a prompt packet's lines cite
+    memories, or nothing: what the repository said)."""
     return [
         str(a)
         for (a,) in conn.execute(
-            "SELECT min(j.at) FROM injections j JOIN memories m ON m.id = j.item WHERE"
-            " j.project_id = ? AND j.at >= ? AND j.hook = 'UserPromptSubmit' AND j.tokens > 0"
-            " GROUP BY j.packet",
+            "SELECT min(at) FROM injections WHERE project_id = ? AND at >= ? AND"
+            " hook = 'UserPromptSubmit' AND tokens > 0 AND item IS NOT NULL GROUP BY packet",
+            (project_id, since),
+        )
+    ]
+
+
+def use_by_session(
+    conn: Connection, project_id: str, since: str
+) -> list[tuple[str, int, int, int]]:
+    """(session id, tokens its packets injected, records they showed, those it used) of each
+    session with a packet since, each record once per session."""
+    return [
+        (str(s), int(t or 0), int(n), int(u))
+        for s, t, n, u in conn.execute(
+            "SELECT j.session_id, sum(j.tokens),"
+            " count(DISTINCT CASE WHEN j.item IS NOT NULL AND j.tokens > 0 THEN j.item END),"
+            " count(DISTINCT CASE WHEN j.tokens > 0 AND u.item IS NOT NULL THEN j.item END)"
+            " FROM injections j LEFT JOIN injected_used u ON u.session_id = j.session_id AND"
+            " u.item = j.item WHERE j.project_id = ? AND j.at >= ? GROUP BY j.session_id",
             (project_id, since),
         )
     ]
