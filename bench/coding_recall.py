@@ -111,15 +111,29 @@ def load_project(conn, project, memories: list[dict], noise: int, seed: int) -> 
 PACKET_METRICS = ("answered", "found", "precision", "shown", "noise", "empty")
 
 
+CANDIDATES: dict[str, tuple[list[str], list[str]]] = {}  # prompt -> (ranked keys, kept keys)
+
+
 def packet_keys(conn, project, prompt: str, *, hybrid: bool) -> list[str]:
     """The keys of the memories the prompt packet shows for `prompt` in a new session (made
     as the warm MCP server makes it, with the model when `hybrid`; nothing recorded, so no
-    question changes another's answer)."""
+    question changes another's answer). The ranked candidates its relevance floor chose
+    from, and those it kept, go to CANDIDATES (`ceiling`)."""
     import uuid
 
     from waymark.memories import store
     from waymark.packets import prompt as packets
-    from waymark.recall import embed, quantize, semantic
+    from waymark.recall import embed, floor, quantize, semantic
+
+    chose = floor.relevant_hits
+
+    def noted(hits, **kw):  # type: ignore[no-untyped-def]
+        kept = chose(hits, **kw)
+        CANDIDATES[prompt] = ([h.memory.key or h.memory.id for h in hits],
+                              [h.memory.key or h.memory.id for h in kept])  # fmt: skip
+        return kept
+
+    floor.relevant_hits = noted
 
     neighbours = None
     if hybrid:
@@ -127,8 +141,12 @@ def packet_keys(conn, project, prompt: str, *, hybrid: bool) -> list[str]:
         near = semantic.overlapped(conn, project.id, prompt, model,
                                    packets.PROMPT_SEMANTIC_TOKENS)  # fmt: skip
         neighbours = lambda: [near()]  # noqa: E731
-    text = packets.for_prompt(conn, project, str(uuid.uuid4()), "claude-code", prompt,
-                              neighbours, record=False) or ""  # fmt: skip
+    CANDIDATES.pop(prompt, None)
+    try:
+        text = packets.for_prompt(conn, project, str(uuid.uuid4()), "claude-code", prompt,
+                                  neighbours, record=False) or ""  # fmt: skip
+    finally:
+        floor.relevant_hits = chose
     ids = [line.split(" · id ", 1)[1].split("]", 1)[0] for line in text.splitlines()
            if line.startswith("- [") and " · id " in line]  # fmt: skip
     return [store.get(conn, i).key or i for i in ids]
@@ -155,6 +173,30 @@ def packet_score(queries: list[dict], shown: dict[str, list[str]]) -> dict[str, 
         means["precision"] = sum(shown_any) / len(shown_any) if shown_any else 0.0
         out[g] = {"n": len(rows), **means}
     return out
+
+
+def ceiling(queries: list[dict], shown: dict[str, list[str]]) -> dict[str, float]:
+    """What a perfect cut of the same candidates would show: per question, of the other
+    sections' memories plus each prefix of the ranked candidates, the one that finds the most
+    relevant memories, then the most precisely (it knows the answers: no floor can do
+    better on this ranking). Its answered, found and precision, as `packet_score` counts."""
+    answered = found = precision = counted = 0.0
+    for q in queries:
+        gold, keys = set(q["relevant"]), shown.get(q["qid"], [])
+        ranked, kept = CANDIDATES.get(q["query"], ([], []))
+        others = [k for k in keys if k not in kept]
+        best = None
+        for n in range(len(ranked) + 1):
+            show = others + [k for k in ranked[:n] if k not in others]
+            if show:
+                hit = len(gold & set(show))
+                best = max(best or (False, 0.0, 0.0), (hit > 0, hit / len(gold), hit / len(show)))
+        if best is not None:
+            answered, found = answered + best[0], found + best[1]
+            precision, counted = precision + best[2], counted + 1
+    n = len(queries)
+    return {"answered": answered / n, "found": found / n,
+            "precision": precision / counted if counted else 0.0}  # fmt: skip
 
 
 def per_query(ranked: list[str], relevant: list[str]) -> dict[str, float]:
@@ -270,6 +312,12 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
         for kind, row in results[label].items():
             cells = " | ".join(f"{row[k]:.3f}" for k in row if k != "n")
             print(f"| {kind} | {row['n']} | {cells} |")
+        if packet:
+            top = ceiling(queries, found)
+            results[label]["ceiling"] = top
+            print(f"\nceiling (a perfect cut of the same candidates): answered "
+                  f"{top['answered']:.3f}, found {top['found']:.3f}, precision "
+                  f"{top['precision']:.3f}")  # fmt: skip
         if args.misses and packet:  # every question whose packet missed a relevant memory
             for q in queries:
                 shown = found[q["qid"]]

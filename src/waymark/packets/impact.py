@@ -62,28 +62,29 @@ def impact(
 
     started = rows.sessions_since(conn, project.id, since)
     when = {s: at for s, _, at in started}
-    handoffs = rows.started_from(conn, project.id, since)
     saves = rows.saved(conn, project.id, since)
+    used = rows.used_per_session(conn, project.id, since)
     for session_id, _, at in started:
         add(at, "sessions")
-        if session_id in handoffs:
-            add(at, "from_handoff")
-            if (session_id, handoffs[session_id]) in saves:
-                add(at, "handoffs_resumed")
-    for at in rows.prompt_recalls(conn, project.id, since):
-        add(at, "recalls")
-    for at in rows.asked_recalls(conn, project.id, since):
-        add(at, "recalls")
-        add(at, "asked_recalls")
-    for session, tokens, shown, used in rows.use_by_session(conn, project.id, since):
+        add(at, "used", used.get(session_id, 0))
+    for session, tokens, shown, recalls, handoff, failures in rows.per_session(
+        conn, project.id, since
+    ):
         at = when.get(session, since)
         add(at, "tokens", tokens)
         add(at, "shown", shown)
-        add(at, "used", used)
-    for at, passed in rows.failure_hints(conn, project.id, since):
-        add(at, "failure_hints")
-        if passed:
-            add(at, "hints_then_passed")
+        add(at, "recalls", recalls)
+        if handoff is not None and session in when:
+            add(at, "from_handoff")
+            if (session, handoff) in saves:
+                add(at, "handoffs_resumed")
+        for failed_at in failures:
+            add(at, "failure_hints")
+            if rows.passed_after(conn, session, failed_at):
+                add(at, "hints_then_passed")
+    for at in rows.asked_recalls(conn, project.id, since):
+        add(at, "recalls")
+        add(at, "asked_recalls")
     for at, state in rows.decision_outcomes(conn, project.id, since):
         add(at, "decisions_held" if state == "held" else "decisions_reverted")
     total = dict.fromkeys(COUNTS, 0)

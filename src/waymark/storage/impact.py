@@ -20,20 +20,6 @@ def sessions_since(conn: Connection, project_id: str, since: str) -> list[tuple[
     ]
 
 
-def started_from(conn: Connection, project_id: str, since: str) -> dict[str, str]:
-    """session id -> the checkpoint its SessionStart packet showed (it started from that
-    handoff)."""
-    return {
-        str(s): str(c)
-        for s, c in conn.execute(
-            "SELECT session_id, min(item) FROM injections WHERE project_id = ? AND at >= ?"
-            " AND hook = 'SessionStart' AND section = 'Active checkpoint' AND tokens > 0"
-            " AND item IS NOT NULL GROUP BY session_id",
-            (project_id, since),
-        )
-    }
-
-
 def saved(conn: Connection, project_id: str, since: str) -> set[tuple[str, str]]:
     """(session id, checkpoint id) of every handoff saved since."""
     return {
@@ -47,35 +33,60 @@ def saved(conn: Connection, project_id: str, since: str) -> set[tuple[str, str]]
     }
 
 
-def prompt_recalls(conn: Connection, project_id: str, since: str) -> list[str]:
-    """When each prompt packet that showed a memory was made (a prompt packet's lines cite
-    memories, or nothing: what the repository said)."""
-    return [
-        str(a)
-        for (a,) in conn.execute(
-            "SELECT min(at) FROM injections WHERE project_id = ? AND at >= ? AND"
-            " hook = 'UserPromptSubmit' AND tokens > 0 AND item IS NOT NULL GROUP BY packet",
-            (project_id, since),
-        )
-    ]
-
-
-def use_by_session(
+def per_session(
     conn: Connection, project_id: str, since: str
-) -> list[tuple[str, int, int, int]]:
-    """(session id, tokens its packets injected, records they showed, those it used) of each
-    session with a packet since, each record once per session."""
+) -> list[tuple[str, int, int, int, str | None, list[str]]]:
+    """For each session with a packet since, from its receipts in one pass: (session id,
+    tokens injected, records shown (each once), prompt packets that showed a memory (a
+    prompt packet's lines cite memories or nothing), the checkpoint its SessionStart packet
+    showed (it started from that handoff) or None, when each failure packet was made)."""
     return [
-        (str(s), int(t or 0), int(n), int(u))
-        for s, t, n, u in conn.execute(
-            "SELECT j.session_id, sum(j.tokens),"
-            " count(DISTINCT CASE WHEN j.item IS NOT NULL AND j.tokens > 0 THEN j.item END),"
-            " count(DISTINCT CASE WHEN j.tokens > 0 AND u.item IS NOT NULL THEN j.item END)"
-            " FROM injections j LEFT JOIN injected_used u ON u.session_id = j.session_id AND"
-            " u.item = j.item WHERE j.project_id = ? AND j.at >= ? GROUP BY j.session_id",
+        (
+            str(s),
+            int(t or 0),
+            int(n),
+            int(r),
+            None if c is None else str(c),
+            sorted(str(f).split(",")) if f else [],
+        )  # fmt: skip
+        for s, t, n, r, c, f in conn.execute(
+            "SELECT session_id, sum(tokens),"
+            " count(DISTINCT CASE WHEN item IS NOT NULL AND tokens > 0 THEN item END),"
+            " count(DISTINCT CASE WHEN hook = 'UserPromptSubmit' AND tokens > 0 AND"
+            " item IS NOT NULL THEN packet END),"
+            " min(CASE WHEN hook = 'SessionStart' AND section = 'Active checkpoint' AND"
+            " tokens > 0 THEN item END),"
+            " group_concat(DISTINCT CASE WHEN kind = 'failure' THEN at END)"
+            " FROM injections WHERE project_id = ? AND at >= ? GROUP BY session_id",
             (project_id, since),
         )
     ]
+
+
+def used_per_session(conn: Connection, project_id: str, since: str) -> dict[str, int]:
+    """session id -> the records it used of those its packets showed (`curation.use`), for
+    the sessions that started since."""
+    return {
+        str(s): int(n)
+        for s, n in conn.execute(
+            "SELECT u.session_id, count(*) FROM injected_used u JOIN sessions s ON"
+            " s.id = u.session_id WHERE s.project_id = ? AND s.started_at >= ?"
+            " GROUP BY u.session_id",
+            (project_id, since),
+        )
+    }
+
+
+def passed_after(conn: Connection, session_id: str, at: str) -> bool:
+    """Whether the session's newest failed command by `at` (the one a failure packet
+    answered) passed later."""
+    for (passed,) in conn.execute(
+        "SELECT passed_at IS NOT NULL FROM command_failures WHERE session_id = ? AND"
+        " failed_at <= ? ORDER BY failed_at DESC LIMIT 1",
+        (session_id, at),
+    ):
+        return bool(passed)
+    return False
 
 
 def asked_recalls(conn: Connection, project_id: str, since: str) -> list[str]:
@@ -84,21 +95,6 @@ def asked_recalls(conn: Connection, project_id: str, since: str) -> list[str]:
         str(a)
         for (a,) in conn.execute(
             "SELECT at FROM events WHERE op = 'recall.served' AND project_id = ? AND at >= ?",
-            (project_id, since),
-        )
-    ]
-
-
-def failure_hints(conn: Connection, project_id: str, since: str) -> list[tuple[str, bool]]:
-    """(when, whether the failed command passed later) of each packet that said what fixed
-    an error before: the failure it answered is the session's newest by then."""
-    return [
-        (str(a), bool(p))
-        for a, p in conn.execute(
-            "SELECT j.at, (SELECT f.passed_at IS NOT NULL FROM command_failures f WHERE"
-            " f.session_id = j.session_id AND f.failed_at <= j.at ORDER BY f.failed_at DESC"
-            " LIMIT 1) FROM injections j WHERE j.project_id = ? AND j.at >= ? AND"
-            " j.kind = 'failure' GROUP BY j.packet",
             (project_id, since),
         )
     ]
