@@ -160,15 +160,18 @@ def _our_positions(path: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def installed_commands(client: str) -> list[tuple[str, str, float]]:
-    """(event, command, timeout in seconds) of each Waymark hook in `client`'s config."""
+def installed_commands(client: str) -> list[tuple[str, str | list[str], float]]:
+    """(event, command, timeout in seconds) of each Waymark hook in `client`'s config: the
+    shell form's command line, or the exec form's argv (no shell)."""
+    from .wiring import handler_argv
+
     path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
-    out = []
+    out: list[tuple[str, str | list[str], float]] = []
     for event, handler in our_handlers(path):
         timeout = handler.get("timeout")
         seconds = float(timeout) if isinstance(timeout, int | float) else 60.0
-        out.append((event, handler["command"], seconds))
-    return sorted(out)
+        out.append((event, handler_argv(handler) or str(handler["command"]), seconds))
+    return sorted(out, key=lambda row: (row[0], str(row[1])))
 
 
 def self_test(client: str) -> list[dict[str, str]]:

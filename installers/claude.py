@@ -24,31 +24,44 @@ found = places.claude_found
 
 
 TOOL_HOOKS_SINCE = (2, 1, 118)  # the first Claude Code that runs "mcp_tool" hooks
+EXEC_HOOKS_SINCE = (2, 1, 139)  # the first that takes a command hook's `args` (no shell)
 VERSION_TIMEOUT_S = 20.0
 
 
-def runs_tool_hooks() -> bool:
-    """Whether the Claude Code on PATH runs `mcp_tool` hooks; False when there is none or
-    its version cannot be read (an older one might refuse the settings file's hooks)."""
+def version() -> tuple[int, ...] | None:
+    """The version of the Claude Code on PATH, or None when there is none or it cannot be
+    read (an older one might refuse what a newer takes: the caller then writes the older
+    form)."""
     exe = shutil.which("claude")
     if not exe:
-        return False
+        return None
     try:
         said = subprocess.run([exe, "--version"], capture_output=True, text=True,
                               timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
-        return False
+        return None
     found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", said or "")
-    return found is not None and tuple(map(int, found.groups())) >= TOOL_HOOKS_SINCE
+    return tuple(map(int, found.groups())) if found else None
+
+
+def runs_tool_hooks() -> bool:
+    """Whether the Claude Code on PATH runs `mcp_tool` hooks."""
+    return since(version(), TOOL_HOOKS_SINCE)
+
+
+def since(found: tuple[int, ...] | None, first: tuple[int, ...]) -> bool:
+    """Whether a Claude Code of version `found` (None: unknown) is `first` or later."""
+    return found is not None and found >= first
 
 
 def add_settings(
     text: str | None, path: str, python: str, windows: bool, prompt_tool: bool = False,
-    statusline: bool = False,
+    statusline: bool = False, exec_form: bool = False,
 ) -> tuple[str, dict]:  # fmt: skip
-    """The hooks; with `statusline`, Waymark's status line too where none is set (owned
-    says whether it was added)."""
-    groups = commands.hook_groups(python, commands.CLAUDE, windows=windows, prompt_tool=prompt_tool)
+    """The hooks (in the exec form where this Claude Code takes it); with `statusline`,
+    Waymark's status line too where none is set (owned says whether it was added)."""
+    groups = commands.hook_groups(python, commands.CLAUDE, windows=windows,
+                                  prompt_tool=prompt_tool, exec_form=exec_form)  # fmt: skip
     new, owned = hookconfig.add(text, path, groups)
     added = False
     if statusline and "statusLine" not in hookconfig.document(new, path):
@@ -98,7 +111,9 @@ def settings_notes(text: str | None, path: str) -> list[str]:
 
 
 def _describe(event: str, group: dict) -> dict:
-    return {"event": event, "command": group["hooks"][0]["command"]}
+    from .wiring import handler_line
+
+    return {"event": event, "command": handler_line(group["hooks"][0])}
 
 
 # .claude.json

@@ -115,6 +115,12 @@ def is_our_statusline(entry: object) -> bool:
     return isinstance(command, str) and f"waymark.hooks.{STATUSLINE_MODULE} " in command + " "
 
 
+def hook_args(module: str, client: str) -> list[str]:
+    """The exec form's arguments after the interpreter: the same process `hook_command`
+    starts, without the shell."""
+    return ["-I", "-c", launch.program(module), client]
+
+
 def hook_command_windows(python: str, module: str, client: str) -> str:
     return f'{cmd_word(python)} -I -c "{launch.program(module)}" {client}'
 
@@ -154,18 +160,23 @@ def is_ours(handler: object) -> bool:
 
 
 def hook_groups(
-    python: str, client: str, *, windows: bool, prompt_tool: bool = False
-) -> list[tuple[str, dict]]:
+    python: str, client: str, *, windows: bool, prompt_tool: bool = False,
+    exec_form: bool = False,
+) -> list[tuple[str, dict]]:  # fmt: skip
     """(event, matcher group) pairs in the clients' shared hooks format; with `prompt_tool`
-    (Claude Code with Waymark's MCP server), the prompt hook's group also calls the server."""
+    (Claude Code with Waymark's MCP server), the prompt hook's group also calls the server;
+    with `exec_form` (a Claude Code that takes `args`), each command starts the interpreter
+    itself, no shell in between."""
     groups = []
     for spec in HOOKS:
         if client == CODEX and spec.event in CLAUDE_ONLY:
             continue
-        handler: dict[str, object] = {
-            "type": "command",
-            "command": hook_command(python, spec.module, client, windows=windows),
-        }
+        handler: dict[str, object] = {"type": "command"}
+        if exec_form and client == CLAUDE:
+            handler["command"] = python
+            handler["args"] = hook_args(spec.module, client)
+        else:
+            handler["command"] = hook_command(python, spec.module, client, windows=windows)
         if client == CODEX and windows:
             handler["commandWindows"] = hook_command_windows(python, spec.module, client)
         handler["timeout"] = spec.timeout

@@ -111,15 +111,17 @@ def _targets(
     Claude Code's prompt hook also calls the MCP server where the client can; `statusline`
     adds Claude Code's status line where none is set."""
     both = only == "both"
-    tool = both and client == CLAUDE and claude.runs_tool_hooks()
+    found = claude.version() if client == CLAUDE else None  # `claude --version`, once
+    tool = both and claude.since(found, claude.TOOL_HOOKS_SINCE)
+    exec_form = claude.since(found, claude.EXEC_HOOKS_SINCE)
     return [t for t in _all_targets(client, python, windows, notify=both, prompt_tool=tool,
-                                    statusline=statusline)
+                                    statusline=statusline, exec_form=exec_form)
             if both or t[0].role == only]  # fmt: skip
 
 
 def _all_targets(
     client: str, python: str, windows: bool, notify: bool = True, prompt_tool: bool = False,
-    statusline: bool = False,
+    statusline: bool = False, exec_form: bool = False,
 ) -> list[tuple[Kind, str, Callable]]:  # fmt: skip
     if client == OPENCODE:  # no hooks to run: its MCP server only
         return [
@@ -140,7 +142,8 @@ def _all_targets(
                     windows=windows,
                     prompt_tool=prompt_tool,
                     statusline=statusline,
-                ),  # fmt: skip
+                    exec_form=exec_form,
+                ),
             ),
             (
                 KINDS["claude-user"],

@@ -27,9 +27,31 @@ _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 def is_waymark_hook(handler: object) -> bool:
-    """A command handler running one of Waymark's hook modules."""
-    command = handler.get("command") if isinstance(handler, dict) else None
-    return isinstance(command, str) and runs_hook_module(command)
+    """A command handler running one of Waymark's hook modules, in the shell form or the
+    exec form (Claude Code's `args`: the program and its arguments, no shell)."""
+    line = handler_line(handler)
+    return line is not None and runs_hook_module(line)
+
+
+def handler_line(handler: object) -> str | None:
+    """A command handler's command line: its `command`, or in the exec form the program and
+    its `args` quoted as a POSIX shell would take them (`handler_argv` runs it as it is)."""
+    if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+        return None
+    argv = handler_argv(handler)
+    if argv is None:
+        return str(handler["command"])
+    import shlex
+
+    return shlex.join(argv)
+
+
+def handler_argv(handler: dict[str, Any]) -> list[str] | None:
+    """The exec form's argv (`command` then `args`), or None for the shell form."""
+    args = handler.get("args")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        return None
+    return [str(handler["command"]), *args]
 
 
 def runs_hook_module(command: str) -> bool:
@@ -116,7 +138,7 @@ def chain() -> list[dict[str, Any]]:
 
 
 def our_hooks(path: str) -> dict[str, str]:
-    return {event: handler["command"] for event, handler in our_handlers(path)}
+    return {event: str(handler_line(handler)) for event, handler in our_handlers(path)}
 
 
 def our_handlers(path: str) -> list[tuple[str, dict[str, Any]]]:

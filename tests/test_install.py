@@ -749,3 +749,59 @@ def test_a_waymark_hook_is_known_by_its_command_word_by_word_as_the_pattern_knew
     for command in commands_seen:
         said = commands.is_waymark_hook({"command": command})
         assert said == (pattern.search(command) is not None), command
+
+
+def exec_handlers(home) -> dict[str, dict]:
+    settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    return {event: g["hooks"][0] for event, groups in settings["hooks"].items() for g in groups}
+
+
+def test_a_claude_code_that_takes_args_runs_each_hook_without_a_shell(home):
+    (home / ".claude").mkdir()
+    before = tree(home)
+    fake_claude(home, "2.1.139")
+    install(["claude-code"], python=PY)
+    handlers = exec_handlers(home)
+    for event, (module, timeout) in CLAUDE_EVENTS.items():
+        assert handlers[event] == {
+            "type": "command", "command": PY, "timeout": timeout,
+            "args": ["-I", "-c", f"from waymark.hooks.{module} import main;main()", "claude-code"],
+        }, event  # fmt: skip
+        assert commands.is_waymark_hook(handlers[event])
+    after = tree(home)
+    assert install(["claude-code"], python=PY)["files"][0]["status"] == "unchanged"
+    assert tree(home) == after
+    fake_claude(home, "2.1.138")  # one that does not take `args`: the command form again
+    install(["claude-code"], python=PY)
+    for event, (module, _) in CLAUDE_EVENTS.items():
+        assert "args" not in exec_handlers(home)[event]
+        assert exec_handlers(home)[event]["command"] == (
+            f'"{PY}" -I -c "from waymark.hooks.{module} import main;main()" claude-code'
+        )
+    fake_claude(home, "2.1.139")
+    install(["claude-code"], python=PY)
+    uninstall()
+    assert tree(home) == before
+
+
+def test_an_exec_form_hook_starts_the_hook_itself_and_doctor_fires_it(home, tmp_path, capsys):
+    """The argv the client spawns (no shell) runs the hook, and `doctor --self-test` fires it
+    the same way; a path with spaces and quotes needs no quoting."""
+    from waymark.installers import checks
+    from waymark.installers.wiring import handler_argv
+
+    odd = tmp_path / 'we ird "$HOME" `x`'
+    odd.mkdir()
+    python = odd / "python"  # Waymark's interpreter, reached through an awkward folder
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    (home / ".claude").mkdir()
+    fake_claude(home, "2.1.332")
+    install(["claude-code"], python=str(python))
+    argv = handler_argv(exec_handlers(home)["SessionEnd"])
+    assert argv is not None and argv[0] == str(python)
+    done = subprocess.run(argv, input=b'{"session_id": "x", "cwd": "/nonexistent"}',
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    found = checks.self_test("claude-code")
+    assert found and all(f["status"] == "ok" for f in found), found

@@ -137,6 +137,14 @@ def test_installed_for_a_claude_code_that_calls_mcp_tools_the_server_answers_the
     settings = json.loads((run_dir / "claude-config" / "settings.json").read_text("utf-8"))
     (group,) = settings["hooks"]["UserPromptSubmit"]
     assert [h["type"] for h in group["hooks"]] == ["command", "mcp_tool"]
+    # This Claude Code takes `args`: every hook starts Python itself, no shell in between,
+    # and they ran (the session the exec-form SessionStart opened, its end recorded).
+    (start,) = settings["hooks"]["SessionStart"][0]["hooks"]
+    assert start["args"][-1] == "claude-code" and "-c" in start["args"], start
+    conn = db.connect(str(clients.home / "waymark.db"))
+    opened = conn.execute("SELECT client, ended_at FROM sessions").fetchall()
+    conn.close()
+    assert [(c, bool(e)) for c, e in opened] == [("claude-code", True)], opened
     first = request_text(result.main_requests[0])
     assert WARNING in first and first.count("UserPromptSubmit hook additional context") == 1
     (debug,) = (run_dir / "claude-config" / "debug").glob("*.txt")

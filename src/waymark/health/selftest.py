@@ -63,8 +63,9 @@ def payload(client: str, event: str, cwd: str) -> dict[str, Any]:
     return {**base, **extras.get(event, {})}
 
 
-def fire(client: str, event: str, command: str, timeout: float) -> dict[str, str]:
-    """Run one installed hook command as `client` would for `event`; the finding."""
+def fire(client: str, event: str, command: str | list[str], timeout: float) -> dict[str, str]:
+    """Run one installed hook command as `client` would for `event` (a command line through
+    the shell, an argv, Claude Code's exec form, without); the finding."""
     check = f"{client} {event} self-test"
     with tempfile.TemporaryDirectory(prefix="waymark-self-test-") as cwd:
         data = json.dumps(payload(client, event, cwd)).encode("utf-8")
@@ -73,8 +74,8 @@ def fire(client: str, event: str, command: str, timeout: float) -> dict[str, str
         started = time.perf_counter()
         try:
             done = subprocess.run(
-                command, shell=True, input=data, capture_output=True, timeout=timeout,
-                cwd=cwd, env=env,
+                command, shell=isinstance(command, str), input=data, capture_output=True,
+                timeout=timeout, cwd=cwd, env=env,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return finding(check, FAIL, f"did not finish within its {timeout:g} s timeout",
