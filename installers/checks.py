@@ -16,6 +16,7 @@ from waymark.health.doctor import FAIL, OK, SKIP, WARN, finding
 from . import claude, codex, commands, manifest, opencode
 from .wiring import (  # doctor reads what `waymark status` reads
     chain,
+    handler_argv,
     handlers,
     installed_at,
     is_waymark_hook,
@@ -84,8 +85,8 @@ def client_checks(client: str) -> list[dict[str, str]]:
     if client == "codex":
         out.append(_codex_trust())
     else:
-        if mode == "both" and found_hooks:
-            out.append(_prompt_route())
+        if found_hooks:
+            out += _claude_routes(prompt=mode == "both")
         timeouts = {event: seconds for event, _, seconds in installed_commands(client)}
         out.append(cotenants.finding(chain(), timeouts))
     return out
@@ -106,19 +107,42 @@ def _present(client: str) -> bool:
                 or (client == "claude-code" and os.path.isfile(claude.user_config_path())))  # fmt: skip
 
 
-def _prompt_route() -> dict[str, str]:
-    """How Claude Code's prompt hook reaches Waymark: a call into the MCP server (the
-    command beside it the fallback), or the command alone."""
+def _claude_routes(prompt: bool) -> list[dict[str, str]]:
+    """How Claude Code reaches Waymark's hooks: with `prompt` (both parts installed) the
+    prompt hook (a call into the MCP server, the command beside it the fallback, or the
+    command alone); and each command hook's form (exec, no shell, or through the shell).
+    `claude --version` read once."""
+    found = claude.version()
+    ours = [h for _, h in handlers(claude.settings_path())]
     name = "claude-code prompt hook"
-    if any(commands.is_waymark_tool_hook(h) for _, h in handlers(claude.settings_path())):
-        return finding(name, OK, "answered inside the MCP server (an mcp_tool hook), the "
+    if not prompt:
+        said = None
+    elif any(commands.is_waymark_tool_hook(h) for h in ours):
+        said = finding(name, OK, "answered inside the MCP server (an mcp_tool hook), the "
                        "command hook beside it as the fallback")  # fmt: skip
-    if claude.runs_tool_hooks():
-        return finding(name, WARN, "a command only, though this Claude Code can call the MCP "
-                       "server instead (faster; an install before it could)",
+    elif claude.since(found, claude.TOOL_HOOKS_SINCE):
+        said = finding(name, WARN, "a command only, though this Claude Code can call the MCP "
+                         "server instead (faster; an install before it could)",
+                         "waymark install --client claude-code")  # fmt: skip
+    else:
+        said = finding(name, SKIP, "a command only: the Claude Code on PATH is older than "
+                         f"{'.'.join(map(str, claude.TOOL_HOOKS_SINCE))} or was not found")  # fmt: skip
+    out = [said] if said else []
+    name = "claude-code hook form"
+    command_hooks = [h for h in ours if commands.is_waymark_hook(h)]
+    if not command_hooks:
+        return out
+    if all(handler_argv(h) for h in command_hooks):
+        form = finding(name, OK, "exec form: Claude Code starts Waymark's interpreter itself, "
+                       "no shell")  # fmt: skip
+    elif claude.since(found, claude.EXEC_HOOKS_SINCE):
+        form = finding(name, WARN, "through the shell, though this Claude Code starts a hook "
+                       "without one (`args`; faster, no quoting)",
                        "waymark install --client claude-code")  # fmt: skip
-    return finding(name, SKIP, "a command only: the Claude Code on PATH is older than "
-                   f"{'.'.join(map(str, claude.TOOL_HOOKS_SINCE))} or was not found")  # fmt: skip
+    else:
+        form = finding(name, SKIP, "through the shell: the Claude Code on PATH is older than "
+                       f"{'.'.join(map(str, claude.EXEC_HOOKS_SINCE))} or was not found")  # fmt: skip
+    return [*out, form]
 
 
 _MODE_TEXT = {
@@ -163,8 +187,6 @@ def _our_positions(path: str) -> list[tuple[str, int, int]]:
 def installed_commands(client: str) -> list[tuple[str, str | list[str], float]]:
     """(event, command, timeout in seconds) of each Waymark hook in `client`'s config: the
     shell form's command line, or the exec form's argv (no shell)."""
-    from .wiring import handler_argv
-
     path = claude.settings_path() if client == "claude-code" else codex.hooks_path()
     out: list[tuple[str, str | list[str], float]] = []
     for event, handler in our_handlers(path):

@@ -805,3 +805,25 @@ def test_an_exec_form_hook_starts_the_hook_itself_and_doctor_fires_it(home, tmp_
     assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
     found = checks.self_test("claude-code")
     assert found and all(f["status"] == "ok" for f in found), found
+
+
+def test_doctor_says_when_claude_codes_hooks_could_run_without_a_shell(repo, home, monkeypatch,
+                                                                       capsys):  # fmt: skip
+    (home / ".claude").mkdir()
+    monkeypatch.chdir(repo)
+
+    def form() -> dict:
+        capsys.readouterr()
+        main(["doctor", "--json"])
+        found = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+        return found["claude-code hook form"]
+
+    fake_claude(home, "2.1.100")
+    assert main(["install", "--client", "claude-code", "--only", "hooks"]) == 0
+    assert form()["status"] == "skip" and "older than 2.1.139" in form()["detail"]
+    fake_claude(home, "2.1.140")  # upgraded since
+    said = form()
+    assert said["status"] == "warn" and said["fix"] == "waymark install --client claude-code"
+    assert main(["install", "--client", "claude-code", "--only", "hooks"]) == 0
+    said = form()
+    assert said["status"] == "ok" and "exec form" in said["detail"]
