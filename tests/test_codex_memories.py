@@ -12,9 +12,9 @@ import pytest
 
 from test_hooks import context_of, hook, payload, remember
 from waymark.cli import main
-from waymark.data import codex_extension
 from waymark.memories import store
 from waymark.memories.draft import make_draft
+from waymark.packets import codex_memories
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_each_sessions_end_keeps_the_projects_rules_and_decisions_current(
     assert main(["config", "codex.memories_extension", "true"]) == 0
     end_session(repo, "c1")
     folder = codex / "memories" / "extensions" / "waymark"
-    assert (folder / "instructions.md").read_text() == codex_extension.INSTRUCTIONS
+    assert (folder / "instructions.md").read_text() == codex_memories.INSTRUCTIONS
     (resource,) = (folder / "resources").iterdir()
     text = resource.read_text()
     assert f"cwd: {repo}" in text

@@ -74,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "proxy.anthropic_upstream": "https://api.anthropic.com",
     "proxy.openai_upstream": "https://api.openai.com",
     # Codex's own memories (where `[features] memories = true`) get each project's rules and
-    # decisions through `$CODEX_HOME/memories/extensions/waymark/` (data/codex_extension.py).
+    # decisions through `$CODEX_HOME/memories/extensions/waymark/` (packets/codex_memories.py).
     "codex.memories_extension": False,
 }
 

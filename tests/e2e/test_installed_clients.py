@@ -262,3 +262,37 @@ def test_codexs_own_memories_get_waymarks_decisions_and_the_packet_does_not_repe
     text = resource.read_text("utf-8")
     assert f"(waymark:{ids['carried']})" in text and f"(waymark:{ids['fresh']})" in text
     assert (folder / "instructions.md").is_file()
+
+
+def test_real_codex_whose_hooks_did_not_run_gets_the_start_packet_from_the_first_tool_call(
+    clients, tmp_path
+):
+    """`codex exec` with Waymark's hooks not trusted runs none of them, without a word: the
+    MCP server gives the session's start packet (the handoff's next action) beside its first
+    tool answer, and only there."""
+    run_dir = tmp_path / "run"
+    project = run_dir / "project"
+    install = connect(commands.CODEX, project, [])
+
+    def before_launch(run: Path, env: dict[str, str]) -> None:
+        install(run, env)
+        waymark(env, "checkpoint", "create", "--project", str(project), "--objective",
+                "Port the zebra importer", "--next-action", "run tests/test_zebra.py")  # fmt: skip
+
+    result = clients.run(
+        "codex",
+        [{"tool": "mcp__waymark__recall", "input": {"query": "zebra importer"}},
+         {"tool": "mcp__waymark__recall", "input": {"query": "streams rows"}},
+         {"text": "Done."}],
+        run_dir=run_dir, mcp_servers={}, env=client_env(clients),
+        before_launch=before_launch, bypass_hook_trust=False,
+    )  # fmt: skip
+    log = clients.home / "hooks.log"
+    assert not (log.exists() and "SessionStart" in log.read_text(encoding="utf-8"))
+    texts = tool_texts(result)
+    # the answer's field, in one answer (each request repeats the earlier answers)
+    given = sorted({t for t in texts if '"session_start"' in t})
+    assert len(given) == 1 and len(set(texts)) == 2, texts
+    packet = given[0].split('"session_start":"', 1)[1]
+    assert packet.startswith("<waymark-memory") and "run tests/test_zebra.py" in packet
+    assert "zebra importer streams rows" in " ".join(texts)  # the answers themselves

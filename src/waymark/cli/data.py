@@ -250,8 +250,8 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
 def _to_codex(args: argparse.Namespace, ctx: Context) -> int:
     from waymark import settings
-    from waymark.data import codex_extension as codex
     from waymark.errors import InvalidArgument
+    from waymark.packets import codex_memories as codex
     from waymark.projects.manage import every_project
 
     if args.out or args.format != "jsonl":

@@ -14,6 +14,10 @@ from __future__ import annotations
 from waymark.projects.resolve import Project
 from waymark.storage.connection import Connection
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def turn_ended(
     conn: Connection, project: Project, session_id: str, cwd: str | None, last_message: str | None
@@ -71,8 +75,7 @@ def extras(
     conn: Connection, project: Project, session_id: str, last_message: str | None
 ) -> list[str]:
     """After a session closed: measured use, skills learned from its work, insights from the
-    error log, Codex's memories extension (where it is on). An extra that fails is reported,
-    never raised."""
+    error log. An extra that fails is reported, never raised."""
     problems = []
     try:
         from waymark.curation.use import refresh_sections, settle
@@ -93,12 +96,6 @@ def extras(
         propose_insights(conn, project, session_id)
     except Exception as exc:  # extra work: the session is closed whatever happens here
         problems.append(f"insights skipped: {exc!r}")
-    try:
-        from waymark.data.codex_extension import after_session
-
-        after_session(conn, project)
-    except Exception as exc:  # Codex's memories are its own: a failure there costs nothing here
-        problems.append(f"Codex memories extension skipped: {exc!r}")
     return problems
 
 
@@ -124,12 +121,13 @@ def _extras_later(cwd: str, session_id: str, last_message: str | None) -> None:
     from waymark.base.launch import detached
 
     detached([sys.executable, "-I", "-c",
-              "from waymark.handoff.closing import run_extras;run_extras()", path])  # fmt: skip
+              "from waymark.packets.after_session import run;run()", path])  # fmt: skip
 
 
-def run_extras() -> None:
-    """The hand-over's process: read and remove its file, then the extras of that session;
-    each problem a line in hooks.log. Never raises."""
+def run_extras(also: Callable[[Connection, Project], None] | None = None) -> None:
+    """The hand-over's process: read and remove its file, then the extras of that session
+    (and `also`, what a wing above adds: `packets.after_session`); each problem a line in
+    hooks.log. Never raises."""
     import contextlib
     import os
     import sys
@@ -154,6 +152,11 @@ def run_extras() -> None:
                 for problem in extras(conn, found[0], given["session_id"],
                                       given["last_message"]):  # fmt: skip
                     say(problem)
+                if also is not None:
+                    try:
+                        also(conn, found[0])
+                    except Exception as exc:  # an extra: the session is closed already
+                        say(f"extras failed: {exc!r}")
         finally:
             conn.close()
     except Exception as exc:  # a process nobody waits for: its log is all it has

@@ -8,7 +8,7 @@
 - failures whose hint (what fixed the same error before) was followed by a pass;
 - decisions git settled: held, or reverted (`curation.outcomes`);
 - the provider's prompt cache for the period's sessions, from the usage the clients
-  recorded in their own transcripts (`data.cache_usage`).
+  recorded in their own transcripts (`packets.cache_usage`).
 
 Weeks start on Monday (UTC) and are named by that day.
 """
@@ -93,7 +93,7 @@ def impact(
             total[key] += row[key]
     cache = None
     if claude_dir is not None or codex_dir is not None:
-        from waymark.data.cache_usage import cache_usage
+        from waymark.packets.cache_usage import cache_usage
 
         cache = cache_usage([(s, c) for s, c, _ in started], claude_dir or "", codex_dir or "")
     return {

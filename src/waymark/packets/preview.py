@@ -7,6 +7,8 @@ and why it is there; what the budget left out, and why).
 
     next_start(conn, project, client) -> Preview
     next_prompt(conn, project, client, prompt) -> Preview
+    missed(conn, cwd, client, since) -> the start packet of a session whose client ran no
+        SessionStart hook (the MCP server gives it with the first tool answer)
 """
 
 from __future__ import annotations
@@ -87,3 +89,23 @@ def _check(client: str) -> None:
 
     if client not in CLIENTS:
         raise InvalidArgument(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
+
+
+def missed(conn: Connection, cwd: str, client: str, since: float) -> str | None:
+    """The packet a session start would have given, for a client that ran no SessionStart
+    hook since `since` (epoch seconds; any hook's run is in `hookruns`): Codex's `exec` with
+    hooks not trusted, its desktop app. None where one ran, or where hooks never capture.
+    Read only: no session opened, nothing recorded (the client's session id is not known
+    here). The MCP server gives it with the session's first tool answer."""
+    from waymark.base import clock, hookruns
+    from waymark.projects.capture import hook_project
+
+    stamp = clock.second(since)
+    if any(at >= stamp and event == "SessionStart" and who != hookruns.SELF_TEST
+           for at, who, event, _, _ in hookruns.runs()):  # fmt: skip
+        return None
+    found = hook_project(conn, cwd, None)
+    if found is None or not found[1]["enabled"]:
+        return None
+    text = next_start(conn, found[0], client if client in CLIENTS else "codex")["text"]
+    return str(text) or None

@@ -43,6 +43,7 @@ def build_server(state: State | None = None) -> tuple[Server, State]:
         server.tool(name=name, annotations=hints)(fn)
     # plain text out: what a command hook prints
     server.tool(name="hook", annotations=READ_ONLY, structured_output=False)(hook_tool.hook)
+    server.waymark_state = state  # what every call's answer may add to (`Server.call_tool`)
     return server, state
 
 

@@ -197,9 +197,20 @@ def _untyped_text(prop: Any) -> Any:
     return prop
 
 
+def _client_of(context: Any) -> str:
+    """`codex` or `claude-code`, from the name the client gave at `initialize`."""
+    try:
+        name = str(context.request_context.session.client_params.client_info.name)
+    except AttributeError:  # no context (a direct call), or an SDK that names it otherwise
+        return "codex"
+    return "claude-code" if "claude" in name.lower() else "codex"
+
+
 class Server(MCPServer):
     """MCPServer whose every tool failure carries Waymark's error shape, whose tool
     definitions are compact, and whose stdio speaks one protocol era."""
+
+    waymark_state: Any = None  # the State its tools share (`app.build_server`)
 
     async def run_stdio_async(self) -> None:
         """Serve stdio in the handshake era only (the module's point 4)."""
@@ -232,4 +243,16 @@ class Server(MCPServer):
         content = getattr(result, "content", None)
         if structured is not None and content and getattr(content[0], "type", "") == "text":
             content[0].text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        state = self.waymark_state
+        if state is not None and name != "hook" and isinstance(structured, dict) and content:
+            # A session whose client ran no SessionStart hook gets its start packet with the
+            # first answer (`State.start_once`), as one more field of it: Codex hands the
+            # model the structured answer, Claude Code the text.
+            import anyio
+
+            packet = await anyio.to_thread.run_sync(state.start_once, _client_of(context))
+            if packet:
+                structured["session_start"] = packet
+                content[0].text = json.dumps(structured, ensure_ascii=False,
+                                             separators=(",", ":"))  # fmt: skip
         return result

@@ -53,6 +53,31 @@ class State(Host):
         # memory id -> the query of the latest recall that returned it: feedback on a recalled
         # memory (status `review`) is feedback on that recall. Bounded, newest kept.
         self.recalled: dict[str, str] = {}
+        self._start_checked = False  # `start_once` asked: never again in this process
+
+    def start_once(self, client: str) -> str | None:
+        """The session's start packet where its client ran no SessionStart hook
+        (`preview.missed`), the first time a tool answers; else, and ever after, None.
+        Not where the client was installed without hooks (`install --only mcp`: the tools
+        alone, by choice). A failure costs the packet, never the tool's answer."""
+        if self._start_checked:
+            return None
+        self._start_checked = True
+        import os
+
+        from waymark.installers import manifest
+        from waymark.packets.preview import missed
+
+        if manifest.mode_of(client) == "mcp":  # installed without hooks: nothing on its own
+            return None
+        try:
+            with self.conn() as conn:
+                return missed(
+                    conn, self.cwd or os.getcwd(), client, self.started - SESSION_WINDOW_S
+                )
+        except Exception as exc:
+            log.warning("the start packet for a session without SessionStart failed: %r", exc)
+            return None
 
     def note_recalled(self, query: str, memory_ids: list[str]) -> None:
         for memory_id in memory_ids:

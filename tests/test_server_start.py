@@ -1,0 +1,69 @@
+"""Where a client ran no SessionStart hook (Codex's `exec` with its hooks not trusted, its
+desktop app), the real MCP server gives the session's start packet beside its first tool
+answer, once; never where the hook ran, nor where Waymark was installed without hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from test_hooks import hook, payload, remember
+from waymark.handoff import checkpoints
+
+OPENING = '<waymark-memory kind="session-start">'
+
+
+def two_calls(cwd) -> list[dict]:
+    """Two recall answers (structured) from one server process, as one client session; each
+    answer's text is its structured answer as JSON."""
+    from mcp import Client
+
+    from waymark.server.app import build_server
+    from waymark.server.state import State
+
+    server, state = build_server(State(cwd=str(cwd)))
+
+    async def go():
+        async with Client(server) as client:
+            return [await client.call_tool("recall", {"query": q}) for q in ("zebra", "lexer")]
+
+    try:
+        answers = asyncio.run(go())
+    finally:
+        state.close()
+    for answer in answers:
+        (text,) = answer.content
+        assert json.loads(text.text) == answer.structured_content
+    return [a.structured_content for a in answers]
+
+
+def test_the_first_answer_brings_the_start_packet_once(conn, enabled, repo):
+    checkpoints.create(conn, enabled, {"objective": "Port the zebra importer",
+                                       "next_action": "run tests/test_zebra.py"})  # fmt: skip
+    remember(conn, enabled, "The zebra importer streams rows", type="fact")
+    first, second = two_calls(repo)
+    assert first["session_start"].startswith(OPENING)
+    assert "run tests/test_zebra.py" in first["session_start"]  # the handoff's next action
+    assert first["results"] and "session_start" not in second
+
+
+def test_not_where_the_sessionstart_hook_ran(conn, enabled, repo):
+    checkpoints.create(conn, enabled, {"objective": "Port the zebra importer",
+                                       "next_action": "run tests/test_zebra.py"})  # fmt: skip
+    hook("SessionStart", payload("codex", "SessionStart", cwd=str(repo), session_id="h1"), "codex")
+    first, _ = two_calls(repo)
+    assert "session_start" not in first
+
+
+def test_not_where_waymark_was_installed_without_hooks(conn, enabled, repo, tmp_path,
+                                                        monkeypatch):  # fmt: skip
+    from waymark.installers import install
+
+    checkpoints.create(conn, enabled, {"objective": "Port the zebra importer",
+                                       "next_action": "run tests/test_zebra.py"})  # fmt: skip
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "user" / ".codex"))
+    (tmp_path / "user" / ".codex").mkdir(parents=True)
+    install(["codex"], python="/usr/bin/python3", only="mcp")
+    first, _ = two_calls(repo)
+    assert "session_start" not in first
