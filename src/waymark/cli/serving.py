@@ -43,18 +43,32 @@ def run(app: Any, listener: socket.socket, name: str, where: str, announce: Any)
 
     import uvicorn
 
-    def stop(_number: int, _frame: Any) -> None:
-        raise SystemExit(0)
+    # A SIGTERM before uvicorn takes over is noted, never raised from the handler: an
+    # exception raised there can land in code that swallows it (an import's lock callback
+    # did: the stop was lost and the server ran on), so it is acted on below, or by uvicorn
+    # itself once the server exists (`should_exit`, which it reads after its start).
+    stopped: list[int] = []
+    made: list[Any] = []  # the uvicorn server, once there is one
 
-    log(name, f"start pid={os.getpid()} {where}")
+    def stop(number: int, _frame: Any) -> None:
+        stopped.append(number)
+        for server in made:
+            server.should_exit = True
+
     previous = signal.signal(signal.SIGTERM, stop)  # until uvicorn installs its own
+    log(name, f"start pid={os.getpid()} {where}")
     host = None
     try:
         host = _host(name)
+        if stopped:
+            raise SystemExit(0)
         announce()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=2)  # an open stream must not hold it  # fmt: skip
-        uvicorn.Server(config).run(sockets=[listener])
+        made.append(uvicorn.Server(config))
+        if stopped:
+            raise SystemExit(0)
+        made[0].run(sockets=[listener])
     except Exception as exc:
         log(name, f"crash: {type(exc).__name__}: {exc}")
         raise
