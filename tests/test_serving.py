@@ -31,5 +31,7 @@ def test_a_server_stopped_as_it_starts_exits_and_says_so(waymark_home, repo, arg
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError(f"{argv[0]} held on after SIGTERM {delay} s into its start") from None
+            raise AssertionError(
+                f"{argv[0]} held on after SIGTERM {delay} s into its start"
+            ) from None
         assert f"exit pid={proc.pid}" in log.read_text()

@@ -1,5 +1,6 @@
 """Private files, written whole: owner-only folders and files, atomic replacement, names
-published without ever replacing a file, and a folder's entries made durable.
+published without ever replacing a file, and a folder's entries made durable; and the
+clients' JSON-lines transcripts, read a line at a time.
 
 Every file Waymark writes goes through here, so each of these is done one way.
 """
@@ -7,6 +8,11 @@ Every file Waymark writes goes through here, so each of these is done one way.
 from __future__ import annotations
 
 import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 
 def private_dir(path: str) -> None:
@@ -123,3 +129,20 @@ def stat_key(path: str) -> str | None:
     except OSError:
         return None
     return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def json_lines(path: str, max_line: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) of a JSON-lines file (a client's transcript), a line at a
+    time; a line over `max_line` bytes is skipped unread, one that is no object skipped."""
+    import json
+
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if len(raw) > max_line:
+                continue
+            try:
+                item = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(item, dict):
+                yield n, item

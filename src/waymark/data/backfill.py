@@ -83,18 +83,10 @@ def _names(path: str) -> list[str]:
 
 
 def _lines(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, JSON object) of a transcript, a line at a time; oversized or broken
-    lines skipped."""
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if len(raw) > MAX_LINE:
-                continue
-            try:
-                item = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(item, dict):
-                yield n, item
+    """(line number, JSON object) of a transcript; oversized or broken lines skipped."""
+    from waymark.base.files import json_lines
+
+    return json_lines(path, MAX_LINE)
 
 
 def steps(client: str, path: str, contacts: bool) -> Iterator[dict[str, Any]]:

@@ -11,7 +11,6 @@ no text of the transcript is kept. A line over MAX_LINE is skipped unread.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -101,17 +100,11 @@ def _rollouts(codex_dir: str) -> dict[str, str]:
 
 
 def _lines(path: str) -> Iterator[dict[str, Any]]:
+    from waymark.base.files import json_lines
+
     try:
-        with open(path, "rb") as f:
-            for raw in f:
-                if len(raw) > MAX_LINE:
-                    continue
-                try:
-                    item = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(item, dict):
-                    yield item
+        for _, item in json_lines(path, MAX_LINE):
+            yield item
     except OSError:
         return
 
