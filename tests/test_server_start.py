@@ -13,10 +13,12 @@ from waymark.handoff import checkpoints
 OPENING = '<waymark-memory kind="session-start">'
 
 
-def two_calls(cwd) -> list[dict]:
-    """Two recall answers (structured) from one server process, as one client session; each
-    answer's text is its structured answer as JSON."""
+def two_calls(cwd, client: str = "codex-mcp-client") -> list[dict]:
+    """Two recall answers (structured) from one server process, as one session of the client
+    named `client` at `initialize` (Codex's name by default); each answer's text is its
+    structured answer as JSON."""
     from mcp import Client
+    from mcp.types import Implementation
 
     from waymark.server.app import build_server
     from waymark.server.state import State
@@ -24,8 +26,8 @@ def two_calls(cwd) -> list[dict]:
     server, state = build_server(State(cwd=str(cwd)))
 
     async def go():
-        async with Client(server) as client:
-            return [await client.call_tool("recall", {"query": q}) for q in ("zebra", "lexer")]
+        async with Client(server, client_info=Implementation(name=client, version="1")) as c:
+            return [await c.call_tool("recall", {"query": q}) for q in ("zebra", "lexer")]
 
     try:
         answers = asyncio.run(go())
@@ -45,6 +47,16 @@ def test_the_first_answer_brings_the_start_packet_once(conn, enabled, repo):
     assert first["session_start"].startswith(OPENING)
     assert "run tests/test_zebra.py" in first["session_start"]  # the handoff's next action
     assert first["results"] and "session_start" not in second
+
+
+def test_not_for_a_client_that_runs_no_hooks(conn, enabled, repo):
+    """opencode runs no hooks at all: the memory proxy brings its packets."""
+    checkpoints.create(conn, enabled, {"objective": "Port the zebra importer",
+                                       "next_action": "run tests/test_zebra.py"})  # fmt: skip
+    first, _ = two_calls(repo, client="opencode")
+    assert "session_start" not in first
+    claude, _ = two_calls(repo, client="claude-code")
+    assert "run tests/test_zebra.py" in claude["session_start"]
 
 
 def test_not_where_the_sessionstart_hook_ran(conn, enabled, repo):

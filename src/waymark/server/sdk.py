@@ -198,12 +198,14 @@ def _untyped_text(prop: Any) -> Any:
 
 
 def _client_of(context: Any) -> str:
-    """`codex` or `claude-code`, from the name the client gave at `initialize`."""
+    """`claude-code`, `codex` or the name another client gave at `initialize` (Codex names
+    itself `codex-mcp-client`); `codex` where no name can be read (a direct call)."""
     try:
         name = str(context.request_context.session.client_params.client_info.name)
-    except AttributeError:  # no context (a direct call), or an SDK that names it otherwise
+    except AttributeError:  # no context, or an SDK that names it otherwise
         return "codex"
-    return "claude-code" if "claude" in name.lower() else "codex"
+    lowered = name.lower()
+    return "claude-code" if "claude" in lowered else "codex" if "codex" in lowered else lowered
 
 
 class Server(MCPServer):

@@ -68,8 +68,9 @@ class State(Host):
         from waymark.installers import manifest
         from waymark.packets.preview import missed
 
-        if manifest.mode_of(client) == "mcp":  # installed without hooks: nothing on its own
-            return None
+        if client not in ("claude-code", "codex") or manifest.mode_of(client) == "mcp":
+            return None  # a client without hooks (opencode: the proxy brings its packets), or
+            # one installed without them (`--only mcp`): nothing on its own
         try:
             with self.conn() as conn:
                 return missed(
