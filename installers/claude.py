@@ -44,11 +44,6 @@ def version() -> tuple[int, ...] | None:
     return tuple(map(int, found.groups())) if found else None
 
 
-def runs_tool_hooks() -> bool:
-    """Whether the Claude Code on PATH runs `mcp_tool` hooks."""
-    return since(version(), TOOL_HOOKS_SINCE)
-
-
 def since(found: tuple[int, ...] | None, first: tuple[int, ...]) -> bool:
     """Whether a Claude Code of version `found` (None: unknown) is `first` or later."""
     return found is not None and found >= first

@@ -59,3 +59,16 @@ def epoch(stamp: str) -> float:
     doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
     days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
     return float(days * 86400 + h * 3600 + mi * 60 + s)
+
+
+AGE_UNITS = (("y", 365 * 86400), ("mo", 30 * 86400), ("d", 86400), ("h", 3600), ("m", 60))
+
+
+def age(stamp: str, now: float | None = None) -> tuple[int, str] | None:
+    """How long ago `stamp` was, in its largest whole unit of AGE_UNITS: (3, "d"); None
+    under a minute."""
+    seconds = max(0.0, (time.time() if now is None else now) - epoch(stamp))
+    for unit, size in AGE_UNITS:
+        if seconds >= size:
+            return int(seconds // size), unit
+    return None

@@ -4,8 +4,6 @@ memories scoped to the files in play. Shared by the MCP `recall` tool and the ho
 
 from __future__ import annotations
 
-import time
-
 from waymark.base import clock
 from waymark.projects import pathnames
 from waymark.projects.resolve import Project
@@ -146,18 +144,8 @@ def file_memories(
 
 def age(stamp: str, now: float | None = None) -> str:
     """'3d', '5h', '2mo': a short age for a timestamp, for people and models alike."""
-    then = clock.epoch(stamp)
-    seconds = max(0.0, (now or time.time()) - then)
-    for unit, size in (
-        ("y", 365 * 86400),
-        ("mo", 30 * 86400),
-        ("d", 86400),
-        ("h", 3600),
-        ("m", 60),
-    ):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
+    found = clock.age(stamp, now or None)
+    return f"{found[0]}{found[1]}" if found else "now"
 
 
 def memory_view(memory: Memory, detail: str, now: float | None = None) -> dict[str, Any]:

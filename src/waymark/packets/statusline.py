@@ -8,15 +8,16 @@ assistant message, so it reads three indexed counts and imports nothing heavy.
 
 from __future__ import annotations
 
-import time
-
 from waymark.base import clock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from waymark.storage.connection import Connection
 
-IDLE = "memory: ready"  # a session no hook has opened yet
+IDLE = "memory: ready"
+SAID = {
+    "m": "min"
+}  # a unit of `clock.age` as the line spells it  # a session no hook has opened yet
 
 
 def status_line(conn: Connection, session_id: str, now: float | None = None) -> str:
@@ -41,11 +42,6 @@ def status_line(conn: Connection, session_id: str, now: float | None = None) -> 
 
 
 def ago(stamp: str, now: float | None = None) -> str:
-    """`just now`, `2 min ago`, `3 h ago`, `4 d ago`."""
-    seconds = max(0.0, (time.time() if now is None else now) - clock.epoch(stamp))
-    if seconds < 60:
-        return "just now"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return "just now"
+    """`just now`, `2 min ago`, `3 h ago`, `4 d ago` (`clock.age`)."""
+    found = clock.age(stamp, now)
+    return f"{found[0]} {SAID.get(found[1], found[1])} ago" if found else "just now"
